@@ -1,0 +1,37 @@
+"""What a check is, and the small helpers every check uses to build its Finding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from doctor.facts.types import Facts, GpuFacts
+from doctor.findings import Finding, Status
+from doctor.plan import Plan
+
+
+@dataclass
+class CheckContext:
+    """What a check sees: the facts, the user's plan, and the findings of checks before it."""
+
+    facts: Facts
+    plan: Plan
+    prior: dict[str, Finding] = field(default_factory=dict)
+
+    def target_gpu(self) -> GpuFacts | None:
+        return self.facts.gpu(self.plan.gpu_index)
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    run: Callable[[CheckContext], Finding]
+    depends_on: tuple[str, ...] = ()
+    # a dependency that did not pass blocks this check only when its status is in here
+    blocked_by: tuple[Status, ...] = (Status.FAIL, Status.SKIP, Status.ERROR)
+
+    def finding(self, status: Status, summary: str, evidence: dict[str, Any] | None = None,
+                fix: str = "", commands: tuple[str, ...] | list[str] = ()) -> Finding:
+        return Finding(id=self.id, title=self.title, status=status, summary=summary,
+                       evidence=dict(evidence or {}), fix=fix, commands=tuple(commands))

@@ -1,0 +1,61 @@
+"""`compute-capability`: the card's cc and what it rules out. It sets the frame; it is not a failure."""
+
+from __future__ import annotations
+
+from checks.base import Check, CheckContext
+from checks.knowledge.attention import FLASH_ATTN, NUMBER_FORMATS, cc_at_least, flash_attn_supports
+from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
+from checks.knowledge.gpus import spec_for_name
+from doctor.findings import Finding, Status
+from doctor.unknown import known
+
+
+def capability_profile(cc: str) -> dict:
+    """Everything a cc rules in or out, from the knowledge base (shared with later checks)."""
+    branch = next((b for b in DRIVER_BRANCHES if any(cc.startswith(p) for p in b.cc_prefixes)), None)
+    return {
+        "cc": cc,
+        "sm": "sm_" + cc.replace(".", ""),
+        "bf16_native": cc_at_least(cc, NUMBER_FORMATS["bf16"][0]),
+        "fp8_native": cc_at_least(cc, NUMBER_FORMATS["fp8"][0]),
+        "int8_tensor_cores": cc_at_least(cc, NUMBER_FORMATS["int8_tensor_cores"][0]),
+        "flash_attn": {f"fa{g.major}": flash_attn_supports(g, cc) for g in FLASH_ATTN},
+        "nvcc_majors_that_compile_for_it": [r.cuda_major for r in NVCC_ARCHS
+                                            if cc_at_least(cc, r.min_cc) and cc_at_least(r.max_cc, cc)],
+        "architecture": branch.architecture if branch else "unknown",
+        "last_driver_branch": branch.last_branch if branch else None,
+    }
+
+
+def run(ctx: CheckContext) -> Finding:
+    gpu = ctx.target_gpu()
+    if gpu is None or not known(gpu.compute_capability):
+        return CHECK.finding(Status.WARN, "Compute capability unknown: the checks below cannot judge kernels for this card",
+                             {"reason": str(gpu.compute_capability) if gpu else "no GPU"})
+    cc = gpu.compute_capability
+    p = capability_profile(cc)
+    lacks = [name for name, ok in (("bf16", p["bf16_native"]), ("fp8", p["fp8_native"]),
+                                   ("FlashAttention-2", p["flash_attn"]["fa2"])) if not ok]
+    notes = []
+    if 13 not in p["nvcc_majors_that_compile_for_it"]:
+        notes.append("CUDA 13 cannot compile for it (use nvcc 12.x)")
+    if p["last_driver_branch"]:
+        notes.append(f"driver branches after R{p['last_driver_branch']} drop it")
+    spec = spec_for_name(gpu.name) if known(gpu.name) else None
+    evidence = dict(p)
+    if spec:
+        evidence.update(bandwidth_gbs=spec.bandwidth_gbs, memory_type=spec.memory_type, spec_source=spec.source)
+    summary = f"{p['sm']} ({p['architecture']})"
+    if lacks:
+        summary += f": no {', no '.join(lacks)}"
+    if notes:
+        summary += "; " + "; ".join(notes)
+    if spec and spec.fp16_slow:
+        return CHECK.finding(Status.WARN, summary + "; FP16 runs at 1:64 of FP32 on this card, so FP16 kernels (ExLlamaV2) crawl",
+                             evidence, "On a P40, expect single-digit tok/s from ExLlamaV2 on 27B models; llama.cpp "
+                             "(which can compute in FP32) is usually faster on this card.")
+    return CHECK.finding(Status.PASS, summary, evidence,
+                         "Use fp16 (not bf16) weights and caches; install packages that still ship sm_70/this card's kernels." if lacks else "")
+
+
+CHECK = Check(id="compute-capability", title="Compute capability", run=run, depends_on=("gpu-present",))

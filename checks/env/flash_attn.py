@@ -1,0 +1,50 @@
+"""`flash-attn`: flash-attn installed on a card below its minimum cc is a crash waiting in ExLlamaV2."""
+
+from __future__ import annotations
+
+from checks.base import Check, CheckContext
+from checks.knowledge.attention import EXLLAMAV2_ATTN_ORDER, EXLLAMAV2_FLASH_TRAP, flash_attn_generation, flash_attn_supports
+from doctor.findings import Finding, Status
+from doctor.unknown import known
+
+
+def exllamav2_attention_path(packages: dict, env: dict, flash_ok: bool) -> str:
+    """Which attention ExLlamaV2 0.3.x will use, in its own order of preference."""
+    if flash_ok and known(packages.get("flash-attn")) and not env.get("EXLLAMA_NO_FLASH_ATTN"):
+        return "flash-attn"
+    if known(packages.get("xformers")) and not env.get("EXLLAMA_NO_XFORMERS"):
+        return "xformers (memory-efficient attention, works on sm_70)"
+    if not env.get("EXLLAMA_NO_SDPA"):
+        return "torch SDPA"
+    return "matmul attention"
+
+
+def run(ctx: CheckContext) -> Finding:
+    cc = ctx.target_gpu().compute_capability
+    packages, env = ctx.facts.python.packages, ctx.facts.python.env
+    version = packages.get("flash-attn")
+    if not known(version):
+        path = exllamav2_attention_path(packages, env, False)
+        return CHECK.finding(Status.PASS, f"flash-attn is not installed; ExLlamaV2 will use {path} (no paged attention: "
+                             "use the base/streaming generator or the dynamic one with paged=False)",
+                             {"flash_attn": None, "exllamav2_attention": path, "attention_order_source": EXLLAMAV2_ATTN_ORDER[1]})
+    gen = flash_attn_generation(version)
+    if gen is None:
+        return CHECK.finding(Status.WARN, f"flash-attn {version}: unknown generation, cannot judge it for cc {cc}", {"flash_attn": version})
+    ok = flash_attn_supports(gen, cc)
+    ev = {"flash_attn": version, "generation": gen.major, "min_cc": gen.min_cc, "cc": cc, "source": gen.source}
+    if ok:
+        path = exllamav2_attention_path(packages, env, True)
+        return CHECK.finding(Status.PASS, f"flash-attn {version} supports cc {cc}; ExLlamaV2 will use {path}", {**ev, "exllamav2_attention": path})
+    path = exllamav2_attention_path(packages, env, False)
+    ev.update(exllamav2_attention_after_fix=path, trap=EXLLAMAV2_FLASH_TRAP[0], trap_source=EXLLAMAV2_FLASH_TRAP[1])
+    fix = (f"flash-attn {gen.major}.x needs cc {gen.min_cc}+; this card is {cc}. ExLlamaV2 warns, then still calls it and crashes "
+           f"with \"{gen.error}\". Uninstall it, or set EXLLAMA_NO_FLASH_ATTN=1; ExLlamaV2 then uses {path}.")
+    if env.get("EXLLAMA_NO_FLASH_ATTN"):
+        return CHECK.finding(Status.WARN, f"flash-attn {version} is installed but cannot run on cc {cc}; EXLLAMA_NO_FLASH_ATTN is set, "
+                             "so ExLlamaV2 avoids it (other libraries may still try it)", ev, fix, ["pip uninstall -y flash-attn"])
+    return CHECK.finding(Status.FAIL, f"flash-attn {version} is installed but needs cc {gen.min_cc}+ (this card: {cc}): ExLlamaV2 will crash "
+                         f"with \"{gen.error}\"", ev, fix, ["pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1"])
+
+
+CHECK = Check(id="flash-attn", title="flash-attn vs this card", run=run, depends_on=("compute-capability",))

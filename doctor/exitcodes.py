@@ -1,0 +1,19 @@
+"""Exit codes a script can branch on; documented in --help and the README."""
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0  # every check passed
+    WARNINGS = 1  # warnings, no failures
+    FAILURES = 2  # at least one check failed
+    USAGE = 3  # the user's input was wrong: bad flag, missing or broken file, unknown id
+    INTERNAL = 4  # the doctor itself failed (a bug: please report it)
+
+
+EXIT_CODE_HELP = """exit codes:
+  0  all checks passed
+  1  warnings only
+  2  at least one check failed
+  3  usage or input error (bad flag, missing/broken file, unknown check id)
+  4  the doctor itself failed (please report it)"""

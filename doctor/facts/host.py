@@ -1,0 +1,56 @@
+"""The host: OS, CPU, RAM and swap, via psutil and /etc/os-release."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+
+from doctor.facts.types import HostFacts
+from doctor.unknown import Unknown
+
+MIB = 1024 * 1024
+
+
+def _os_name() -> str:
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return f"{platform.system()} {platform.release()}"
+
+
+def _cpu_model() -> str | Unknown:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or Unknown("CPU model not reported")
+
+
+def gather_host() -> HostFacts:
+    try:
+        import psutil
+
+        vm, sw = psutil.virtual_memory(), psutil.swap_memory()
+        mem = dict(
+            ram_total_mib=round(vm.total / MIB, 1), ram_available_mib=round(vm.available / MIB, 1),
+            swap_total_mib=round(sw.total / MIB, 1), swap_used_mib=round(sw.used / MIB, 1),
+        )
+    except Exception as exc:
+        u = Unknown(f"psutil unavailable: {exc}")
+        mem = dict(ram_total_mib=u, ram_available_mib=u, swap_total_mib=u, swap_used_mib=u)
+    return HostFacts(
+        os=_os_name(),
+        kernel=platform.release(),
+        hostname=socket.gethostname(),
+        cpu_model=_cpu_model(),
+        cpu_count=os.cpu_count() or Unknown("os.cpu_count() gave nothing"),
+        **mem,
+    )

@@ -1,0 +1,236 @@
+"""One tolerant NVML wrapper: every call on its own, every failure becomes Unknown.
+
+Missing libnvidia-ml.so, a driver/library mismatch and "no GPU" are facts, not crashes.
+The pynvml module is injectable so tests can drive each failure mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from doctor.facts.types import GpuFacts, GpuProcess, NvmlFacts
+from doctor.unknown import Unknown
+
+MIB = 1024 * 1024
+
+# Clocks-event (throttle) reason bits, from nvml.h. Older bindings call them
+# "ClocksThrottleReason*", newer "ClocksEventReason*"; the bit values are the same.
+CLOCKS_EVENT_BITS: dict[int, str] = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+
+
+def decode_clocks_event_mask(mask: int) -> tuple[str, ...]:
+    return tuple(name for bit, name in CLOCKS_EVENT_BITS.items() if mask & bit)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Nvml:
+    """Calls into pynvml, turning every exception into Unknown with the NVML error text."""
+
+    def __init__(self, module: Any):
+        self.m = module
+
+    def call(self, name: str, *args: Any, alt: str | None = None) -> Any:
+        fn = getattr(self.m, name, None) or (getattr(self.m, alt, None) if alt else None)
+        if fn is None:
+            return Unknown(f"{name} is not in this nvidia-ml-py version")
+        try:
+            return fn(*args)
+        except Exception as exc:  # NVMLError_NotSupported, NoPermission, GpuIsLost ...
+            return Unknown(f"{name}: {_text(exc) or type(exc).__name__}")
+
+    def const(self, name: str, default: int) -> int:
+        return getattr(self.m, name, default)
+
+
+def _map(value: Any, fn: Callable[[Any], Any]) -> Any:
+    return value if isinstance(value, Unknown) else fn(value)
+
+
+def _gpu(n: Nvml, index: int) -> GpuFacts:
+    h = n.call("nvmlDeviceGetHandleByIndex", index)
+    if isinstance(h, Unknown):
+        return GpuFacts(index=index, name=h)
+    cc = n.call("nvmlDeviceGetCudaComputeCapability", h)
+    mem = n.call("nvmlDeviceGetMemoryInfo", h)
+    clk = lambda which, typ: n.call(which, h, n.const(typ, {"NVML_CLOCK_SM": 1, "NVML_CLOCK_MEM": 2}[typ]))
+    mask = n.call("nvmlDeviceGetCurrentClocksEventReasons", h, alt="nvmlDeviceGetCurrentClocksThrottleReasons")
+    temp = n.call("nvmlDeviceGetTemperature", h, n.const("NVML_TEMPERATURE_GPU", 0))
+    thr = lambda typ, dflt: n.call("nvmlDeviceGetTemperatureThreshold", h, n.const(typ, dflt))
+    util = n.call("nvmlDeviceGetUtilizationRates", h)
+    return GpuFacts(
+        index=index,
+        name=_map(n.call("nvmlDeviceGetName", h), _text),
+        uuid=_map(n.call("nvmlDeviceGetUUID", h), _text),
+        serial=_map(n.call("nvmlDeviceGetSerial", h), _text),
+        pci_bus_id=_map(n.call("nvmlDeviceGetPciInfo", h), lambda p: _text(p.busId)),
+        compute_capability=_map(cc, lambda c: f"{c[0]}.{c[1]}"),
+        memory_total_mib=_map(mem, lambda m: round(m.total / MIB, 1)),
+        memory_free_mib=_map(mem, lambda m: round(m.free / MIB, 1)),
+        memory_used_mib=_map(mem, lambda m: round(m.used / MIB, 1)),
+        memory_bus_width_bits=n.call("nvmlDeviceGetMemoryBusWidth", h),
+        sm_clock_mhz=clk("nvmlDeviceGetClockInfo", "NVML_CLOCK_SM"),
+        sm_clock_max_mhz=clk("nvmlDeviceGetMaxClockInfo", "NVML_CLOCK_SM"),
+        mem_clock_mhz=clk("nvmlDeviceGetClockInfo", "NVML_CLOCK_MEM"),
+        mem_clock_max_mhz=clk("nvmlDeviceGetMaxClockInfo", "NVML_CLOCK_MEM"),
+        clocks_event_mask=mask,
+        clocks_event_reasons=_map(mask, decode_clocks_event_mask),
+        temperature_c=temp,
+        slowdown_temperature_c=thr("NVML_TEMPERATURE_THRESHOLD_SLOWDOWN", 1),
+        shutdown_temperature_c=thr("NVML_TEMPERATURE_THRESHOLD_SHUTDOWN", 0),
+        memory_temperature_c=_memory_temperature(n, h),
+        power_draw_w=_map(n.call("nvmlDeviceGetPowerUsage", h), lambda mw: mw / 1000),
+        power_limit_w=_map(n.call("nvmlDeviceGetEnforcedPowerLimit", h), lambda mw: mw / 1000),
+        power_default_limit_w=_map(n.call("nvmlDeviceGetPowerManagementDefaultLimit", h), lambda mw: mw / 1000),
+        utilization_gpu_pct=_map(util, lambda u: u.gpu),
+        utilization_memory_pct=_map(util, lambda u: u.memory),
+        pcie_gen=n.call("nvmlDeviceGetCurrPcieLinkGeneration", h),
+        pcie_gen_max=n.call("nvmlDeviceGetMaxPcieLinkGeneration", h),
+        pcie_width=n.call("nvmlDeviceGetCurrPcieLinkWidth", h),
+        pcie_width_max=n.call("nvmlDeviceGetMaxPcieLinkWidth", h),
+        processes=_processes(n, h),
+        **_memory_health(n, h),
+    )
+
+
+def _memory_temperature(n: Nvml, h: Any) -> Any:
+    field_id = getattr(n.m, "NVML_FI_DEV_MEMORY_TEMP", None)
+    if field_id is None:
+        return Unknown("NVML_FI_DEV_MEMORY_TEMP is not in this nvidia-ml-py version")
+    values = n.call("nvmlDeviceGetFieldValues", h, [field_id])
+    if isinstance(values, Unknown):
+        return values
+    try:
+        v = values[0]
+        if getattr(v, "nvmlReturn", 0) != 0:
+            return Unknown("memory temperature is not reported by this GPU")
+        return int(v.value.uiVal if hasattr(v.value, "uiVal") else v.value)
+    except Exception as exc:
+        return Unknown(f"memory temperature unreadable: {exc}")
+
+
+def _processes(n: Nvml, h: Any) -> Any:
+    procs = n.call("nvmlDeviceGetComputeProcesses", h)
+    if isinstance(procs, Unknown):
+        return procs
+    out = []
+    for p in procs:
+        used = getattr(p, "usedGpuMemory", None)
+        out.append(
+            GpuProcess(
+                pid=int(p.pid),
+                name=_process_name(int(p.pid)),
+                used_mib=round(used / MIB, 1) if isinstance(used, int) else Unknown("not reported (no permission or MIG)"),
+            )
+        )
+    return tuple(out)
+
+
+def _process_name(pid: int) -> Any:
+    try:
+        import psutil
+
+        return psutil.Process(pid).name()
+    except Exception as exc:
+        return Unknown(f"pid {pid} not visible here ({type(exc).__name__})")
+
+
+def _memory_health(n: Nvml, h: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    mode = n.call("nvmlDeviceGetEccMode", h)
+    out["ecc_mode"] = _map(mode, lambda m: "enabled" if m[0] else "disabled")
+    if not isinstance(mode, Unknown) and mode[0]:
+        err_unc = n.const("NVML_MEMORY_ERROR_TYPE_UNCORRECTED", 1)
+        err_cor = n.const("NVML_MEMORY_ERROR_TYPE_CORRECTED", 0)
+        vol = n.const("NVML_VOLATILE_ECC", 0)
+        out["ecc_uncorrected_volatile"] = n.call("nvmlDeviceGetTotalEccErrors", h, err_unc, vol)
+        out["ecc_corrected_volatile"] = n.call("nvmlDeviceGetTotalEccErrors", h, err_cor, vol)
+    pending = n.call("nvmlDeviceGetRetiredPagesPendingStatus", h)
+    out["retired_pages_pending"] = _map(pending, bool)
+    total = 0
+    for cause in ("NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS", "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR"):
+        pages = n.call("nvmlDeviceGetRetiredPages", h, n.const(cause, 0 if "SINGLE" in cause else 1))
+        if isinstance(pages, Unknown):
+            total = pages
+            break
+        total += len(pages)
+    out["retired_pages_count"] = total
+    rows = n.call("nvmlDeviceGetRemappedRows", h)
+    if not isinstance(rows, Unknown):
+        corr, unc, pend, fail = rows
+        out.update(remapped_rows_correctable=corr, remapped_rows_uncorrectable=unc,
+                   remapped_rows_pending=bool(pend), remapped_rows_failure=bool(fail))
+    else:
+        out.update(remapped_rows_correctable=rows, remapped_rows_uncorrectable=rows,
+                   remapped_rows_pending=rows, remapped_rows_failure=rows)
+    return out
+
+
+def _cuda_version(n: Nvml) -> Any:
+    v = n.call("nvmlSystemGetCudaDriverVersion_v2", alt="nvmlSystemGetCudaDriverVersion")
+    return _map(v, lambda x: f"{x // 1000}.{(x % 1000) // 10}")
+
+
+def load_pynvml() -> Any:
+    """Import pynvml; a missing module is reported, not raised."""
+    try:
+        import pynvml
+
+        return pynvml
+    except Exception as exc:
+        return Unknown(f"the nvidia-ml-py package is not importable: {exc}; fix: pip install nvidia-ml-py")
+
+
+def gather_nvml(module: Any = None) -> NvmlFacts:
+    """Never raises. `module` defaults to the real pynvml."""
+    module = load_pynvml() if module is None else module
+    if isinstance(module, Unknown):
+        return NvmlFacts(available=False, reason=module.reason)
+    n = Nvml(module)
+    try:
+        module.nvmlInit()
+    except Exception as exc:
+        return NvmlFacts(available=False, reason=_init_failure(exc))
+    try:
+        count = n.call("nvmlDeviceGetCount")
+        gpus = tuple(_gpu(n, i) for i in range(count)) if isinstance(count, int) else ()
+        reason = "" if gpus else ("NVML reports no GPU" if isinstance(count, int) else count.reason)
+        return NvmlFacts(
+            available=bool(gpus),
+            reason=reason,
+            library_version=_map(n.call("nvmlSystemGetNVMLVersion"), _text),
+            driver_version=_map(n.call("nvmlSystemGetDriverVersion"), _text),
+            cuda_driver_version=_cuda_version(n),
+            gpus=gpus,
+        )
+    except Exception as exc:  # a bug in this wrapper must still not crash the doctor
+        return NvmlFacts(available=False, reason=f"NVML query failed: {type(exc).__name__}: {exc}")
+    finally:
+        try:
+            module.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def _init_failure(exc: Exception) -> str:
+    text = _text(exc) or type(exc).__name__
+    low = text.lower()
+    if "library not found" in low or "libnvidia-ml" in low or "not found" in low and "lib" in low:
+        return f"the NVIDIA driver library libnvidia-ml.so is not installed or not on the loader path ({text})"
+    if "mismatch" in low:
+        return f"driver/library version mismatch: the kernel module and libnvidia-ml.so differ, usually after a driver update without a reboot ({text})"
+    if "driver not loaded" in low:
+        return f"the NVIDIA kernel driver is not loaded ({text})"
+    return f"NVML could not start: {text}"

@@ -1,0 +1,172 @@
+"""Torch facts, gathered in a child process with a timeout, plus a per-wheel cache.
+
+A broken torch (import crash, hanging CUDA init) must never hang or kill the doctor.
+Static facts of one installed wheel (version, CUDA build, arch list) never change, so
+they are cached keyed by the wheel's files; live facts (CUDA init, torch's warnings about
+this card) are never cached and need a fresh child.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from doctor.facts.types import TorchFacts
+from doctor.unknown import Unknown
+
+MARKER = "@@TORCH_FACTS@@"
+CACHE_VERSION = 1
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "v100-doctor"
+
+
+def wheel_key(python: str = sys.executable) -> str | None:
+    """Identify the installed torch wheel by its files' paths, sizes and mtimes (no import)."""
+    if python != sys.executable:
+        return None
+    try:
+        spec = importlib.util.find_spec("torch")
+    except Exception:
+        return None
+    if spec is None or not spec.origin:
+        return None
+    root = Path(spec.origin).parent
+    parts = [str(root), str(CACHE_VERSION)]
+    for rel in ("version.py", "__init__.py"):
+        try:
+            st = (root / rel).stat()
+            parts.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            return None
+    for so in sorted(root.glob("_C*.so"))[:1]:
+        st = so.stat()
+        parts.append(f"{so.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+
+
+def torch_installed(python: str = sys.executable) -> bool:
+    if python != sys.executable:
+        return True  # another interpreter: ask the child
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except Exception:
+        return True  # a broken finder: let the child say what is wrong
+
+
+class TorchChild:
+    """A running torch-facts child; start early, collect later, so it overlaps other gathering."""
+
+    def __init__(self, timeout_s: float, static_only: bool = False, python: str = sys.executable,
+                 env: dict[str, str] | None = None):
+        self.timeout_s = timeout_s
+        cmd = [python, "-m", "doctor.facts.torch_child"] + (["--static-only"] if static_only else [])
+        child_env = dict(os.environ if env is None else env)
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(__file__).resolve().parents[2])] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else [])
+        )
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            text=True, start_new_session=True, env=child_env,
+        )
+
+    def collect(self) -> dict:
+        try:
+            out, err = self.proc.communicate(timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return {"ok": False, "error": f"timed out after {self.timeout_s:g} s (torch import or CUDA init hangs)", "timeout": True}
+        for line in reversed(out.splitlines()):
+            if line.startswith(MARKER):
+                data = json.loads(line[len(MARKER):])
+                stderr_warnings = [l.strip() for l in err.splitlines() if "capability" in l.lower() or "warn" in l.lower()]
+                data.setdefault("warnings", []).extend(w for w in stderr_warnings if w not in data["warnings"])
+                return data
+        code = self.proc.returncode
+        how = f"killed by signal {-code}" if code and code < 0 else f"exit code {code}"
+        tail = " | ".join(err.strip().splitlines()[-3:])[:400]
+        return {"ok": False, "error": f"the torch child crashed ({how}){': ' + tail if tail else ''}", "crashed": True}
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+
+
+def facts_from_child(data: dict, from_cache: bool = False) -> TorchFacts:
+    if not data.get("ok"):
+        return TorchFacts(installed=True, reason=f"torch could not be inspected: {data.get('error', 'unknown error')}")
+    not_init = Unknown("CUDA not initialised: static torch facts came from the per-wheel cache (run with --fresh to initialise)")
+    arch = data.get("arch_list")
+    return TorchFacts(
+        installed=True,
+        version=data["version"],
+        cuda=data["cuda"],
+        arch_list=tuple(arch) if arch is not None else Unknown(data.get("arch_list_error", "not reported")),
+        cuda_available=data["cuda_available"] if "cuda_available" in data else not_init,
+        device_count=data["device_count"] if "device_count" in data else not_init,
+        device_capabilities=tuple(data["device_capabilities"]) if "device_capabilities" in data else not_init,
+        warnings=tuple(data.get("warnings", ())),
+        location=data.get("location", Unknown("not reported")),
+        static_from_cache=from_cache,
+    )
+
+
+def read_cache(key: str) -> dict | None:
+    try:
+        data = json.loads((cache_dir() / f"torch-{key}.json").read_text())
+        return data if data.get("ok") else None
+    except (OSError, ValueError):
+        return None
+
+
+def write_cache(key: str, data: dict) -> None:
+    """Only the static part of a successful child's answer is cached."""
+    static = {k: data[k] for k in ("ok", "version", "cuda", "arch_list", "location") if k in data}
+    try:
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        tmp = cache_dir() / f"torch-{key}.json.tmp"
+        tmp.write_text(json.dumps(static))
+        tmp.replace(cache_dir() / f"torch-{key}.json")
+    except OSError:
+        pass  # a read-only home is fine: we just do not cache
+
+
+class TorchGatherer:
+    """Start (maybe) a child now; `result()` later. Uses the cache unless fresh=True."""
+
+    def __init__(self, timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True,
+                 python: str = sys.executable):
+        self.child: TorchChild | None = None
+        self.cached: dict | None = None
+        self.key = wheel_key(python) if use_cache else None
+        self.use_cache = use_cache
+        if not torch_installed(python):
+            self.installed = False
+            return
+        self.installed = True
+        if self.key and not fresh:
+            self.cached = read_cache(self.key)
+        if self.cached is None:
+            self.child = TorchChild(timeout_s, python=python)
+
+    def result(self) -> TorchFacts:
+        if not self.installed:
+            return TorchFacts(installed=False, reason="torch is not installed in this Python environment")
+        if self.cached is not None:
+            return facts_from_child(self.cached, from_cache=True)
+        assert self.child is not None
+        data = self.child.collect()
+        if data.get("ok") and self.key and self.use_cache:
+            write_cache(self.key, data)
+        return facts_from_child(data)

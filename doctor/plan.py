@@ -1,0 +1,15 @@
+"""The user's deployment plan: what they intend to run, as opposed to what the machine is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Plan:
+    model_path: str | None = None
+    max_seq_len: int | None = None
+    cache_mode: str = "fp16"  # fp16 | fp8 | q8 | q6 | q4
+    gpu_split: tuple[float, ...] | None = None  # GB per GPU, as ExLlamaV2's gpu_split
+    gpu_index: int = 0
+    target_gpu: str | None = None  # plan for a card from the knowledge base, not this one

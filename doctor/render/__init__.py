@@ -1,0 +1,1 @@
+"""Renderers: one Report drawn as plain text, Markdown or JSON. No logic of their own."""

@@ -1,0 +1,47 @@
+"""Shared bits of the renderers: status symbols and the one-line header about the machine."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from doctor.findings import Finding, Status
+from doctor.report import Report
+from doctor.unknown import known, show
+
+SYMBOLS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "–", Status.ERROR: "☠", Status.INFO: "i"}
+
+
+def source_line(report: Report) -> str:
+    if report.source.startswith("example:"):
+        return f"RECORDED EXAMPLE ({report.source[8:]}), not this machine" + (f": {report.note}" if report.note else "")
+    if report.source.startswith("replay:"):
+        return f"replayed from {report.source[7:]} (facts as recorded there, checks of today)"
+    return "this machine, live"
+
+
+def machine_line(report: Report) -> str:
+    f = report.facts
+    gpus = ", ".join(f"{show(g.name)} (cc {show(g.compute_capability)})" for g in f.nvml.gpus) or f"no GPU ({f.nvml.reason})"
+    t = f.python.torch
+    torch = f"torch {t.version}+{t.cuda}" if known(t.version) else ("torch not installed" if not t.installed else f"torch broken ({t.reason})")
+    return f"{gpus} · driver {show(f.nvml.driver_version)} · {torch} · Python {f.python.version}"
+
+
+def counts_line(findings: tuple[Finding, ...] | list[Finding]) -> str:
+    c = Counter(x.status for x in findings)
+    parts = [f"{c[s]} {name}" for s, name in ((Status.FAIL, "failed"), (Status.ERROR, "crashed"), (Status.WARN, "warnings"),
+                                              (Status.PASS, "passed"), (Status.INFO, "info"), (Status.SKIP, "skipped")) if c[s]]
+    return ", ".join(parts) or "no checks ran"
+
+
+def evidence_items(evidence: dict) -> list[tuple[str, str]]:
+    out = []
+    for k, v in evidence.items():
+        if isinstance(v, float):
+            v = f"{v:,.2f}".rstrip("0").rstrip(".")
+        elif isinstance(v, (list, tuple)):
+            v = ", ".join(str(x) for x in v)
+        elif isinstance(v, dict):
+            v = ", ".join(f"{a}={b}" for a, b in v.items())
+        out.append((k, str(v)))
+    return out

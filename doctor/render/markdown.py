@@ -1,0 +1,29 @@
+"""Markdown ready to paste into a GitHub issue: a table up front, details in a collapsible block."""
+
+from __future__ import annotations
+
+from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, source_line
+from doctor.report import Report
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: Report) -> str:
+    out = [f"### v100-doctor {report.doctor_version}: {counts_line(report.findings)}", "",
+           f"_{source_line(report)}_ — {machine_line(report)}", "",
+           "| | check | result |", "|---|---|---|"]
+    out += [f"| {SYMBOLS[f.status]} | `{f.id}` | {_cell(f.summary)} |" for f in report.findings]
+    out += ["", "<details><summary>Evidence and fixes</summary>", ""]
+    for f in report.findings:
+        out.append(f"#### `{f.id}` — {f.status.value}")
+        out.append("")
+        out += [f"- **{k}**: {_cell(v)}" for k, v in evidence_items(f.evidence)]
+        if f.fix:
+            out += ["", f"**Fix:** {f.fix}"]
+        if f.commands:
+            out += ["", "```sh", *f.commands, "```"]
+        out.append("")
+    out += ["</details>", ""]
+    return "\n".join(out)

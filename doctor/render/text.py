@@ -1,0 +1,27 @@
+"""Plain text for terminals and logs: summary first, evidence behind -v (like flutter doctor)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from doctor.findings import Status
+from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, source_line
+from doctor.report import Report
+
+
+def render_text(report: Report, verbose: bool = False) -> str:
+    lines = [f"v100-doctor {report.doctor_version} — {source_line(report)}", machine_line(report), ""]
+    for f in report.findings:
+        lines.append(f"[{SYMBOLS[f.status]}] {f.id}: {f.summary}")
+        show_detail = verbose or f.status in (Status.WARN, Status.FAIL, Status.ERROR)
+        if verbose and f.evidence:
+            for k, v in evidence_items(f.evidence):
+                lines.append(f"      {k}: {v}")
+        if show_detail and f.fix:
+            lines += textwrap.wrap(f.fix, width=100, initial_indent="    fix: ", subsequent_indent="         ")
+        if show_detail and f.commands:
+            lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
+    for extra in report.errors:
+        lines.append(f"[☠] {extra}")
+    lines += ["", f"Summary: {counts_line(report.findings)}."]
+    return "\n".join(lines) + "\n"

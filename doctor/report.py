@@ -1,0 +1,117 @@
+"""The versioned Report: facts + plan + findings (+ later: samples, probe, verdict), and loading it back.
+
+A report or a bare facts fixture can be replayed: today's checks run on yesterday's facts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from doctor import __version__
+from doctor.facts.types import Facts
+from doctor.findings import Finding, Status, worst_status
+from doctor.plan import Plan
+from doctor.serialize import LoadError, from_jsonable, to_jsonable
+
+SCHEMA = "v100-doctor/report/1"
+FACTS_SCHEMA = "v100-doctor/facts/1"
+SCHEMA_FAMILY = "v100-doctor/report/"
+
+
+@dataclass(frozen=True)
+class Report:
+    facts: Facts
+    plan: Plan
+    findings: tuple[Finding, ...]
+    source: str = "live"  # live | replay:<file> | example:<name> (recorded, not this machine)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    created_at: str = ""
+    doctor_version: str = __version__
+    schema: str = SCHEMA
+    note: str = ""  # provenance of a recorded example or fixture
+    probe: Any = None  # the probe's measurements, when it ran
+    verdict: Any = None  # the explanation of measured vs ceiling, when a probe ran
+    errors: tuple[str, ...] = ()  # problems that cut the run short (the report is partial)
+
+    def finding(self, check_id: str) -> Finding | None:
+        return next((f for f in self.findings if f.id == check_id), None)
+
+    @property
+    def overall(self) -> Status:
+        return worst_status(list(self.findings))
+
+
+def build_report(facts: Facts, plan: Plan, findings: list[Finding], **kw: Any) -> Report:
+    return Report(facts=facts, plan=plan, findings=tuple(findings),
+                  created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), **kw)
+
+
+def report_to_dict(report: Report) -> dict:
+    data = to_jsonable(report)
+    data = {"schema": data.pop("schema"), **data}
+    return data
+
+
+def report_to_json(report: Report) -> str:
+    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False)
+
+
+class ReplayError(Exception):
+    """A file given to --replay cannot be used; the message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    facts: Facts
+    plan: Plan
+    note: str
+    report: Report | None  # present when the file was a whole report
+
+
+def parse_document(data: Any, name: str) -> Loaded:
+    if not isinstance(data, dict):
+        raise ReplayError(f"{name}: not a v100-doctor report (the top level is not a JSON object)")
+    schema = data.get("schema")
+    if not isinstance(schema, str) or not (schema.startswith(SCHEMA_FAMILY) or schema.startswith("v100-doctor/facts/")):
+        raise ReplayError(f"{name}: not a v100-doctor report (no \"schema\": \"{SCHEMA}\" field)")
+    version = schema.rsplit("/", 1)[-1]
+    if version != "1":
+        raise ReplayError(f"{name}: schema {schema} is newer than this doctor understands ({SCHEMA}); "
+                          "upgrade: pip install -U v100-doctor")
+    try:
+        facts = from_jsonable(Facts, data.get("facts"), "$.facts")
+        plan = from_jsonable(Plan, data.get("plan", {}), "$.plan")
+        report = None
+        if schema.startswith(SCHEMA_FAMILY) and "findings" in data:
+            report = from_jsonable(Report, data, "$")
+    except LoadError as exc:
+        raise ReplayError(f"{name}: the report is damaged: {exc}") from None
+    return Loaded(facts=facts, plan=plan, note=str(data.get("note", "")), report=report)
+
+
+def load_document(path: str) -> Loaded:
+    """Read a saved report or facts fixture. Every failure is a ReplayError with a one-line reason."""
+    p = Path(path)
+    if not p.exists():
+        raise ReplayError(f"{path}: no such file")
+    if p.is_dir():
+        raise ReplayError(f"{path}: is a directory, expected a report .json file")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read it ({exc.strerror})") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ReplayError(f"{path}: not a text file (is it the report .json?)") from None
+    except json.JSONDecodeError as exc:
+        raise ReplayError(f"{path}: broken JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return parse_document(data, path)
+
+
+def schema_path() -> Path:
+    return Path(__file__).parent / "schema" / "report-1.json"
