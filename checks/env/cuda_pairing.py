@@ -126,8 +126,11 @@ def run(ctx: CheckContext) -> Finding:
         others = [f"{c.row.torch}+cu{c.row.cuda.replace('.', '')}" for c in choices[1:4]]
         if others:
             fix += f" Also fine: {', '.join(others)}."
+    if fails or warns:
+        ev["problems"] = fails + warns
     if fails:
-        return CHECK.finding(Status.FAIL, "; ".join(fails), ev, fix, commands)
+        also = f"; also: {'; '.join(warns)}" if warns else ""
+        return CHECK.finding(Status.FAIL, "; ".join(fails) + also, ev, fix, commands)
     if warns:
         return CHECK.finding(Status.WARN, "; ".join(warns), ev, fix, commands)
     summary = f"torch {torch.version} (CUDA {torch.cuda}) has kernels for sm_{cc.replace('.', '')} and runs on driver {driver}"

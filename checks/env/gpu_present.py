@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
+from checks.knowledge.cuda import DRIVER_BRANCHES
 from doctor.findings import Finding, Status
 from doctor.unknown import known, show
+
+
+R580_BRANCH = 580
 
 
 def _fix_for(reason: str) -> tuple[str, list[str]]:
@@ -20,12 +24,34 @@ def _fix_for(reason: str) -> tuple[str, list[str]]:
     return "Check that the GPU is visible: run nvidia-smi, and check CUDA_VISIBLE_DEVICES.", ["nvidia-smi"]
 
 
+def _driver_too_new(driver, pci) -> str | None:
+    """A driver branch past R580 with NVIDIA cards on the bus that it does not drive: Maxwell/Pascal/Volta."""
+    if not known(driver) or not known(pci) or not pci:
+        return None
+    try:
+        branch = int(str(driver).split(".")[0])
+    except ValueError:
+        return None
+    last = max(b.last_branch for b in DRIVER_BRANCHES if b.last_branch)
+    return (f"driver {driver} sees no GPU, yet {len(pci)} NVIDIA device(s) are on the PCI bus ({', '.join(pci)}): "
+            f"branches after R{last} no longer drive Maxwell, Pascal or Volta cards (V100, TITAN V, P100, P40)") if branch > last else None
+
+
 def run(ctx: CheckContext) -> Finding:
     nvml = ctx.facts.nvml
     if not nvml.available or not nvml.gpus:
         reason = nvml.reason or "NVML reports no GPU"
+        pci = ctx.facts.host.nvidia_pci_devices
+        evidence = {"nvml_reason": reason, "driver_version": nvml.driver_version if known(nvml.driver_version) else None,
+                    "nvidia_pci_devices": list(pci) if known(pci) else None}
+        too_new = _driver_too_new(nvml.driver_version, pci)
+        if too_new:
+            return CHECK.finding(Status.FAIL, too_new, evidence,
+                                 f"Install the R{R580_BRANCH} data-center driver (the last branch for these cards, "
+                                 f"supported to mid-2028) and reboot. Source: {DRIVER_BRANCHES[0].source}",
+                                 ["# e.g. on Ubuntu: sudo apt install nvidia-driver-580-server && sudo reboot"])
         fix, commands = _fix_for(reason)
-        return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", {"nvml_reason": reason}, fix, commands)
+        return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", evidence, fix, commands)
     gpu = ctx.target_gpu()
     if gpu is None:
         return CHECK.finding(Status.FAIL, f"GPU index {ctx.plan.gpu_index} does not exist ({len(nvml.gpus)} GPU(s) visible)",

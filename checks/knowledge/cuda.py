@@ -54,7 +54,11 @@ DRIVER_BRANCHES: tuple[DriverBranchSupport, ...] = (
     DriverBranchSupport("Maxwell", ("5.",), 580, DEPRECATION + " (\"The release 580 series will be the last to support ... Maxwell, Pascal, and Volta\")", "S"),
     DriverBranchSupport("Pascal", ("6.",), 580, DEPRECATION, "S"),
     DriverBranchSupport("Volta", ("7.0", "7.2"), 580, DEPRECATION, "S"),
-    DriverBranchSupport("Turing and newer", ("7.5", "8.", "9.", "10.", "12."), None, DEPRECATION, "S"),
+    DriverBranchSupport("Turing", ("7.5",), None, DEPRECATION, "S"),
+    DriverBranchSupport("Ampere", ("8.0", "8.6", "8.7"), None, DEPRECATION, "S"),
+    DriverBranchSupport("Ada", ("8.9",), None, DEPRECATION, "S"),
+    DriverBranchSupport("Hopper", ("9.",), None, DEPRECATION, "S"),
+    DriverBranchSupport("Blackwell", ("10.", "11.", "12."), None, DEPRECATION, "S"),
 )
 
 R580_EOL = ("R580 LTSB, supported until mid-2028", "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html")

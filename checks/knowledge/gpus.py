@@ -54,8 +54,8 @@ GPUS: tuple[GpuSpec, ...] = (
     GpuSpec("h100-sxm", "H100 SXM5 80 GB", "9.0", 80, "HBM3 5120-bit", 3350, r"H100 80GB HBM3|H100-SXM",
             "https://www.nvidia.com/en-us/data-center/h100/", "S"),
     GpuSpec("h100-pcie", "H100 PCIe 80 GB", "9.0", 80, "HBM2e 5120-bit", 2000, r"H100 PCIe",
-            "NVIDIA H100 PCIe product brief PB-11133-001 (\"greater than 2,000 GBps\")", "P"),
-    GpuSpec("h100-nvl", "H100 NVL 94 GB", "9.0", 94, "HBM3 6016-bit", 3900, r"H100 NVL", "NVIDIA H100 NVL spec (3.9 TB/s), S mirror", "S"),
+            "NVIDIA H100 PCIe product brief PB-11133-001 (\"greater than 2,000 GBps\"): https://manuals.plus/m/56b0c3ef7d0a1c470c0af8f05a0bd1f29a778007472ba941201fbbb185c9bccd", "P"),
+    GpuSpec("h100-nvl", "H100 NVL 94 GB", "9.0", 94, "HBM3 6016-bit", 3900, r"H100 NVL", "https://grokipedia.com/page/210100120 (H100 NVL 94 GB HBM3, up to 3.93 TB/s)", "S"),
     GpuSpec("h200", "NVIDIA H200 141 GB", "9.0", 141, "HBM3e 6016-bit", 4800, r"H200",
             "https://www.nvidia.com/en-us/data-center/h200/ ; MLCommons H200-SXM-141GB system description", "S"),
 )

@@ -40,7 +40,7 @@ def _rows() -> tuple[WheelArchs, ...]:
         WheelArchs("2.6", "11.8", LEGACY_118, (), "https://github.com/pytorch/pytorch/blob/main/RELEASE.md", "S"),
         WheelArchs("2.6", "12.4", LEGACY, (), "https://github.com/pytorch/pytorch/issues/144071 (measured)", "P"),
         WheelArchs("2.6", "12.6", LEGACY, (), "https://github.com/pytorch/pytorch/blob/main/RELEASE.md", "S"),
-        WheelArchs("2.7", "11.8", LEGACY_118, (), "third-party mirror of build_cuda.sh", "S"),
+        WheelArchs("2.7", "11.8", LEGACY_118, (), "https://github.com/pytorch/pytorch/blob/release/2.7/.ci/manywheel/build_cuda.sh (read through a third-party mirror)", "S"),
         WheelArchs("2.7", "12.6", LEGACY, (), "https://github.com/vllm-project/vllm/issues/21488 (measured)", "P"),
         WheelArchs("2.7", "12.8", ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0"), ("12.0",),
                    "https://github.com/pytorch/pytorch/pull/147607 (Deprecate sm70 for cuda 12.8 binary)", "P"),

@@ -34,6 +34,28 @@ def _cpu_model() -> str | Unknown:
     return platform.processor() or Unknown("CPU model not reported")
 
 
+def nvidia_pci_devices(root: str = "/sys/bus/pci/devices") -> tuple[str, ...] | Unknown:
+    """NVIDIA GPUs on the PCI bus, whether or not a driver claims them (so 'driver too new' is visible)."""
+    try:
+        entries = sorted(os.listdir(root))
+    except OSError as exc:
+        return Unknown(f"cannot list {root}: {exc.strerror}")
+    found = []
+    for entry in entries:
+        try:
+            with open(os.path.join(root, entry, "vendor")) as f:
+                vendor = f.read().strip()
+            with open(os.path.join(root, entry, "class")) as f:
+                cls = f.read().strip()
+            with open(os.path.join(root, entry, "device")) as f:
+                device = f.read().strip()
+        except OSError:
+            continue
+        if vendor == "0x10de" and cls.startswith("0x03"):
+            found.append(f"{entry} 10de:{device[2:]}")
+    return tuple(found)
+
+
 def gather_host() -> HostFacts:
     try:
         import psutil
@@ -52,5 +74,6 @@ def gather_host() -> HostFacts:
         hostname=socket.gethostname(),
         cpu_model=_cpu_model(),
         cpu_count=os.cpu_count() or Unknown("os.cpu_count() gave nothing"),
+        nvidia_pci_devices=nvidia_pci_devices(),
         **mem,
     )

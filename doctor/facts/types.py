@@ -122,6 +122,8 @@ class HostFacts:
     ram_available_mib: Maybe[float] = NOT_GATHERED
     swap_total_mib: Maybe[float] = NOT_GATHERED
     swap_used_mib: Maybe[float] = NOT_GATHERED
+    # NVIDIA display/3D controllers on the PCI bus, seen without the driver ("0000:3b:00.0 10de:1db4")
+    nvidia_pci_devices: Maybe[tuple[str, ...]] = NOT_GATHERED
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ def machine_line(report: Report) -> str:
     f = report.facts
     gpus = ", ".join(f"{show(g.name)} (cc {show(g.compute_capability)})" for g in f.nvml.gpus) or f"no GPU ({f.nvml.reason})"
     t = f.python.torch
-    torch = f"torch {t.version}+{t.cuda}" if known(t.version) else ("torch not installed" if not t.installed else f"torch broken ({t.reason})")
+    torch = f"torch {t.version} (CUDA {t.cuda})" if known(t.version) else ("torch not installed" if not t.installed else f"torch broken ({t.reason})")
     return f"{gpus} · driver {show(f.nvml.driver_version)} · {torch} · Python {f.python.version}"
 
 

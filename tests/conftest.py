@@ -1,0 +1,39 @@
+"""Shared test helpers: fixture paths, replaying a fixture through the real CLI, schema validation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MACHINES = ROOT / "fixtures" / "machines"
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m doctor ARGS` as a user would, in a child process."""
+    import os
+
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True,
+                          timeout=timeout, env=full_env, cwd=ROOT, input=input)
+
+
+@pytest.fixture(scope="session")
+def report_schema() -> dict:
+    return json.loads((ROOT / "doctor" / "schema" / "report-1.json").read_text())
+
+
+@pytest.fixture
+def validate(report_schema):
+    import jsonschema
+
+    def _validate(doc: dict) -> dict:
+        jsonschema.validate(doc, report_schema)
+        return doc
+
+    return _validate

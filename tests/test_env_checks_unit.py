@@ -1,0 +1,102 @@
+"""Environment checks called directly on edited facts: the cases no fixture covers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from checks.env.cuda_pairing import CHECK as PAIRING
+from checks.env.flash_attn import CHECK as FLASH
+from checks.env.torch_choice import choose_torch, driver_runs_cuda
+from checks.knowledge.torch_wheels import arch_list_to_ccs, cubin_runs, ptx_runs
+from checks.base import CheckContext
+from doctor.findings import Status
+from doctor.plan import Plan
+from doctor.report import load_document
+from doctor.unknown import Unknown
+from conftest import MACHINES
+
+HEALTHY = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
+
+
+def with_torch(facts, **kw):
+    return replace(facts, python=replace(facts.python, torch=replace(facts.python.torch, **kw)))
+
+
+def with_driver(facts, driver, cuda):
+    return replace(facts, nvml=replace(facts.nvml, driver_version=driver, cuda_driver_version=cuda))
+
+
+def ctx(facts):
+    return CheckContext(facts=facts, plan=Plan())
+
+
+def test_binary_rule():
+    assert cubin_runs("6.0", "6.1") and cubin_runs("7.0", "7.5")
+    assert not cubin_runs("7.5", "7.0") and not cubin_runs("6.0", "7.0")
+    assert ptx_runs("7.0", "9.0") and not ptx_runs("12.0", "7.0")
+    assert arch_list_to_ccs(("sm_70", "sm_90a", "compute_120")) == (("7.0", "9.0"), ("12.0",))
+
+
+def test_driver_too_old_for_torch_cuda_fails():
+    facts = with_driver(with_torch(HEALTHY, version="2.5.1+cu124", cuda="12.4"), "470.256.02", "11.4")
+    f = PAIRING.run(ctx(facts))
+    assert f.status is Status.FAIL
+    assert f.evidence["driver_runs_torch_cuda"] == "no"
+    assert "too old" in f.summary
+
+
+def test_minor_version_compatibility_passes_with_a_note():
+    f = PAIRING.run(ctx(with_driver(with_torch(HEALTHY, version="2.8.0+cu128", cuda="12.8",
+                                               arch_list=Unknown("not reported")), "535.183.01", "12.2")))
+    assert f.status is Status.PASS
+    assert f.evidence["driver_runs_torch_cuda"] == "mvc"
+    assert f.evidence["arch_list_from"].startswith("knowledge base (not measured here)")
+
+
+def test_cpu_only_torch_fails():
+    f = PAIRING.run(ctx(with_torch(HEALTHY, version="2.4.0+cpu", cuda="none", arch_list=())))
+    assert f.status is Status.FAIL and "CPU-only" in f.summary
+
+
+def test_broken_torch_fails_with_reason():
+    facts = replace(HEALTHY, python=replace(HEALTHY.python, torch=replace(
+        HEALTHY.python.torch, version=Unknown("x"), reason="torch could not be inspected: timed out after 20 s")))
+    f = PAIRING.run(ctx(facts))
+    assert f.status is Status.FAIL and "timed out" in f.summary
+
+
+def test_ptx_only_wheel_warns():
+    f = PAIRING.run(ctx(with_torch(HEALTHY, arch_list=("sm_80", "compute_60"))))
+    assert f.status is Status.WARN and "only PTX" in f.summary
+
+
+def test_nvcc_major_mismatch_warns_for_jit_builds():
+    facts = replace(HEALTHY, python=replace(HEALTHY.python, nvcc=replace(HEALTHY.python.nvcc, version="11.8")))
+    f = PAIRING.run(ctx(facts))
+    assert f.status is Status.WARN and "mismatches" in f.summary
+    assert f.evidence["nvcc_version"] == "11.8"
+
+
+def test_choose_torch_prefers_nvcc_major_and_respects_driver():
+    best = choose_torch("7.0", "535.183.01", nvcc_major=12)[0]
+    assert best.row.cuda.startswith("12.") and "7.0" in best.row.archs
+    # a P40 never gets a wheel without sm_6x cubins
+    assert all(any(a.startswith("6.") for a in c.row.archs) for c in choose_torch("6.1", "550.127.05"))
+    assert driver_runs_cuda("520.61.05", "11.8") == "toolkit"
+    assert driver_runs_cuda("535.183.01", "12.6") == "mvc"
+    assert driver_runs_cuda("470.1", "12.1") is None
+
+
+def test_flash_attn_disabled_by_env_warns():
+    facts = replace(HEALTHY, python=replace(HEALTHY.python, packages={**HEALTHY.python.packages, "flash-attn": "2.6.3"},
+                                            env={"EXLLAMA_NO_FLASH_ATTN": "1"}))
+    f = FLASH.run(ctx(facts))
+    assert f.status is Status.WARN and f.evidence["generation"] == 2
+
+
+def test_flash_attn_on_ampere_passes():
+    gpu = replace(HEALTHY.nvml.gpus[0], name="NVIDIA A100-SXM4-40GB", compute_capability="8.0")
+    facts = replace(HEALTHY, nvml=replace(HEALTHY.nvml, gpus=(gpu,)),
+                    python=replace(HEALTHY.python, packages={**HEALTHY.python.packages, "flash-attn": "2.6.3"}))
+    f = FLASH.run(ctx(facts))
+    assert f.status is Status.PASS and f.evidence["exllamav2_attention"] == "flash-attn"

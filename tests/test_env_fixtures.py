@@ -1,0 +1,85 @@
+"""Every machine fixture, replayed through the real CLI, gives the expected verdict per check, with evidence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import MACHINES, run_cli
+
+# fixture -> {check id: (status, {evidence key: expected value})}
+EXPECTED = {
+    "v100-pcie-16gb-healthy": {
+        "gpu-present": ("pass", {"gpu_count": 1, "driver_version": "535.183.01"}),
+        "compute-capability": ("pass", {"cc": "7.0", "sm": "sm_70", "bf16_native": False, "fp8_native": False,
+                                        "bandwidth_gbs": 900}),
+        "cuda-pairing": ("pass", {"torch_version": "2.1.2+cu121", "driver_runs_torch_cuda": "toolkit"}),
+        "flash-attn": ("pass", {"flash_attn": None}),
+    },
+    "v100-torch-2.11-cu130": {
+        "compute-capability": ("pass", {"sm": "sm_70", "last_driver_branch": 580}),
+        "cuda-pairing": ("fail", {"torch_cuda": "13.0", "torch_cubins": ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"],
+                                  "recommended_torch": "2.14 cu126"}),
+    },
+    "v100-torch-2.7.1-cu128": {
+        "cuda-pairing": ("fail", {"torch_version": "2.7.1+cu128", "torch_ptx": ["12.0"]}),
+    },
+    "v100-flash-attn-2": {
+        "cuda-pairing": ("pass", {}),
+        "flash-attn": ("fail", {"flash_attn": "2.6.3", "min_cc": "8.0", "cc": "7.0", "exllamav2_attention_after_fix": "torch SDPA"}),
+    },
+    "v100-driver-590": {
+        "gpu-present": ("fail", {"driver_version": "590.44.01", "nvidia_pci_devices": ["0000:3b:00.0 10de:1db4"]}),
+        "compute-capability": ("skip", {"needs": "gpu-present"}),
+        "cuda-pairing": ("skip", {"needs": "gpu-present"}),
+    },
+    "p40-torch-cu126": {
+        "compute-capability": ("warn", {"cc": "6.1", "bandwidth_gbs": 346}),
+        "cuda-pairing": ("pass", {"torch_cubins": ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"]}),
+    },
+    "t4-flash-attn-2": {
+        "compute-capability": ("pass", {"cc": "7.5", "architecture": "Turing"}),
+        "flash-attn": ("fail", {"generation": 2, "cc": "7.5"}),
+    },
+    "no-nvml": {
+        "gpu-present": ("fail", {}),
+        "flash-attn": ("skip", {"needs": "compute-capability"}),
+    },
+}
+EXIT = {"v100-pcie-16gb-healthy": 0, "p40-torch-cu126": 1}
+
+
+def test_every_fixture_has_expectations():
+    names = {p.stem for p in MACHINES.glob("*.json")}
+    assert set(EXPECTED) <= names
+    assert names - set(EXPECTED) <= {"h200-live"}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_replay_verdicts(name, validate):
+    proc = run_cli("--replay", str(MACHINES / f"{name}.json"), "--json")
+    report = validate(json.loads(proc.stdout))
+    assert proc.returncode == EXIT.get(name, 2), proc.stderr
+    findings = {f["id"]: f for f in report["findings"]}
+    for check_id, (status, evidence) in EXPECTED[name].items():
+        f = findings[check_id]
+        assert f["status"] == status, (check_id, f["summary"])
+        for key, value in evidence.items():
+            assert f["evidence"].get(key) == value, (check_id, key, f["evidence"].get(key))
+        if status in ("fail", "warn"):
+            assert f["fix"], f"{check_id} fails without a fix"
+    assert report["source"].startswith("replay:")
+
+
+def test_driver_590_fix_names_r580():
+    report = json.loads(run_cli("--replay", str(MACHINES / "v100-driver-590.json"), "--json").stdout)
+    gpu = report["findings"][0]
+    assert "R580" in gpu["fix"] and "no longer drive" in gpu["summary"]
+
+
+def test_cu130_fix_is_a_command_that_fits_the_card():
+    report = json.loads(run_cli("--replay", str(MACHINES / "v100-torch-2.11-cu130.json"), "--json").stdout)
+    pairing = next(f for f in report["findings"] if f["id"] == "cuda-pairing")
+    assert any("download.pytorch.org/whl/cu126" in c for c in pairing["commands"])
+    assert "compute_70" in pairing["summary"]  # nvcc 13 cannot build ExLlamaV2 for the card either
