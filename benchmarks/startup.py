@@ -1,0 +1,74 @@
+"""Start-up of `v100-doctor --json --no-probe` against `python -m torch.utils.collect_env` (and env-doctor).
+
+Run on purpose, on a machine with torch installed:  python benchmarks/startup.py [--runs 7] [--json OUT]
+cold     = no per-wheel torch cache (a fresh XDG_CACHE_HOME each run): the torch child imports torch
+repeated = the cache holds the wheel's static facts: torch is not imported
+Prints a table of medians and the ratios the issue asks for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def timed(cmd: list[str], env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - start
+
+
+def series(cmd: list[str], runs: int, fresh_cache: bool, warm_cache_dir: str) -> list[float]:
+    out = []
+    for _ in range(runs):
+        env = dict(os.environ)
+        if fresh_cache:
+            env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="v100-bench-")
+        else:
+            env["XDG_CACHE_HOME"] = warm_cache_dir
+        out.append(timed(cmd, env))
+        if fresh_cache:
+            shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--json", metavar="OUT", help="also write the raw timings as JSON")
+    args = ap.parse_args()
+    py = sys.executable
+    doctor = [py, "-m", "doctor", "--json", "--no-probe", "--no-tui"]
+    warm = tempfile.mkdtemp(prefix="v100-bench-warm-")
+    subprocess.run(doctor, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "XDG_CACHE_HOME": warm})
+    rows = {
+        "python -c pass": series([py, "-c", "pass"], args.runs, False, warm),
+        "import torch": series([py, "-c", "import torch"], args.runs, False, warm),
+        "v100-doctor cold": series(doctor, args.runs, True, warm),
+        "v100-doctor repeated": series(doctor, args.runs, False, warm),
+        "collect_env": series([py, "-m", "torch.utils.collect_env"], args.runs, False, warm),
+    }
+    env_doctor = shutil.which("env-doctor")
+    if env_doctor:
+        rows["env-doctor check --json"] = series([env_doctor, "check", "--json"], args.runs, False, warm)
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    print(f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs})")
+    for k, v in rows.items():
+        print(f"{k:<26} {med[k]:>9.3f} {min(v):>7.3f} {max(v):>7.3f}")
+    fastest_other = min(med["collect_env"], med.get("env-doctor check --json", float("inf")))
+    print(f"\ncold / fastest of (collect_env, env-doctor) = {med['v100-doctor cold'] / fastest_other:.2f} (target <= 1.00)")
+    print(f"repeated / collect_env = {med['v100-doctor repeated'] / med['collect_env']:.2f} (target <= 0.33)")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"runs": rows, "median": med, "python": sys.version, "cpus": os.cpu_count()}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
