@@ -177,6 +177,13 @@ def select_checks(only: list[str] | None):
     return tuple(c for c in all_checks() if c.id in only)
 
 
+def wants_tui(args: argparse.Namespace) -> bool:
+    """The TUI on an interactive terminal; plain output for pipes, files, --json, --markdown or --no-tui."""
+    if args.json or args.markdown or args.no_tui or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty() and sys.stdin.isatty()
+
+
 def run_main(args: argparse.Namespace) -> ExitCode:
     from doctor.pipeline import GatherOptions, diagnose
 
@@ -194,6 +201,10 @@ def run_main(args: argparse.Namespace) -> ExitCode:
             print(f"{s.key:<18} {s.name:<26} cc {s.cc:<4} {s.memory_gb:>5g} GB  {s.bandwidth_gbs:>6g} GB/s  [{s.confidence}]")
         return ExitCode.OK
     checks = select_checks(args.only)
+    if wants_tui(args):
+        from doctor.tui.launch import run_tui  # the only road to textual: a terminal on both ends
+
+        return run_tui(args, checks)
     if args.replay:
         from doctor.report import load_document
 
