@@ -1,0 +1,325 @@
+"""The doctor as a screen: the checklist fills in live, each finding opens into its evidence and fix,
+the probe shows its progress and live numbers, the verdict is drawn.
+
+A renderer only: checks and probe run in workers through the same pipeline as the text output,
+and every line on screen comes from their events or from a saved report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, OptionList
+from textual.worker import Worker, WorkerState
+
+from doctor.render.common import counts_line, machine_line, source_line
+from doctor.report import Report
+from doctor.tui.banner import Banner
+from doctor.tui.checklist import Checklist
+from doctor.tui.detail import DetailPane
+from doctor.tui.probe_panel import ProbePanel
+from doctor.tui.probe_state import ProbeView, fold
+from doctor.tui.save_dialog import SaveDialog
+from doctor.tui.session import Session
+from doctor.tui.verdict_panel import VerdictPanel
+from doctor.tui.verdict_state import VerdictView
+
+
+class DoctorApp(App[Report | None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "v100-doctor"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit_doctor", "Quit"),
+        Binding("p", "probe", "Probe"),
+        Binding("r", "rerun", "Re-run"),
+        Binding("s", "save_json", "Save"),
+        Binding("m", "save_markdown", "Markdown"),
+        Binding("c", "copy_fix", "Copy fix"),
+    ]
+
+    def __init__(self, session: Session, verdict_view=None, probe_view=None) -> None:
+        super().__init__()
+        self.session = session
+        self.report: Report | None = session.saved
+        # how a saved probe/verdict becomes display data (doctor.tui.probe_feed knows their shapes)
+        self._verdict_view = verdict_view or (lambda verdict: verdict if isinstance(verdict, VerdictView) else None)
+        self._probe_view = probe_view or (lambda probe: probe if isinstance(probe, ProbeView) else None)
+        self.probe_state = ProbeView()
+        self._probe_handle = None
+        self._probe_cancel = threading.Event()
+        self._check_count = 0
+
+    # ---- layout -----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Banner(self._source_text(), id="banner")
+        with Horizontal(id="main"):
+            yield Checklist(id="checklist")
+            yield DetailPane(id="detail")
+        with Horizontal(id="probe-row"):
+            yield ProbePanel(id="probe")
+            yield VerdictPanel(id="verdict")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.checklist.border_title = "Checks"
+        self.detail.border_title = "Details"
+        self.query_one("#probe-row").display = False
+        self.checklist.focus()
+        if self.session.saved is not None:
+            self._show_saved(self.session.saved)
+        else:
+            self._start_checks()
+
+    @property
+    def checklist(self) -> Checklist:
+        return self.query_one(Checklist)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one(DetailPane)
+
+    @property
+    def banner(self) -> Banner:
+        return self.query_one(Banner)
+
+    # ---- checks -----------------------------------------------------------------------------
+    def _start_checks(self) -> None:
+        from checks.registry import all_checks
+
+        checks = self.session.checks if self.session.checks is not None else all_checks()
+        self._check_count = len(checks)
+        self.checklist.reset([(c.id, c.title) for c in checks])
+        self.banner.set_status("gathering facts (NVML, Python packages, torch in a child process)…"
+                               if self.session.facts is None else f"running checks 0/{len(checks)}…")
+        self._show_highlighted()
+        self.run_worker(lambda: self._diagnose(checks), thread=True, group="checks", exclusive=True, exit_on_error=False)
+
+    def _diagnose(self, checks) -> Report:
+        from doctor.pipeline import diagnose
+
+        s = self.session
+        return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks, options=s.options,
+                        on_event=lambda event: self.call_from_thread(self._on_check_event, event))
+
+    def _on_check_event(self, event) -> None:
+        kind, payload = event
+        if kind == "started":
+            self.checklist.mark_running(payload.id)
+        elif kind == "finished":
+            self.checklist.mark_finished(payload)
+        done = len(self.checklist.findings)
+        self.banner.set_status(f"running checks {done}/{self._check_count}…")
+        if self.checklist.highlighted_id == payload.id:
+            self._show_highlighted()
+
+    def _checks_done(self, report: Report) -> None:
+        self.report = report
+        self._paint_source()
+        self.banner.set_status(self._summary_text())
+        self._show_highlighted()
+
+    def _show_saved(self, report: Report) -> None:
+        self._paint_source()
+        self.checklist.show_findings(report.findings)
+        self.banner.set_status(self._summary_text())
+        self._show_highlighted()
+        probe = self._probe_view(report.probe) if report.probe is not None else None
+        verdict = self._verdict_view(report.verdict) if report.verdict is not None else None
+        if probe is not None or verdict is not None:
+            self._show_probe_row()
+            if probe is not None:
+                self.probe_state = probe
+                self.query_one(ProbePanel).show(probe)
+            self.query_one(VerdictPanel).show(verdict)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group == "checks":
+            if event.state is WorkerState.SUCCESS:
+                self._checks_done(worker.result)
+            elif event.state is WorkerState.ERROR:
+                self.banner.set_status(f"☠ the doctor itself failed: {type(worker.error).__name__}: {worker.error} "
+                                       "(a bug; please report it)")
+        elif worker.group == "probe" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self._probe_done(worker)
+
+    # ---- details ----------------------------------------------------------------------------
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show_highlighted()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """enter: open the selected check's detail full-screen; escape comes back."""
+        self._show_highlighted()
+        self.screen.maximize(self.detail, container=False)
+        self.detail.focus()
+
+    def _show_highlighted(self) -> None:
+        check_id = self.checklist.highlighted_id
+        if check_id is None:
+            self.detail.show(None, "no checks to show")
+            return
+        finding = self.checklist.findings.get(check_id)
+        if finding is None:
+            state = "running…" if self.checklist.symbol_of(check_id) not in ("·",) else "waiting to run…"
+            self.detail.show(None, f"{check_id}: {state}")
+        else:
+            self.detail.show(finding)
+
+    def action_copy_fix(self) -> None:
+        text = self.detail.commands_text
+        if not text:
+            self.notify("this check has no fix commands to copy")
+            return
+        self.copy_to_clipboard(text)
+        self.notify("fix commands copied (OSC 52: works where the terminal allows clipboard access)")
+
+    # ---- re-run -----------------------------------------------------------------------------
+    def action_rerun(self) -> None:
+        if self._active_worker("checks"):
+            self.notify("the checks are still running")
+            return
+        if self.session.saved is not None:  # today's checks on the facts recorded there
+            saved = self.session.saved
+            self.session = replace(self.session, facts=saved.facts, plan=saved.plan, note=saved.note, saved=None)
+            self.notify("re-running today's checks on the recorded facts (the report's own findings are replaced)")
+        self._start_checks()
+
+    # ---- probe ------------------------------------------------------------------------------
+    def action_probe(self) -> None:
+        if self.session.start_probe is None:
+            self.notify(self.session.no_probe_reason, severity="warning")
+            return
+        if self._active_worker("probe"):
+            self.notify("the probe is already running")
+            return
+        if self.report is None:
+            self.notify("wait for the checks to finish first")
+            return
+        self._probe_cancel.clear()
+        self._probe_handle = None
+        self._show_probe_row()
+        self._on_probe_event({"event": "phase", "phase": "starting", "message": "starting the probe process…"})
+        self.query_one(VerdictPanel).show(None)
+        self.run_worker(self._run_probe, thread=True, group="probe", exclusive=True, exit_on_error=False)
+
+    def _run_probe(self) -> Report | None:
+        handle = self.session.start_probe(self.report, lambda ev: self.call_from_thread(self._on_probe_event, ev))
+        self._probe_handle = handle
+        if self._probe_cancel.is_set():  # quit arrived while the child was starting
+            handle.cancel()
+        return handle.wait()
+
+    def _on_probe_event(self, event: dict) -> None:
+        self.probe_state = fold(self.probe_state, event)
+        self.query_one(ProbePanel).show(self.probe_state)
+
+    def _probe_done(self, worker: Worker) -> None:
+        if worker.state is WorkerState.ERROR:
+            self._on_probe_event({"event": "error", "message": f"{type(worker.error).__name__}: {worker.error}"})
+            return
+        if self._probe_cancel.is_set():
+            self._on_probe_event({"event": "cancelled"})
+            return
+        report = worker.result
+        if isinstance(report, Report):
+            self.report = report
+            self.query_one(VerdictPanel).show(self._verdict_view(report.verdict) if report.verdict is not None else None)
+            self.banner.set_status(self._summary_text())
+
+    def _show_probe_row(self) -> None:
+        self.query_one("#probe-row").display = True
+
+    # ---- save -------------------------------------------------------------------------------
+    def action_save_json(self) -> None:
+        self._ask_to_save("JSON report", self._default_path(".json"), self._write_json)
+
+    def action_save_markdown(self) -> None:
+        if self.report is not None:
+            from doctor.render.markdown import render_markdown
+
+            self.copy_to_clipboard(render_markdown(self.report))
+        self._ask_to_save("Markdown (also copied to the clipboard where the terminal allows)",
+                          self._default_path(".md"), self._write_markdown)
+
+    def _ask_to_save(self, what: str, default: str, write) -> None:
+        if self.report is None:
+            self.notify("nothing to save yet: the checks are still running")
+            return
+
+        def chosen(path: str | None) -> None:
+            if path:
+                write(Path(path).expanduser())
+
+        self.push_screen(SaveDialog(what, default), chosen)
+
+    def _write_json(self, path: Path) -> None:
+        from doctor.report import report_to_json
+
+        self._write(path, report_to_json(self.report) + "\n", "report")
+
+    def _write_markdown(self, path: Path) -> None:
+        from doctor.render.markdown import render_markdown
+
+        self._write(path, render_markdown(self.report), "Markdown")
+
+    def _write(self, path: Path, text: str, what: str) -> None:
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
+            return
+        self.saved_to = path.resolve()
+        self.notify(f"{what} saved to {self.saved_to}")
+
+    def _default_path(self, suffix: str) -> str:
+        if self.session.save_path and suffix == ".json":
+            return self.session.save_path
+        stamp = (self.report.created_at if self.report else "").replace("-", "").replace(":", "")[:15].replace("T", "-")
+        return f"v100-doctor-report-{stamp or 'now'}{suffix}"
+
+    # ---- quit -------------------------------------------------------------------------------
+    async def action_quit_doctor(self) -> None:
+        """Quit; a running probe is cancelled first and its process group reaped, so no child outlives us."""
+        probe = self._active_worker("probe")
+        if probe is not None:
+            self.banner.set_status("cancelling the probe…")
+            self._probe_cancel.set()
+            handle = self._probe_handle
+            if handle is not None:
+                await asyncio.to_thread(handle.cancel)
+            await probe.wait()
+        self.exit(self.report)
+
+    def _active_worker(self, group: str) -> Worker | None:
+        return next((w for w in self.workers if w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)), None)
+
+    # ---- text -------------------------------------------------------------------------------
+    def _source_text(self) -> str:
+        report, session = self.report, self.session
+        where = session.source.removeprefix("replay:").rsplit("/", 1)[-1]
+        if report is not None and report.source.startswith("example:"):
+            return source_line(report)
+        if session.saved is not None:
+            return f"saved report {where}, read-only: as recorded {report.created_at}"
+        if session.source.startswith("replay:"):
+            return f"replayed from {where}: recorded facts, today's checks"
+        return "this machine, live"
+
+    def _paint_source(self) -> None:
+        self.banner.set_source(self._source_text(), machine_line(self.report) if self.report is not None else "")
+
+    def _summary_text(self) -> str:
+        report = self.report
+        if report is None:
+            return ""
+        text = f"{counts_line(report.findings)}"
+        if report.errors:
+            text += f" · ☠ {'; '.join(report.errors)}"
+        return text

@@ -1,0 +1,33 @@
+"""The three lines on top: whose machine this is (live, replayed, recorded example), what it has, and
+where the run stands."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from doctor import __version__
+
+
+class Banner(Static):
+    """`source` says what is shown, `machine` what it has; `status` what is happening now or how it ended."""
+
+    def __init__(self, source: str, **kw) -> None:
+        super().__init__(**kw)
+        self.source = source
+        self.machine = ""
+        self.status = ""
+
+    def on_mount(self) -> None:
+        self._paint()
+
+    def set_source(self, source: str, machine: str = "") -> None:
+        self.source, self.machine = source, machine
+        self._paint()
+
+    def set_status(self, status: str) -> None:
+        self.status = status
+        self._paint()
+
+    def _paint(self) -> None:
+        self.update(Text(f"v100-doctor {__version__} · {self.source}\n{self.machine}\n{self.status}"))

@@ -1,0 +1,67 @@
+"""From the command line's arguments to a running TUI, and back to an exit code.
+
+The CLI imports this module only when stdout and stdin are a terminal, so textual is loaded
+only then; everything the TUI shows comes from the same pipeline as the plain-text output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from doctor.exitcodes import ExitCode
+from doctor.pipeline import GatherOptions
+from doctor.report import Report
+from doctor.tui.session import Session
+
+QUIT_EARLY = 130  # the user left before the checks finished, as after Ctrl-C
+
+
+def session_from_args(args: argparse.Namespace, checks) -> Session:
+    from doctor.cli import plan_from_args
+
+    if args.replay:
+        from doctor.report import load_document
+
+        loaded = load_document(args.replay)
+        read_only = "a replay is read-only: the probe would measure this machine, not the one recorded"
+        if loaded.report is not None:  # a whole report: show it as the user saw it
+            return Session(plan=loaded.report.plan, source=f"replay:{args.replay}", saved=loaded.report,
+                           note=loaded.note, checks=checks, no_probe_reason=read_only)
+        return Session(plan=plan_from_args(args, loaded.plan), source=f"replay:{args.replay}", facts=loaded.facts,
+                       note=loaded.note, checks=checks, no_probe_reason=read_only)
+    return Session(plan=plan_from_args(args), checks=checks, save_path=args.output,
+                   options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh),
+                   **probe_arguments(args))
+
+
+def probe_arguments(args: argparse.Namespace) -> dict:
+    """How `p` starts the probe here, or why it cannot."""
+    if getattr(args, "no_probe", False):
+        return {"no_probe_reason": "the probe is off (--no-probe)"}
+    from doctor.tui import probe_feed
+
+    return probe_feed.probe_arguments(args)
+
+
+def run_tui(args: argparse.Namespace, checks) -> int:
+    from doctor.cli import exit_code_for, write_report_file
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.probe_feed import probe_view, verdict_view
+
+    session = session_from_args(args, checks)
+    app = DoctorApp(session, verdict_view=verdict_view, probe_view=probe_view)
+    report: Report | None = app.run()
+    if app.return_code:  # textual has already printed what broke
+        print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
+              file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+    if report is None:
+        print("v100-doctor: quit before the checks finished; no report", file=sys.stderr)
+        return QUIT_EARLY
+    if args.output and session.saved is None:
+        write_report_file(report, args.output)
+    from doctor.render.common import counts_line
+
+    print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
+    return int(exit_code_for(report))

@@ -1,0 +1,65 @@
+"""The probe panel: phase and progress, decode tok/s as a sparkline, and the card's live readings."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import ProgressBar, Sparkline, Static
+
+from doctor.tui.probe_state import ProbeView
+
+PHASE_NAMES = {"build": "JIT build", "jit": "JIT build", "import": "import", "load": "load", "warmup": "warm-up",
+               "prefill": "prefill", "decode": "decode runs", "runs": "timed runs", "done": "finished"}
+
+
+class ProbePanel(Vertical):
+    """Draws a ProbeView; `show(view)` is the only way in."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="probe-phase")
+        yield ProgressBar(id="probe-progress", show_eta=False)
+        with Horizontal(id="probe-speed-row"):
+            yield Sparkline([], id="probe-spark")
+            yield Static(id="probe-speed")
+        yield Static(id="probe-live")
+
+    def on_mount(self) -> None:
+        self.border_title = "Probe"
+        self.show(ProbeView())
+
+    def show(self, view: ProbeView) -> None:
+        self.view = view
+        self.query_one("#probe-phase", Static).update(Text(_phase_line(view), no_wrap=True, overflow="ellipsis"))
+        bar = self.query_one("#probe-progress", ProgressBar)
+        bar.update(total=view.total, progress=view.done if view.total else 0)
+        self.query_one("#probe-spark", Sparkline).data = list(view.tok_s)
+        speed = f"{view.tok_s[-1]:.1f} tok/s" if view.tok_s else ""
+        self.query_one("#probe-speed", Static).update(speed)
+        self.query_one("#probe-live", Static).update(Text(_live_line(view), no_wrap=True, overflow="ellipsis"))
+        self.set_class(view.state == "failed", "-failed")
+
+
+def _phase_line(view: ProbeView) -> str:
+    if view.state == "idle":
+        return "not run yet"
+    if view.state == "failed":
+        return f"failed: {view.error}"
+    if view.state == "cancelled":
+        return "cancelled"
+    if view.state == "done":
+        return view.result or "finished"
+    name = PHASE_NAMES.get(view.phase, view.phase)
+    return f"{name}: {view.message}" if view.message else name
+
+
+def _live_line(view: ProbeView) -> str:
+    parts = []
+    if view.mem_clock_mhz is not None:
+        top = f"/{view.mem_clock_max_mhz:.0f}" if view.mem_clock_max_mhz else ""
+        parts.append(f"mem {view.mem_clock_mhz:.0f}{top} MHz")
+    if view.temperature_c is not None:
+        parts.append(f"{view.temperature_c:.0f} °C")
+    if view.pcie_rx_mb_s is not None:
+        parts.append(f"PCIe RX {view.pcie_rx_mb_s / 1000:.2f} GB/s")
+    return " · ".join(parts)

@@ -1,0 +1,63 @@
+"""The probe panel's state, folded from the probe runner's JSON-lines events. Plain data, no textual.
+
+Only display state lives here (phase, progress, last readings); every number comes from an event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+SPARK_POINTS = 120  # the last decode readings kept for the sparkline
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    state: str = "idle"  # idle | running | done | failed | cancelled
+    phase: str = ""
+    message: str = ""
+    done: float = 0.0
+    total: float | None = None  # None: no measure of progress in this phase
+    tok_s: tuple[float, ...] = ()
+    mem_clock_mhz: float | None = None
+    mem_clock_max_mhz: float | None = None
+    temperature_c: float | None = None
+    pcie_rx_mb_s: float | None = None
+    result: str = ""
+    error: str = ""
+
+
+def fold(view: ProbeView, event: dict[str, Any]) -> ProbeView:
+    kind = event.get("event") or event.get("type")
+    if kind == "phase":
+        return replace(view, state="running", phase=str(event.get("phase", "")), message=str(event.get("message", "")),
+                       done=0.0, total=_number(event.get("total")))
+    if kind == "progress":
+        return replace(view, state="running", done=_number(event.get("done")) or 0.0,
+                       total=_number(event.get("total")) or view.total,
+                       message=str(event.get("message", view.message)))
+    if kind == "sample":
+        return _fold_sample(view, event)
+    if kind == "result":
+        return replace(view, state="done", phase="done", done=1.0, total=1.0, result=str(event.get("summary", "")))
+    if kind == "error":
+        return replace(view, state="failed", error=str(event.get("message", "the probe failed")))
+    if kind == "cancelled":
+        return replace(view, state="cancelled", message="cancelled")
+    return view
+
+
+def _fold_sample(view: ProbeView, event: dict[str, Any]) -> ProbeView:
+    changes: dict[str, Any] = {}
+    tok_s = _number(event.get("tok_s"))
+    if tok_s is not None:
+        changes["tok_s"] = (view.tok_s + (tok_s,))[-SPARK_POINTS:]
+    for name in ("mem_clock_mhz", "mem_clock_max_mhz", "temperature_c", "pcie_rx_mb_s"):
+        value = _number(event.get(name))
+        if value is not None:
+            changes[name] = value
+    return replace(view, **changes)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

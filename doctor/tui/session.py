@@ -1,0 +1,31 @@
+"""What one TUI run shows: a live diagnosis, today's checks on recorded facts, or a saved report read-only.
+
+Plain data without textual, so the CLI can build it before deciding to import the TUI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from checks.base import Check
+from doctor.facts.types import Facts
+from doctor.pipeline import GatherOptions
+from doctor.plan import Plan
+from doctor.report import Report
+
+
+@dataclass
+class Session:
+    plan: Plan = field(default_factory=Plan)
+    source: str = "live"  # live | replay:<file> | example:<name>, as in Report.source
+    facts: Facts | None = None  # None: gather this machine's facts
+    saved: Report | None = None  # a saved report, shown as the user saw it
+    note: str = ""
+    checks: tuple[Check, ...] | None = None  # None: the whole registry
+    options: GatherOptions = field(default_factory=GatherOptions)
+    save_path: str | None = None  # -o FILE: the default target of `s`
+    # starts the probe: (report, on_event) -> a handle with wait() -> Report and cancel(); None: not offered
+    start_probe: Callable[[Report, Callable[[dict], None]], Any] | None = None
+    no_probe_reason: str = "the probe is not available here"
+
