@@ -1,0 +1,58 @@
+"""Measured costs of a format's kernel path in a given engine: what the verdict may blame, and by how much.
+
+"desc_act is slow" is true in some engines and false in others, so each claim is a measurement
+with its engine, version, card and source. Confidence: P = measured by this project (benchmark
+and result file named), S = a published figure (e.g. the reference story), K = recalled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelPathCost:
+    key: str
+    engine: str  # "exllamav2", "transformers+bitsandbytes"
+    versions: str  # which versions the measurement covers
+    what: str
+    decode_time_factor: float  # decode time with this path / decode time without it (1.0 = free)
+    spread: str  # how precise the factor is
+    card: str
+    source: str
+    confidence: str
+
+
+ACT_ORDER_EXLLAMAV2 = KernelPathCost(
+    key="gptq-act-order", engine="exllamav2", versions="0.3.2",
+    what="GPTQ 4-bit with act-order (desc_act, a shuffled g_idx) vs the same model without g_idx",
+    decode_time_factor=1.0,
+    spread="windows of 256 tokens; act-order within the run-to-run spread of the plain model (see the result file)",
+    card="NVIDIA H200 (sm_90)",
+    source=("benchmarks/act_order.py -> benchmarks/results/act_order_h200.json (this project, 2026-12-02); "
+            "first seen in ../shared/notes/device-recipes.md; mechanism: exllamav2 ext.py make_q_matrix reorders "
+            "g_idx at load (q_perm), so decode runs the same fused GPTQ kernel"),
+    confidence="P",
+)
+
+TRANSFORMERS_BNB_NF4 = KernelPathCost(
+    key="bnb-nf4-transformers", engine="transformers+bitsandbytes", versions="as used in the reference story",
+    what="HF Transformers eager decode with bitsandbytes 4-bit (NF4) weights, dequantized per op",
+    decode_time_factor=round((900 / 14.0) / 4.0, 1),  # ceiling 64 tok/s at ~14 GB vs 4 tok/s measured
+    spread="one published figure",
+    card="Tesla V100 16 GB",
+    source="the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt §1.3): Qwen 27B, ~14 GB NF4, 4 tok/s on a V100",
+    confidence="S",
+)
+
+KERNEL_PATHS: tuple[KernelPathCost, ...] = (ACT_ORDER_EXLLAMAV2, TRANSFORMERS_BNB_NF4)
+
+
+def kernel_path_cost(engine: str, fmt: str, act_order: bool | None) -> KernelPathCost | None:
+    """The measured cost that applies to this engine and format, if any."""
+    engine = engine.lower()
+    if engine.startswith("transformers") and "bitsandbytes" in engine:
+        return TRANSFORMERS_BNB_NF4
+    if engine.startswith("exllamav2") and fmt == "gptq" and act_order:
+        return ACT_ORDER_EXLLAMAV2
+    return None

@@ -1,0 +1,118 @@
+"""`exllamav2-ready`: exllamav2 importable or buildable here, and whether a 2-3 minute JIT build is coming.
+
+The PyPI wheel is JIT-only: the first `import exllamav2` compiles 47 CUDA/C++ units with torch's
+cpp_extension. That needs nvcc of torch's CUDA major version able to target this card, ninja,
+and `tokenizers` (required, not declared). A killed build leaves a `lock` file that makes every
+later import wait forever. Sources: ../shared/notes/exllamav2-research.md §5 (ext.py, torch's
+cpp_extension messages).
+"""
+
+from __future__ import annotations
+
+import re
+
+from checks.base import Check, CheckContext
+from checks.knowledge.attention import cc_at_least
+from checks.knowledge.cuda import NVCC_ARCHS
+from doctor.findings import Finding, Status
+from doctor.probe.extbuild import JIT_UNITS
+from doctor.unknown import known
+
+PIP = "pip install exllamav2 tokenizers"
+
+
+def _major(version: object) -> int | None:
+    try:
+        return int(str(version).split(".")[0])
+    except ValueError:
+        return None
+
+
+def prebuilt_torch_tag(exllamav2_version: str) -> str | None:
+    """'0.2.7+cu121.torch2.4.0' -> '2.4.0': the torch a prebuilt wheel was compiled against."""
+    m = re.search(r"torch(\d+\.\d+(?:\.\d+)?)", exllamav2_version)
+    return m.group(1) if m else None
+
+
+def _jit_problems(ctx: CheckContext, cc: str) -> tuple[list[str], list[str]]:
+    """Why a JIT build would fail here: (problems, commands)."""
+    nvcc, torch = ctx.facts.python.nvcc, ctx.facts.python.torch
+    problems, commands = [], []
+    if not known(nvcc.path):
+        problems.append("no nvcc: the build fails with \"CUDA_HOME environment variable is not set\"")
+        commands.append("# install the CUDA toolkit of torch's CUDA major version, then: export CUDA_HOME=/usr/local/cuda")
+    if not known(nvcc.ninja):
+        problems.append("no ninja on PATH: the build fails with \"Ninja is required to load C++ extensions\"")
+        commands.append("pip install ninja")
+    nv, tc = _major(nvcc.version) if known(nvcc.version) else None, _major(torch.cuda) if known(torch.cuda) else None
+    if nv is not None and tc is not None and nv != tc:
+        problems.append(f"nvcc {nvcc.version} vs torch's CUDA {torch.cuda}: the build fails with \"The detected CUDA "
+                        "version ... mismatches the version that was used to compile PyTorch\"")
+    if nv is not None:
+        rng = next((r for r in NVCC_ARCHS if r.cuda_major == nv), None)
+        if rng and not (cc_at_least(cc, rng.min_cc) and cc_at_least(rng.max_cc, cc)):
+            problems.append(f"nvcc {nvcc.version} cannot compile for sm_{cc.replace('.', '')}: the build fails with "
+                            f"\"Unsupported gpu architecture 'compute_{cc.replace('.', '')}'\" ({rng.source.split(' ')[0]})")
+    return problems, commands
+
+
+def run(ctx: CheckContext) -> Finding:
+    py = ctx.facts.python
+    pk = py.packages
+    gpu = ctx.target_gpu()
+    cc = gpu.compute_capability if gpu and known(gpu.compute_capability) else None
+    build = py.exllamav2_build
+    ev: dict = {"exllamav2": pk.get("exllamav2") if known(pk.get("exllamav2")) else None,
+                "tokenizers": pk.get("tokenizers") if known(pk.get("tokenizers")) else None,
+                "torch_cuda": py.torch.cuda if known(py.torch.cuda) else None,
+                "nvcc": py.nvcc.version if known(py.nvcc.version) else None,
+                "ninja": py.nvcc.ninja if known(py.nvcc.ninja) else None}
+    if not known(pk.get("exllamav2")):
+        return CHECK.finding(Status.WARN, "exllamav2 is not installed: the timed probe cannot run",
+                             {**ev, "probe_can_run": False}, "Install it into the Python that runs the doctor.", [PIP])
+    version = str(pk["exllamav2"])
+    if not py.torch.installed or not known(py.torch.cuda) or py.torch.cuda == "none":
+        return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs torch with CUDA; "
+                             + ("torch is not installed" if not py.torch.installed else f"torch is {py.torch.reason or 'a CPU-only build'}"),
+                             {**ev, "probe_can_run": False}, "See cuda-pairing for a torch build that fits this card.")
+    if not known(pk.get("tokenizers")):
+        return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs `tokenizers`, which its wheel does not declare: "
+                             "`import exllamav2` fails with \"No module named 'tokenizers'\" (after the JIT build)",
+                             {**ev, "probe_can_run": False}, "Install it.", ["pip install tokenizers"])
+    if build is None:
+        return CHECK.finding(Status.WARN, f"exllamav2 {version} is installed but its build cache could not be read",
+                             {**ev, "probe_can_run": True})
+    ev.update(build_dir=build.build_dir, cached_build=build.built, prebuilt=build.prebuilt)
+    if build.prebuilt:
+        tag = prebuilt_torch_tag(version)
+        if tag and known(py.torch.version) and not str(py.torch.version).startswith(tag):
+            return CHECK.finding(Status.FAIL, f"prebuilt exllamav2 {version} was compiled for torch {tag}, this torch is "
+                                 f"{py.torch.version}: the import fails with \"undefined symbol\"",
+                                 {**ev, "probe_can_run": False}, "Install the wheel built for this torch, or the JIT wheel from PyPI.",
+                                 ["pip install --force-reinstall exllamav2"])
+        return CHECK.finding(Status.PASS, f"exllamav2 {version} (prebuilt extension): no JIT build needed",
+                             {**ev, "probe_can_run": True})
+    if build.lock_age_s is not None:
+        ev["lock_age_s"] = round(build.lock_age_s)
+        if build.stale_lock:
+            return CHECK.finding(Status.FAIL, f"a stale build lock ({build.lock_age_s / 60:.0f} min old) will make "
+                                 "`import exllamav2` wait forever", {**ev, "probe_can_run": False},
+                                 "A killed JIT build left torch's lock file behind. Delete it (or the whole build folder).",
+                                 [f"rm '{build.build_dir}/lock'"])
+    if build.built:
+        return CHECK.finding(Status.PASS, f"exllamav2 {version} is built for this machine (cached in {build.build_dir}): "
+                             "no JIT build on first import", {**ev, "probe_can_run": True})
+    problems, commands = _jit_problems(ctx, cc) if cc else ([], [])
+    if problems:
+        return CHECK.finding(Status.FAIL, f"exllamav2 {version} must JIT-build its extension here, and the build would fail: "
+                             + "; ".join(problems), {**ev, "problems": problems, "probe_can_run": False},
+                             "Fix the toolchain, or install a prebuilt exllamav2 wheel matching this torch and CUDA.", commands)
+    if build.lock_age_s is not None:
+        return CHECK.finding(Status.WARN, f"a JIT build of exllamav2 seems to be running now (lock {build.lock_age_s:.0f} s old)",
+                             {**ev, "probe_can_run": True})
+    return CHECK.finding(Status.PASS, f"exllamav2 {version} is not built yet: the first import JIT-compiles {JIT_UNITS} units "
+                         f"(about 2-3 minutes, cached afterwards in {build.root}); the toolchain is in place",
+                         {**ev, "probe_can_run": True, "jit_build_pending": True})
+
+
+CHECK = Check(id="exllamav2-ready", title="ExLlamaV2 ready to probe", run=run, depends_on=("gpu-present",))

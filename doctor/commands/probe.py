@@ -1,0 +1,74 @@
+"""Run the timed ExLlamaV2 probe alone: measured decode tok/s against this card's ceiling, and why.
+
+The probe runs in a child process (a crash, an out-of-memory or ExLlamaV2's first-time JIT
+build of 2-3 minutes cannot take the doctor down; Ctrl-C stops it and leaves nothing running).
+It loads the model with your settings, warms up for 256 tokens (ExLlamaV2 autotunes and
+captures CUDA graphs meanwhile), then times 3 runs of 128 decode tokens with EOS disabled,
+while NVML samples the card. The verdict names what explains the gap to the ceiling.
+
+examples:
+  v100-doctor probe --synthetic                       what ExLlamaV2 reaches on this card, no download
+  v100-doctor probe --model /models/qwen-27b-exl2 --max-seq-len 8192 --cache-mode q8
+  v100-doctor probe --synthetic --synthetic-format gptq-act-order --json -o probe.json
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from doctor.exitcodes import ExitCode
+
+FORMAT_HELP = "random-weight model format: fp16 (default), gptq (4-bit, no g_idx), gptq-sequential, gptq-act-order"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from doctor.cli import add_output_arguments, add_plan_arguments, positive_int
+
+    add_output_arguments(p)
+    add_plan_arguments(p)
+    g = p.add_argument_group("probe")
+    g.add_argument("--synthetic", action="store_true", help="build a random-weight model sized for this card and probe it")
+    g.add_argument("--synthetic-format", default="fp16", metavar="FORMAT", help=FORMAT_HELP)
+    g.add_argument("--synthetic-gb", type=float, metavar="GB", help="size of the synthetic model's weights (default: sized for the card, at most 6)")
+    g.add_argument("--keep-synthetic", metavar="DIR", help="write the synthetic model to DIR and keep it (default: a temp dir, removed)")
+    g.add_argument("--tokens", type=positive_int, default=128, metavar="N", help="decode tokens per timed run (default 128)")
+    g.add_argument("--runs", type=positive_int, default=3, metavar="N", help="timed runs (default 3)")
+    g.add_argument("--warmup", type=positive_int, default=256, metavar="N", help="warm-up decode tokens before timing (default 256)")
+    g.add_argument("--prompt", type=positive_int, default=128, metavar="N", dest="prompt_tokens", help="prompt tokens (default 128)")
+    g.add_argument("--second-pass", choices=("auto", "always", "never"), default="auto",
+                   help="reload the model and time it again: auto = when the first load looks host-bound (default)")
+    g.add_argument("--no-bandwidth", action="store_true", help="skip the device-to-device bandwidth measurement")
+
+
+def run(args: argparse.Namespace) -> ExitCode:
+    from doctor.cli import UsageError, emit, plan_from_args
+    from doctor.probe.console import ConsoleProgress
+    from doctor.probe.runner import SyntheticRequest
+    from doctor.probe.stage import checked_report, run_stage, skip_reason, spec_for
+    from doctor.probe.synthetic import FORMATS
+    from checks.env import ENV_CHECKS
+    from checks.probe import PROBE_CHECKS
+
+    if args.synthetic == bool(args.model):
+        raise UsageError("give either --model PATH or --synthetic")
+    if args.synthetic_format not in FORMATS:
+        raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
+    plan = plan_from_args(args)
+    checks = tuple(ENV_CHECKS) + tuple(PROBE_CHECKS)  # the probe alone: only what decides whether it can run
+    report = checked_report(plan, checks)
+    why = skip_reason(report, synthetic=args.synthetic)
+    if why:
+        from dataclasses import replace
+
+        report = replace(report, errors=report.errors + (f"probe not run: {why}",))
+        emit(report, args)
+        return ExitCode.FAILURES
+    spec = spec_for(plan, prompt_tokens=args.prompt_tokens, warmup_tokens=args.warmup, runs=args.runs, tokens=args.tokens,
+                    second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
+    synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
+                                 keep_dir=args.keep_synthetic) if args.synthetic else None
+    report = run_stage(report, spec, synthetic, on_event=ConsoleProgress())
+    code = emit(report, args)
+    if report.probe is not None and report.probe.status == "cancelled":
+        return 130
+    return code

@@ -1,0 +1,27 @@
+"""The ExLlamaV2 probe: a short, properly timed generation in a child process, measured against the card.
+
+Why a child: a CUDA crash, an out-of-memory, a hang or ExLlamaV2's ~150 s first-time JIT build
+must never take the doctor (or its TUI) down. The parent (runner.py) owns the timeouts, the
+cancel (it kills the child's whole process group) and the NVML sampler; the child (worker.py)
+only measures and speaks JSON lines.
+
+Event protocol (version 1), one JSON object per line on the worker's stdout; the runner hands
+each event, as a dict, to its `on_event` callback unchanged (plus a "t_s" it adds: seconds
+since the worker started):
+
+  {"event": "phase",    "phase": P, "message": "...", "total": N|null}
+        a new phase began; P is one of PHASES below. "total" is the size of the phase's
+        progress measure when it has one (tokens, modules, object files).
+  {"event": "progress", "phase": P, "done": n, "total": N|null, "unit": "tokens"|"modules"|"objects"|"bytes",
+        "message": "..."}
+  {"event": "sample",   "phase": P, "pass": k, "run": i, "tokens": n, "tok_s": x, "cpu_wall": r,
+        "faults_per_token": f}
+        one decode chunk or timed run as the worker measured it (tok/s for a live sparkline).
+  {"event": "result",   "summary": "one line", "result": {...ProbeResult...}}
+  {"event": "error",    "kind": K, "phase": P, "message": "one line", "detail": "log tail or traceback"}
+        K is one of ERROR_KINDS: the runner maps it to a finding (see failures.py).
+The runner itself adds {"event": "cancelled"} and {"event": "timeout", "phase": P} when it
+stops the worker, so a UI folding events sees every ending.
+
+Results are plain dataclasses (results.py) so they serialize into Report.probe.
+"""

@@ -1,0 +1,47 @@
+"""Telling a host-bound state from the card's real speed, with the worker's own host counters.
+
+Seen on the H200 (../shared/notes/device-recipes.md): the first model loaded in a process
+decoded ~15x slower than a second load of the same model, steadily (small spread), with one
+core busy, the GPU 4-8% utilised and ~270 minor page faults per token; the healthy load took
+none. A probe must never report such a pass as the card's speed. So every pass records its
+faults per token and CPU/wall, a pass with page-fault churn triggers an independent second
+load, and the faster, clean pass is the one reported; the other is named in the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from doctor.probe.results import DecodePass
+
+CHURN_FAULTS_PER_TOKEN = 20.0  # a healthy steady decode touches no new host memory (0 faults/token)
+SLOWER_BY = 0.8  # a pass below 80% of an independent second load is not the card's speed
+
+
+def churn(p: DecodePass) -> str:
+    """Why this pass looks host-bound by its own counters, or ""."""
+    if p.runs and p.faults_per_token >= CHURN_FAULTS_PER_TOKEN:
+        return (f"{p.faults_per_token:.0f} minor page faults per token with the worker at {p.cpu_wall:.2f} CPU/wall: "
+                "host-side memory churn paces decode")
+    return ""
+
+
+def wants_second_pass(mode: str, first: DecodePass) -> bool:
+    return mode == "always" or (mode == "auto" and bool(churn(first)))
+
+
+def judge(first: DecodePass, second: DecodePass | None) -> tuple[tuple[DecodePass, ...], int]:
+    """Flag each pass and pick the one to report: the faster clean pass, never a flagged one if a clean one exists."""
+    if second is None:
+        return (replace(first, flag=churn(first)),), 1
+    f1, f2 = churn(first), churn(second)
+    if not f1 and second.median_tok_s and first.median_tok_s < SLOWER_BY * second.median_tok_s:
+        f1 = (f"{first.median_tok_s:.1f} tok/s, {100 * (1 - first.median_tok_s / second.median_tok_s):.0f}% below an "
+              f"independent second load ({second.median_tok_s:.1f} tok/s)")
+    if not f2 and first.median_tok_s and second.median_tok_s < SLOWER_BY * first.median_tok_s:
+        f2 = (f"{second.median_tok_s:.1f} tok/s, {100 * (1 - second.median_tok_s / first.median_tok_s):.0f}% below "
+              f"the first load ({first.median_tok_s:.1f} tok/s)")
+    passes = (replace(first, flag=f1), replace(second, flag=f2))
+    clean = [p for p in passes if not p.flag] or list(passes)
+    best = max(clean, key=lambda p: p.median_tok_s)
+    return passes, best.index

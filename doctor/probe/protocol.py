@@ -1,0 +1,102 @@
+"""The JSON-lines protocol between the probe worker and the runner, and the probe's spec.
+
+Kept free of torch and of the doctor's heavier modules: the worker imports it before torch,
+and a test can speak it from a fake worker.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any
+
+PROTOCOL = 1
+EVENTS = ("phase", "progress", "sample", "result", "error")
+PHASES = ("start", "import", "build", "bandwidth", "load", "prefill", "warmup", "decode", "reload", "done")
+TIMED_PHASES = ("prefill", "decode")  # the runner samples NVML while these run
+ERROR_KINDS = (
+    "oom",  # CUDA out of memory / ExLlamaV2 "Insufficient VRAM"
+    "flash-attn",  # "FlashAttention only supports Ampere GPUs or newer"
+    "no-kernel-image",  # torch or an extension has no kernel for this card
+    "jit-build",  # ExLlamaV2's extension failed to build (nvcc, ninja, CUDA mismatch, arch)
+    "not-installed",  # exllamav2 (or torch, tokenizers) is missing
+    "no-cuda",  # torch sees no CUDA device
+    "model-load",  # ExLlamaV2 cannot read the model directory
+    "bad-spec",  # the request itself was wrong
+    "internal",  # anything else: a bug, reported with its traceback
+)
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """What to measure, and how. Defaults follow the seed: 3 runs of 128 tokens after a real warm-up."""
+
+    model_path: str
+    max_seq_len: int | None = None  # None: 4096, capped by the model's own limit (said so in the result)
+    cache_mode: str = "fp16"  # fp16 | fp8 | q8 | q6 | q4
+    gpu_split: tuple[float, ...] | None = None  # GB per GPU; None = autosplit
+    gpu_index: int = 0
+    prompt_tokens: int = 128  # the fixed prompt; decode is timed after it
+    warmup_tokens: int = 256  # covers ExLlamaV2's 200-call autotune and the 205th-call graph capture
+    runs: int = 3
+    tokens: int = 128  # decode tokens per timed run
+    second_pass: str = "auto"  # auto | always | never: reload the model and measure again
+    measure_bandwidth: bool = True
+    label: str = ""  # e.g. "synthetic fp16 6.0 GB"
+
+
+def spec_to_json(spec: ProbeSpec) -> str:
+    return json.dumps(asdict(spec))
+
+
+def spec_from_json(text: str) -> ProbeSpec:
+    data = json.loads(text)
+    if not isinstance(data, dict) or not isinstance(data.get("model_path"), str):
+        raise ValueError("the probe spec must be a JSON object with a model_path")
+    known = {k: v for k, v in data.items() if k in ProbeSpec.__dataclass_fields__}
+    if known.get("gpu_split") is not None:
+        known["gpu_split"] = tuple(float(x) for x in known["gpu_split"])
+    return ProbeSpec(**known)
+
+
+@dataclass
+class Emitter:
+    """Writes events to the protocol stream (the worker's real stdout), one flushed line each."""
+
+    stream: IO[str]
+    sent: list[str] = field(default_factory=list)
+
+    def emit(self, event: str, **fields: Any) -> None:
+        line = json.dumps({"event": event, **fields}, default=_jsonable)
+        self.stream.write(line + "\n")
+        self.stream.flush()
+        self.sent.append(event)
+
+    def phase(self, phase: str, message: str, total: float | None = None, **extra: Any) -> None:
+        self.emit("phase", phase=phase, message=message, total=total, **extra)
+
+    def progress(self, phase: str, done: float, total: float | None, unit: str, message: str = "") -> None:
+        self.emit("progress", phase=phase, done=done, total=total, unit=unit, message=message)
+
+    def error(self, kind: str, phase: str, message: str, detail: str = "") -> None:
+        self.emit("error", kind=kind, phase=phase, message=message, detail=detail[-4000:])
+
+
+def _jsonable(obj: Any) -> Any:
+    from doctor.serialize import to_jsonable
+
+    return to_jsonable(obj)
+
+
+def parse_event(line: str) -> dict | None:
+    """One protocol line -> its event dict; None for anything else (a stray print is not an event)."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and data.get("event") in EVENTS:
+        return data
+    return None

@@ -1,0 +1,127 @@
+"""The named causes of lost decode time, each estimated from its own evidence, and the fixes they imply.
+
+Time per token is the unit: the ideal is weights ÷ bandwidth (the zero-context ceiling, the
+seed's 70.9 tok/s arithmetic), the measurement is 1 ÷ tok/s, and each cause adds milliseconds
+it can show evidence for. Whatever no cause can show stays "unexplained"; when the estimates
+overlap and add up to more than the gap they are scaled down to it, and the verdict says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from checks.knowledge.engines import kernel_path_cost
+from checks.knowledge.pcie import practical_gbs
+from doctor.verdict_evidence import DecodeEvidence
+
+HOST_BOUND_UTIL_PCT = 70.0  # below this the GPU waits on the host for a large part of each token
+CLOCK_DROP = 0.97  # a clock below 97% of its max under load is held back
+
+
+@dataclass(frozen=True)
+class Cause:
+    id: str  # kv-reads | throttled-clocks | cpu-offload | host-bound | kernel-path | gpu-contention | unexplained
+    title: str
+    lost_ms: float | None  # per token; None: present but not estimable from the evidence
+    share: float | None = None  # of the gap, 0..1 (set by the verdict)
+    evidence: dict = field(default_factory=dict)
+    sentence: str = ""  # the evidence in words, for the one-sentence headline
+    estimated: bool = True  # every share is an estimate; the evidence figures are measured unless said
+
+
+@dataclass(frozen=True)
+class Inputs:
+    t_meas_ms: float
+    t_weights_ms: float  # weights / datasheet (or measured) bandwidth
+    t_kv_ms: float
+    bandwidth_gbs: float
+    weights_bytes: float
+    kv_bytes: float
+    offloaded_bytes: float
+    context: int
+    cache_mode: str
+    engine: str
+    fmt: str
+    act_order: bool | None
+    evidence: DecodeEvidence
+
+
+def kv_reads(x: Inputs) -> Cause | None:
+    if x.kv_bytes <= 0:
+        return None
+    return Cause("kv-reads", f"KV cache reads at {x.context:,} tokens of context ({x.cache_mode})", x.t_kv_ms,
+                 evidence={"kv_read_gb_per_token": round(x.kv_bytes / 1e9, 3), "context_tokens": x.context,
+                           "cache_mode": x.cache_mode},
+                 sentence=f"{x.kv_bytes / 1e9:.2f} GB of {x.cache_mode.upper()} KV cache is read per token at "
+                          f"{x.context:,} tokens of context", estimated=False)
+
+
+def throttled(x: Inputs) -> Cause | None:
+    e = x.evidence
+    ratios = [r for r in (e.mem_clock_ratio, e.sm_clock_ratio if e.throttle_reasons else None) if r is not None]
+    if not ratios or min(ratios) >= CLOCK_DROP:
+        return None
+    r = min(ratios)
+    lost = (x.t_weights_ms + x.t_kv_ms) * (1 / r - 1)
+    why = ", ".join(e.throttle_reasons) or "no reason reported"
+    return Cause("throttled-clocks", "clocks held below max under load", lost,
+                 evidence={"mem_clock_ratio": e.mem_clock_ratio, "sm_clock_ratio": e.sm_clock_ratio,
+                           "reasons": list(e.throttle_reasons), "temperature_max_c": e.temperature_max_c},
+                 sentence=f"the clocks ran at {r:.0%} of max during decode ({why}"
+                          + (f", {e.temperature_max_c} °C" if e.temperature_max_c else "") + ")")
+
+
+def offload(x: Inputs) -> Cause | None:
+    e = x.evidence
+    measured_rx = (e.pcie_rx_mbs or 0) * 1e6  # bytes/s host -> GPU during decode
+    crossing = x.offloaded_bytes or measured_rx * x.t_meas_ms / 1000
+    if crossing < 5e6:  # a few MB per token is the embedding row and logits, not offload
+        return None
+    rate = measured_rx if measured_rx > 1e8 else (practical_gbs(e.pcie_gen or 3, e.pcie_width or 16) or 12.6) * 1e9
+    lost = crossing / rate * 1000
+    return Cause("cpu-offload", "weights crossing PCIe every token (offload)", lost,
+                 evidence={"offloaded_gb_per_token": round(crossing / 1e9, 3), "pcie_rx_gbs": round(rate / 1e9, 2),
+                           "pcie_rate_from": "measured during decode" if measured_rx > 1e8 else "link estimate"},
+                 sentence=f"{crossing / 1e9:.1f} GB of weights cross PCIe each token at {rate / 1e9:.1f} GB/s")
+
+
+def host_bound(x: Inputs) -> Cause | None:
+    e = x.evidence
+    if e.util_pct is None or e.util_pct >= HOST_BOUND_UTIL_PCT:
+        return None
+    lost = x.t_meas_ms * (1 - e.util_pct / 100)
+    cpu = f", the worker at {e.cpu_wall:.2f} CPU/wall" if e.cpu_wall is not None else ""
+    faults = f", {e.faults_per_token:g} page faults/token" if e.faults_per_token else ""
+    return Cause("host-bound", "host/launch-bound decode (the GPU waits for the CPU)", lost,
+                 evidence={"gpu_util_pct": e.util_pct, "cpu_wall": e.cpu_wall, "faults_per_token": e.faults_per_token,
+                           "decode_samples": e.samples},
+                 sentence=f"the GPU was busy only {e.util_pct:.0f}% of decode time{cpu}{faults}")
+
+
+def kernel_path(x: Inputs) -> Cause | None:
+    cost = kernel_path_cost(x.engine, x.fmt, x.act_order)
+    if cost is None:
+        return None
+    lost = (x.t_weights_ms + x.t_kv_ms) * (cost.decode_time_factor - 1)
+    return Cause("kernel-path", f"the kernel path of {cost.what.split(' vs ')[0]} in {cost.engine}", lost,
+                 evidence={"decode_time_factor": cost.decode_time_factor, "engine": cost.engine, "versions": cost.versions,
+                           "source": cost.source, "confidence": cost.confidence},
+                 sentence=(f"{cost.engine} runs this format at {cost.decode_time_factor:g}x the ideal time per token "
+                           f"({cost.card}, {'measured here' if cost.confidence == 'P' else 'published figure'})"
+                           if cost.decode_time_factor > 1 else
+                           f"measured: it costs nothing in {cost.engine} {cost.versions}"))
+
+
+def contention(x: Inputs) -> Cause | None:
+    if not x.evidence.competitors:
+        return None
+    return Cause("gpu-contention", "other processes on the GPU during decode", None,
+                 evidence={"processes": list(x.evidence.competitors)},
+                 sentence=f"{len(x.evidence.competitors)} other process(es) held GPU memory during decode")
+
+
+ESTIMATORS = (kv_reads, throttled, offload, kernel_path, host_bound, contention)
+
+
+def estimate(x: Inputs) -> list[Cause]:
+    return [c for est in ESTIMATORS if (c := est(x)) is not None]
