@@ -16,7 +16,13 @@ from doctor.exitcodes import EXIT_CODE_HELP, ExitCode
 from doctor.findings import Status
 
 # subcommand -> module with add_arguments(parser) and run(args) -> ExitCode
-SUBCOMMANDS: dict[str, tuple[str, str]] = {}
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("doctor.commands.explain", "name the pitfall behind each error in a pasted log, confirmed on this machine"),
+    "bundle": ("doctor.commands.bundle", "write one redacted .tar.gz/.zip with everything a support ticket needs"),
+    "watch": ("doctor.commands.watch", "sample a running server: throttling, offload, competing processes (read-only)"),
+    "probe": ("doctor.commands.probe", "time ExLlamaV2 on your model (or --synthetic) and explain the gap to the ceiling"),
+    "demo": ("doctor.commands.demo", "replay recorded example cases (the reference V100 journey, an H200), clearly labelled"),
+}
 
 DESCRIPTION = """\
 Diagnose a quantized-LLM setup on an old data-centre GPU (V100 first; P100, P40, T4,
@@ -54,6 +60,20 @@ def positive_int(text: str) -> int:
     return value
 
 
+def target_gpu(text: str) -> str:
+    """A --target-gpu key from the knowledge base (an NVML-style name is accepted too)."""
+    import difflib
+
+    from checks.knowledge.gpus import GPUS, spec_for_key, spec_for_name
+
+    spec = spec_for_key(text) or spec_for_name(text)
+    if spec is None:
+        close = [g.key for g in GPUS if text.lower() in g.key] or difflib.get_close_matches(text.lower(), [g.key for g in GPUS], n=2)
+        hint = f"; did you mean {' or '.join(close[:4])}?" if close else ""
+        raise argparse.ArgumentTypeError(f"unknown GPU {text!r}{hint} (v100-doctor --list-gpus shows the known ones)")
+    return spec.key
+
+
 def gpu_split(text: str) -> tuple[float, ...]:
     try:
         parts = tuple(float(p) for p in text.split(","))
@@ -71,7 +91,7 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cache-mode", choices=["fp16", "fp8", "q8", "q6", "q4"], default=None, help="KV cache mode (default fp16)")
     g.add_argument("--gpu-split", type=gpu_split, metavar="GB[,GB...]", help="ExLlamaV2 gpu_split in GB per GPU")
     g.add_argument("--gpu", type=int, default=0, metavar="INDEX", dest="gpu_index", help="which GPU to diagnose (default 0)")
-    g.add_argument("--target-gpu", metavar="NAME", help="plan for a card you do not have (e.g. v100-pcie-16gb); see --list-gpus")
+    g.add_argument("--target-gpu", metavar="NAME", type=target_gpu, help="plan for a card you do not have (e.g. v100-pcie-16gb); see --list-gpus")
 
 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
@@ -117,6 +137,7 @@ def plan_from_args(args: argparse.Namespace, base=None):
     changes = {}
     if getattr(args, "model", None):
         changes["model_path"] = " ".join(args.model)
+        changes["model_path_parts"] = tuple(args.model)
     for name in ("max_seq_len", "cache_mode", "gpu_split", "target_gpu"):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
@@ -127,6 +148,8 @@ def plan_from_args(args: argparse.Namespace, base=None):
 
 def exit_code_for(report) -> ExitCode:
     statuses = {f.status for f in report.findings}
+    if any(f.evidence.get("input_error") for f in report.findings):  # e.g. --model names nothing
+        return ExitCode.USAGE
     if Status.FAIL in statuses:
         return ExitCode.FAILURES
     if Status.ERROR in statuses or report.errors:
@@ -152,6 +175,9 @@ def emit(report, args) -> ExitCode:
         from doctor.render.text import render_text
 
         sys.stdout.write(render_text(report, verbose=args.verbose))
+    for f in report.findings:
+        if f.evidence.get("input_error"):
+            print(f"v100-doctor: error: {f.evidence['input_error']}", file=sys.stderr)
     return exit_code_for(report)
 
 
@@ -170,7 +196,7 @@ def select_checks(only: list[str] | None):
     from checks.registry import all_checks, check_ids
 
     if not only:
-        return all_checks()
+        return None  # the pipeline picks the checks that apply to the plan (model checks only with --model)
     unknown = [c for c in only if c not in check_ids()]
     if unknown:
         raise UsageError(f"unknown check id {', '.join(unknown)}; known: {', '.join(check_ids())}")
@@ -184,7 +210,17 @@ def wants_tui(args: argparse.Namespace) -> bool:
     return sys.stdout.isatty() and sys.stdin.isatty()
 
 
+def start_torch_early(args: argparse.Namespace):
+    """Start the torch child before importing the checks: its ~1.5 s import then overlaps everything else."""
+    if args.replay or args.list_checks or args.list_gpus or wants_tui(args):
+        return None  # the TUI gathers in its own worker
+    from doctor.facts.torch_facts import TorchGatherer
+
+    return TorchGatherer(timeout_s=args.torch_timeout, fresh=args.fresh)
+
+
 def run_main(args: argparse.Namespace) -> ExitCode:
+    early_torch = start_torch_early(args)
     from doctor.pipeline import GatherOptions, diagnose
 
     if args.list_checks:
@@ -213,7 +249,8 @@ def run_main(args: argparse.Namespace) -> ExitCode:
                           note=loaded.note, checks=checks)
     else:
         report = diagnose(plan_from_args(args), checks=checks,
-                          options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh))
+                          options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh,
+                                                torch_gatherer=early_torch))
     return emit(report, args)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from checks.base import Check
-from checks.registry import all_checks
+from checks.registry import checks_for
 from doctor.engine import Event, run_checks
 from doctor.facts.types import Facts
 from doctor.plan import Plan
@@ -19,12 +19,14 @@ class GatherOptions:
     torch_timeout_s: float = 20.0
     fresh: bool = False  # re-import torch even if the per-wheel cache has its static facts
     use_cache: bool = True
+    torch_gatherer: Any = None  # a TorchGatherer already started (the CLI starts it before its heavy imports)
 
 
 def gather(plan: Plan, options: GatherOptions = GatherOptions()) -> Facts:
     from doctor.facts.gather import gather_facts
 
-    return gather_facts(torch_timeout_s=options.torch_timeout_s, fresh=options.fresh, use_cache=options.use_cache)
+    return gather_facts(torch_timeout_s=options.torch_timeout_s, fresh=options.fresh, use_cache=options.use_cache,
+                        torch=options.torch_gatherer)
 
 
 def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", note: str = "",
@@ -36,7 +38,13 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", no
         t0 = time.perf_counter()
         facts = gather(plan, options)
         timings["gather_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    if plan.model_path:  # live or replay: read --model now unless the facts already hold that directory
+        from doctor.facts.model_dir import attach_model
+
+        t0 = time.perf_counter()
+        facts = attach_model(facts, plan.model_path)
+        timings["model_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     t0 = time.perf_counter()
-    findings = run_checks(facts, plan, all_checks() if checks is None else checks, on_event)
+    findings = run_checks(facts, plan, checks_for(plan) if checks is None else checks, on_event)
     timings["checks_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings)

@@ -12,25 +12,32 @@ from doctor.facts.nvml import gather_nvml
 from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
 from doctor.facts.torch_facts import TorchGatherer
 from doctor.facts.types import Facts, PythonFacts
+from doctor.probe.extbuild import gather_build_cache
 
 
 def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True,
-                 nvml_module: Any = None) -> Facts:
-    """Never raises for a broken environment: each part reports what it could not read."""
-    torch = TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache)
+                 nvml_module: Any = None, torch: TorchGatherer | None = None) -> Facts:
+    """Never raises for a broken environment: each part reports what it could not read.
+
+    `torch` may be a gatherer the caller started earlier, so torch's slow import overlaps the
+    caller's own start-up as well as the rest of the gathering.
+    """
+    torch = torch or TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache)
     with ThreadPoolExecutor(max_workers=2) as pool:
         nvcc_future = pool.submit(gather_nvcc)
         nvml = gather_nvml(nvml_module)
         packages = package_versions()
         host = gather_host()
         nvcc = nvcc_future.result()
+    torch_facts = torch.result()
     python = PythonFacts(
         version=sys.version.split()[0],
         executable=sys.executable,
         packages=packages,
-        torch=torch.result(),
+        torch=torch_facts,
         nvcc=nvcc,
         env=relevant_env(),
+        exllamav2_build=gather_build_cache(torch_facts.cuda),
     )
     return Facts(
         gathered_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
