@@ -94,7 +94,7 @@ def parse_document(data: Any, name: str) -> Loaded:
 
 
 def load_document(path: str) -> Loaded:
-    """Read a saved report or facts fixture. Every failure is a ReplayError with a one-line reason."""
+    """Read a saved report, facts fixture or ticket bundle (.tar.gz/.zip). Every failure is a ReplayError with a one-line reason."""
     p = Path(path)
     if not p.exists():
         raise ReplayError(f"{path}: no such file")
@@ -104,6 +104,13 @@ def load_document(path: str) -> Loaded:
         raw = p.read_bytes()
     except OSError as exc:
         raise ReplayError(f"{path}: cannot read it ({exc.strerror})") from None
+    from doctor.archive import ArchiveError, looks_like_archive, read_member
+
+    if looks_like_archive(raw[:4]):
+        try:
+            raw = read_member(path)
+        except ArchiveError as exc:
+            raise ReplayError(f"{path}: {exc}") from None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -1,0 +1,323 @@
+"""Error signatures seen in real logs: the text, the pitfall (a check id) behind it, the fix, and where it was reported.
+
+`v100-doctor explain` matches these against a pasted log. Each row is data: the regex, a literal
+`anchor` that every matching line contains (the streaming scanner looks for anchors first, so a
+2 GB log is never run through every regex), the check ids that can confirm the pitfall on a
+machine, and the public issue (or, where no issue quotes it, the source line) that shows the text.
+
+Named groups become numbers in the match. A group name's suffix says how to read it:
+`_mib` a size such as "2.00 GiB" (turned into MiB), `_cc` a compute capability in any spelling
+("sm_70", "70", "compute_70", "7.0" -> "7.0"), `_cudaint` a CUDA version as torch prints it
+("11040" -> "11.4"). Other groups stay text (whole numbers become ints).
+Confidence: P = the text is quoted from the issue or source at the URL; S = a user report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+SEVERITIES = ("error", "warning", "info")  # error: the run failed here; warning: a trap that will bite; info: explains behaviour
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    engine: str
+    anchor: str | tuple[str, ...]  # lower-case literal(s): every line the pattern matches holds one of them
+    pattern: str
+    checks: tuple[str, ...]  # pitfall ids, the first is the pitfall's name; any may confirm it
+    title: str
+    fix: str
+    source: str
+    confidence: str
+    severity: str = "error"
+    commands: tuple[str, ...] = ()
+    followup: str = ""  # regex for more numbers on the next `followup_lines` lines (multi-line messages)
+    followup_lines: int = 0
+    rules_out_on_pass: bool = True  # does a passing check mean this pitfall is not the cause here?
+    pass_note: str = ""  # what a passing check leaves open
+
+    @property
+    def check(self) -> str:
+        return self.checks[0]
+
+    @property
+    def anchors(self) -> tuple[str, ...]:
+        return (self.anchor,) if isinstance(self.anchor, str) else self.anchor
+
+    @property
+    def regex(self) -> re.Pattern:
+        return _compiled(self.pattern)
+
+    @property
+    def followup_regex(self) -> re.Pattern | None:
+        return _compiled(self.followup) if self.followup else None
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+SIZE = r"[\d.]+ ?[KMGT]i?B"
+EXL2_REPO = "https://github.com/turboderp-org/exllamav2"
+TORCH_FIX = ("Install a torch whose wheel ships kernels for this card: for a V100 (sm_70) torch 2.8-2.10 with cu126 or "
+             "cu128, or any cu126 build; `v100-doctor --check cuda-pairing` prints the exact pip command for this "
+             "machine's driver.")
+
+SIGNATURES: tuple[Signature, ...] = (
+    # --- torch wheel without kernels for this card ---------------------------------------------------------
+    Signature(
+        "no-kernel-image", "torch / CUDA runtime", "kernel image",
+        r"no kernel image is available for execution on the device",
+        ("cuda-pairing",),
+        "No compiled kernel for this GPU's architecture: the torch wheel (or a compiled extension) was built without it",
+        TORCH_FIX, "https://github.com/vllm-project/vllm/issues/19185", "P",
+        rules_out_on_pass=False,
+        pass_note="torch itself has kernels for this card here, so the missing kernel is in another compiled extension "
+                  "(exllamav2_ext, xformers, bitsandbytes, flash-attn) built without this card's arch; rebuild it with "
+                  "TORCH_CUDA_ARCH_LIST set to this card's compute capability"),
+    Signature(
+        "torch-capability-too-old", "torch", "capability",
+        r"Found GPU(?P<gpu_index>\d+) (?P<gpu_name>.+?) which is of cuda capability (?P<card_cc>\d+\.\d+)",
+        ("cuda-pairing",),
+        "torch warns that this card is older than every architecture its wheel was built for (torch 2.10 and older wording)",
+        TORCH_FIX, "https://github.com/vllm-project/vllm/issues/19185", "P", severity="warning",
+        followup=r"minimum cuda capability (?:supported by this library|that we support) is (?P<min_cc>\d+\.\d+)",
+        followup_lines=3),
+    Signature(
+        "torch-capability-not-compatible", "torch", "capability",
+        r"(?P<gpu_name>[\w .()-]+?) with CUDA capability (?P<card_cc>sm_\d+) is not compatible with the current PyTorch installation",
+        ("cuda-pairing",),
+        "torch warns that its wheel has no kernels for this card's architecture",
+        TORCH_FIX, "https://github.com/vllm-project/vllm/issues/21633", "P", severity="warning",
+        followup=r"supports CUDA capabilities (?P<built_for>(?:(?:sm|compute)_\d+ ?)+)", followup_lines=2),
+    Signature(
+        "torch-capability-cc-list", "torch", "capability",
+        r"Found GPU(?P<gpu_index>\d+) (?P<gpu_name>.+?) which is of compute capability \(CC\) (?P<card_cc>\d+\.\d+)",
+        ("cuda-pairing",),
+        "torch (2.11+ wording) warns that none of the architectures in its wheel runs on this card",
+        TORCH_FIX + " The CUDA versions this warning suggests can be wrong for 2.11: only cu126 still has sm_70 there.",
+        "https://github.com/pytorch/pytorch/issues/182250", "P", severity="warning",
+        followup=r"supports one of these CUDA versions: (?P<suggested_cuda>[\d., ]+\d)", followup_lines=10),
+    Signature(
+        "torch-maxwell-pascal-removed", "torch", "maxwell",
+        r"Support for Maxwell and Pascal architectures is removed for CUDA (?P<cuda>\d+\.\d+)\+ builds",
+        ("cuda-pairing",),
+        "torch's CUDA 12.8+ wheels dropped Maxwell and Pascal (P100, P40)",
+        "Install a cu126 torch build: pip install torch --index-url https://download.pytorch.org/whl/cu126",
+        "https://github.com/pytorch/pytorch/pull/158700", "P", severity="warning"),
+    # --- attention kernels ----------------------------------------------------------------------------------
+    Signature(
+        "flash-attn-needs-ampere", "flash-attn", "flashattention",
+        r"FlashAttention only supports (?:Ampere GPUs or newer|Turing, Ampere or Hopper GPUs)",
+        ("flash-attn",),
+        "flash-attn is installed and was called on a GPU older than it supports (FA2 needs cc 8.0+)",
+        "Uninstall flash-attn, or set EXLLAMA_NO_FLASH_ATTN=1 (TabbyAPI: no_flash_attention: true); ExLlamaV2 then "
+        "uses xformers or torch SDPA, which work on a V100.",
+        f"{EXL2_REPO}/issues/502", "P", commands=("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1")),
+    Signature(
+        "exllamav2-flash-attn-unsupported-gpu", "exllamav2", "flash attention",
+        r"Flash Attention is installed but unsupported GPUs were detected",
+        ("flash-attn",),
+        "ExLlamaV2 saw flash-attn on a GPU it cannot run on, warned, and will still call it",
+        "Uninstall flash-attn or set EXLLAMA_NO_FLASH_ATTN=1 before the crash that follows.",
+        f"{EXL2_REPO}/issues/502", "P", severity="warning", commands=("pip uninstall -y flash-attn",)),
+    Signature(
+        "paged-attention-needs-flash-attn", "exllamav2", "flash attention",
+        r"Paged attention required Flash Attention (?P<min_version>[\d.]+) or later",
+        ("flash-attn",),
+        "ExLlamaV2's dynamic generator defaults to paged attention, which needs flash-attn 2.5.7+ (and so an Ampere+ GPU)",
+        "Create the generator with paged=False (batch size 1), or in TabbyAPI let it fall back to compatibility mode; "
+        "on a V100 flash-attn cannot be the fix.",
+        "https://github.com/theroyallab/tabbyAPI/issues/120", "P"),
+    Signature(
+        "tabbyapi-compatibility-mode", "TabbyAPI", ("unsupported gpu", "parallel batching", "compatability mode"),
+        r"An unsupported GPU is found in this configuration\. Switching to compatibility mode"
+        r"|This disables parallel batching and features that rely on it"
+        r"|To disable compatab?ility mode, all GPUs must be ampere",
+        ("flash-attn",),
+        "TabbyAPI found a pre-Ampere GPU and turned off flash-attn and paged batching (expected on a V100)",
+        "Nothing to fix for a single user; batching needs an Ampere+ GPU.",
+        f"{EXL2_REPO}/issues/502", "P", severity="info", rules_out_on_pass=False,
+        pass_note="TabbyAPI does this on every pre-Ampere GPU, with or without flash-attn; expected on a V100"),
+    Signature(
+        "dynamic-generator-8bit-cache", "exllamav2", "8-bit cache",
+        r"Dynamic generator does not currently work with 8-bit cache",
+        ("memory-budget",),
+        "The FP8 cache (ExLlamaV2Cache_8bit) cannot be used with the dynamic generator",
+        "Use a Q8, Q6 or Q4 cache (ExLlamaV2Cache_Q8/Q6/Q4; TabbyAPI cache_mode: Q8) or FP16; Q8 keeps almost FP16 "
+        "quality at about half the memory.",
+        f"{EXL2_REPO}/blob/master/exllamav2/generator/dynamic.py", "P", rules_out_on_pass=False,
+        pass_note="the memory budget does not judge which generator the code uses; this is a code/config choice"),
+    # --- memory ---------------------------------------------------------------------------------------------
+    Signature(
+        "cuda-oom", "torch", "out of memory",
+        rf"CUDA out of memory\. Tried to allocate (?P<tried_mib>{SIZE})\. GPU (?P<gpu_index>\d+) has a total capac(?:i)?ty of "
+        rf"(?P<total_mib>{SIZE}) of which (?P<free_mib>{SIZE}) is free"
+        rf"(?:.*?(?:Process (?P<other_pid>\d+)|this process) has (?P<in_use_mib>{SIZE}) memory in use)?"
+        rf"(?:.*?Of the allocated memory (?P<torch_allocated_mib>{SIZE}) is allocated by PyTorch)?",
+        ("memory-budget", "gpu-processes"),
+        "The GPU ran out of memory (weights + KV cache at this max_seq_len + scratch did not fit)",
+        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU; `v100-doctor --model DIR "
+        "--max-seq-len N` shows the largest context that fits for each cache mode.",
+        f"{EXL2_REPO}/issues/677", "P"),
+    Signature(
+        "cuda-oom-legacy", "torch", "out of memory",
+        rf"CUDA out of memory\. Tried to allocate (?P<tried_mib>{SIZE}) \(GPU (?P<gpu_index>\d+); (?P<total_mib>{SIZE}) "
+        rf"total capacity; (?P<torch_allocated_mib>{SIZE}) already allocated; (?P<free_mib>{SIZE}) free",
+        ("memory-budget", "gpu-processes"),
+        "The GPU ran out of memory (torch 2.0 and older wording)",
+        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
+        "https://github.com/kchengiva/Shift-GCN/issues/34", "S"),
+    Signature(
+        "cuda-oom-plain", "torch / CUDA", "out of memory",
+        r"CUDA (?:error: )?out of memory",
+        ("memory-budget", "gpu-processes"),
+        "The GPU ran out of memory",
+        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
+        f"{EXL2_REPO}/issues/677", "P"),
+    Signature(
+        "exllamav2-insufficient-vram", "exllamav2", "insufficient",
+        r"Insufficient VRAM (?:in split )?for model and cache",
+        ("memory-budget", "gpu-processes"),
+        "ExLlamaV2's autosplit could not fit the model and its cache on the GPUs (often a default 32k-128k context)",
+        "Set max_seq_len (e.g. 4096 or 8192) when creating the cache, or use a Q8/Q4 cache.",
+        f"{EXL2_REPO}/issues/383", "P"),
+    Signature(
+        "exllamav2-insufficient-space", "exllamav2", "insufficient",
+        r"Insufficient space in device allocation",
+        ("memory-budget",),
+        "The gpu_split given to ExLlamaV2 is smaller than the weights plus scratch it must hold",
+        "Raise the gpu_split entries (GB per GPU, weights and scratch only), or let autosplit place the layers.",
+        f"{EXL2_REPO}/issues/168", "P"),
+    # --- JIT build of exllamav2_ext -------------------------------------------------------------------------
+    Signature(
+        "cuda-version-mismatch", "torch cpp_extension", "mismatches",
+        r"The detected CUDA version \((?P<nvcc_cuda>[\d.]+)\) mismatches the version that was used to compile"
+        r"(?:\s+PyTorch \((?P<torch_cuda>[\d.]+)\))?",
+        ("cuda-pairing", "exllamav2-ready"),
+        "nvcc's CUDA major version differs from the one torch was built with, so JIT extensions will not build",
+        "Install the CUDA toolkit whose major version matches torch.version.cuda and point CUDA_HOME at it, or "
+        "install the torch variant that matches your nvcc.",
+        "https://github.com/vllm-project/vllm/issues/1060", "P",
+        followup=r"PyTorch \((?P<torch_cuda>[\d.]+)\)", followup_lines=1),
+    Signature(
+        "nvcc-unsupported-arch", "nvcc", "unsupported gpu",
+        r"Unsupported gpu architecture '(?:compute|sm)_(?P<arch_cc>\d+)'",
+        ("cuda-pairing", "exllamav2-ready"),
+        "This nvcc cannot compile for the card: CUDA 13 dropped Volta/Pascal (sm_70/sm_6x); very old nvcc lacks new cards",
+        "Build with a CUDA 12.x toolkit (12.6-12.9 still target sm_70): export CUDA_HOME=/usr/local/cuda-12.6 and "
+        "put its bin/ first on PATH.",
+        "https://github.com/RenderKit/oidn/issues/274", "P"),
+    Signature(
+        "cuda-home-not-set", "torch cpp_extension", "cuda_home",
+        r"CUDA_HOME environment variable is not set",
+        ("exllamav2-ready",),
+        "No CUDA toolkit (nvcc) was found, so ExLlamaV2's extension cannot be JIT-built",
+        "Install a CUDA 12.x toolkit and export CUDA_HOME=/usr/local/cuda-12.x, or install a prebuilt exllamav2 "
+        "wheel that matches your torch.",
+        "https://github.com/turboderp-org/exui/issues/38", "P"),
+    Signature(
+        "ninja-missing", "torch cpp_extension", "ninja is required",
+        r"Ninja is required to load C\+\+ extensions",
+        ("exllamav2-ready",),
+        "ninja is not on PATH, so the JIT build cannot start (often: the venv's bin/ is not activated)",
+        "pip install ninja inside the same environment, and activate it (the pip ninja lives in venv/bin).",
+        "https://github.com/smthemex/ComfyUI_YuE/issues/12", "P", commands=("pip install ninja",)),
+    Signature(
+        "exllamav2-ext-undefined-symbol", "exllamav2", "undefined symbol",
+        r"exllamav2_ext\S*: undefined symbol: (?P<symbol>\S+)|\"undefined symbol\" error here usually means",
+        ("exllamav2-ready",),
+        "A prebuilt exllamav2_ext was compiled against a different torch version than the one installed",
+        "Install the exllamav2 wheel built for your exact torch version, or the JIT version "
+        "(pip install exllamav2 from PyPI) so it builds against your torch.",
+        f"{EXL2_REPO}/issues/427", "P"),
+    # --- the model path ---------------------------------------------------------------------------------------
+    Signature(
+        "no-safetensors-found", "exllamav2", "safetensors files found",
+        r"No \.safetensors files found in (?P<model_dir>.+?)\s*$",
+        ("model-path",),
+        "ExLlamaV2 found no weights: a wrong directory, or [ ] in the name broke its *.safetensors glob",
+        "Point at the directory holding the .safetensors files; rename directories with [ or ] in the name "
+        "(e.g. 'Model [4.0bpw]' -> 'Model-4.0bpw').",
+        f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P"),
+    Signature(
+        "argparse-unrecognized-arguments", "argparse (any CLI)", "error",
+        r"error: unrecognized arguments: (?P<args>[^-\s]\S*(?: \S+)*)",
+        ("model-path",),
+        "A launcher got extra words it does not know: usually a path with a space that was not quoted",
+        "Quote the path: -m \"/data/models/qwen 27b exl2\", or rename the directory without spaces.",
+        "https://github.com/bmaltais/kohya_ss/issues/280", "S"),
+    # --- formats the card cannot run -------------------------------------------------------------------------
+    Signature(
+        "vllm-quantization-min-capability", "vLLM", "capability",
+        r"The quantization method (?P<method>\S+) is not supported for the current GPU\. Minimum capability: "
+        r"(?P<min_cc>\d+)\. Current capability: (?P<card_cc>\d+)",
+        ("quant-format",),
+        "vLLM refuses this quantization format on this card's compute capability (AWQ needs 7.5+)",
+        "Use a format this card runs: EXL2 with ExLlamaV2, or GPTQ with vLLM/ExLlamaV2.",
+        "https://github.com/vllm-project/vllm/issues/4202", "P"),
+    Signature(
+        "bf16-needs-a100", "xformers", "a100+",
+        r"bf16 is only supported on A100\+ GPUs",
+        ("dtype",),
+        "bfloat16 was requested on a card without native bf16 (cc < 8.0)",
+        "Load in float16 (torch_dtype=torch.float16 / --dtype half); V100 and T4 have no bf16.",
+        "https://github.com/deepseek-ai/DeepSeek-VL2/issues/119", "P"),
+    # --- driver ----------------------------------------------------------------------------------------------
+    Signature(
+        "driver-too-old", "torch", "too old",
+        r"The NVIDIA driver on your system is too old \(found version (?P<driver_cudaint>\d+)\)",
+        ("cuda-pairing",),
+        "The driver supports an older CUDA than the torch wheel was built with",
+        "Install a torch built for the driver's CUDA (see `v100-doctor --check cuda-pairing`), or a newer driver "
+        "(for Volta/Pascal at most the R580 branch).",
+        "https://github.com/lllyasviel/Fooocus/issues/1313", "P"),
+    Signature(
+        "nvml-driver-library-mismatch", "NVIDIA driver", "fail",
+        r"Failed to initialize NVML: Driver/library version mismatch",
+        ("gpu-present",),
+        "The loaded kernel module and the user-space driver differ (a driver update without a reboot)",
+        "Reboot, or unload and reload the nvidia kernel modules.",
+        "https://github.com/NVIDIA/ubuntu-packaging-nvidia-driver/issues/3", "P", commands=("sudo reboot",)),
+    # --- installs that pull the wrong torch ------------------------------------------------------------------
+    Signature(
+        "pip-cuda13-packages", "pip", "nvidia",
+        r"\bnvidia[-_](?P<package>[a-z0-9_-]*?)[-_]cu13\b|\bnvidia[-_](?!ml[-_]py)(?P<package13>[a-z_-]+)(?:==|-)13\.\d",
+        ("cuda-pairing",),
+        "pip pulled CUDA 13 runtime packages: a torch from PyPI >= 2.11 is a cu130 build, which has no sm_70/sm_6x kernels",
+        "Reinstall torch from the cu126 index (or 2.8-2.10 from cu128): pip install torch --index-url "
+        "https://download.pytorch.org/whl/cu126",
+        "https://github.com/facebookresearch/xformers/issues/1388", "P", severity="warning"),
+    Signature(
+        "pip-torch-from-pypi-cu130", "pip", "torch-2.",
+        r"\btorch-(?P<torch_version>2\.(?:1[1-9]|[2-9]\d)\.\d+)(?![+.\w])",
+        ("cuda-pairing",),
+        "pip installed torch >= 2.11 from PyPI, where the default build is CUDA 13.0 (no sm_70/sm_6x kernels)",
+        "Reinstall torch from the cu126 index: pip install torch --index-url https://download.pytorch.org/whl/cu126",
+        "https://github.com/pytorch/pytorch/pull/177975", "P", severity="warning"),
+)
+
+
+@dataclass(frozen=True)
+class PlanHint:
+    """A deployment setting printed in a log (a launcher's config or arguments), used to confirm against the plan."""
+
+    field: str  # Plan field
+    anchor: str
+    pattern: str
+
+
+PLAN_HINTS: tuple[PlanHint, ...] = (
+    PlanHint("max_seq_len", "seq_len", r"max_seq_len[\"']?\s*[:=]\s*(?P<value>\d+)"),
+    PlanHint("max_seq_len", "seq-len", r"--max-seq-len[= ](?P<value>\d+)"),
+    PlanHint("cache_mode", "cache_mode", r"cache_mode[\"']?\s*[:=]\s*[\"']?(?P<value>FP16|FP8|Q8|Q6|Q4)\b"),
+    PlanHint("cache_mode", "cache-mode", r"--cache-mode[= ](?P<value>FP16|FP8|Q8|Q6|Q4)\b"),
+)
+
+
+def by_id(signature_id: str) -> Signature | None:
+    return next((s for s in SIGNATURES if s.id == signature_id), None)

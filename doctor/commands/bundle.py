@@ -1,0 +1,137 @@
+"""Write one archive a user can attach to a support ticket: the report, a Markdown summary, samples and the log analysis.
+
+The bundle holds report.json (replayable: `v100-doctor --replay BUNDLE` opens the archive directly),
+summary.md, samples.json and probe.json when the report has them, log-analysis.json and
+log-analysis.md when --log is given, and MANIFEST.json listing the files and what was redacted.
+
+By default every file is redacted: the home path and user name, hostnames, GPU serials and UUIDs,
+and values of variables whose names look like secrets (token, key, secret, password), plus common
+token shapes (hf_..., sk-..., ghp_...). What was replaced is counted in MANIFEST.json and printed;
+the values themselves are not kept anywhere. --no-redact keeps everything as it is.
+
+examples:
+  v100-doctor bundle                                      this machine -> v100-doctor-bundle-<time>.tar.gz
+  v100-doctor bundle --model /models/qwen27b --log run.log -o ticket.zip
+  v100-doctor bundle --replay report.json -o ticket.tar.gz   bundle a saved report instead of this machine
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from doctor.cli import UsageError, add_plan_arguments, exit_code_for, plan_from_args
+from doctor.exitcodes import ExitCode
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", metavar="FILE", help="the archive to write: NAME.tar.gz, NAME.tgz or NAME.zip "
+                                                        "(default v100-doctor-bundle-<time>.tar.gz here)")
+    p.add_argument("--log", metavar="FILE", help="also explain this log (see `v100-doctor explain --help`) and add the analysis")
+    p.add_argument("--encoding", metavar="NAME", help="the log's encoding when it is not UTF-8")
+    p.add_argument("--replay", metavar="REPORT", help="bundle the facts of a saved report, fixture or bundle instead of this machine")
+    p.add_argument("--no-redact", action="store_true", help="keep home paths, user and host names, serials and secrets as they are")
+    add_plan_arguments(p)
+
+
+def run(args: argparse.Namespace) -> ExitCode:
+    from doctor.archive import ArchiveError, archive_kind, write_archive
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    output = args.output or f"v100-doctor-bundle-{stamp}.tar.gz"
+    if archive_kind(output) is None:
+        raise UsageError(f"-o {output}: the bundle's name must end in .tar.gz, .tgz or .zip")
+    if args.log and not Path(args.log).is_file() and args.log != "-":
+        raise UsageError(f"--log {args.log}: no such file")
+    report = _report(args)
+    files = _files(report, _analysis(args, report) if args.log else None)
+    redactor = None
+    if not args.no_redact:
+        from doctor.redact import Redactor
+
+        redactor = Redactor(live=not args.replay)
+        files = _redacted(files, redactor)
+    files["MANIFEST.json"] = _manifest(files, redactor, report)
+    folder = Path(output).name.removesuffix(".zip").removesuffix(".tgz").removesuffix(".tar.gz") or "v100-doctor-bundle"
+    try:
+        write_archive(output, folder, {name: _bytes(content) for name, content in files.items()})
+    except ArchiveError as exc:
+        raise UsageError(str(exc)) from None
+    size = Path(output).stat().st_size
+    print(f"v100-doctor: bundle written to {output} ({len(files)} files, {size / 1000:.1f} KB)", file=sys.stderr)
+    if redactor is None:
+        print("v100-doctor: NOT redacted (--no-redact): it holds your home path, user and host names, GPU serials "
+              "and any secrets in the log", file=sys.stderr)
+    else:
+        print(f"v100-doctor: redacted: {redactor.describe()}", file=sys.stderr)
+    return exit_code_for(report)
+
+
+def _report(args: argparse.Namespace):
+    from doctor.pipeline import diagnose
+
+    if args.replay:
+        from doctor.report import load_document
+
+        loaded = load_document(args.replay)
+        return diagnose(plan_from_args(args, loaded.plan), loaded.facts, source=f"replay:{args.replay}", note=loaded.note)
+    print("v100-doctor: diagnosing this machine for the bundle …", file=sys.stderr)
+    return diagnose(plan_from_args(args))
+
+
+def _analysis(args: argparse.Namespace, report):
+    from doctor.commands.explain import explain
+
+    log_args = argparse.Namespace(**vars(args))
+    log_args.log, log_args.no_live = args.log, False
+    source = f"replay:{args.replay}" if args.replay else "live (this machine, as in report.json)"
+    return explain(log_args, facts=report.facts, base_plan=report.plan, facts_source=source)
+
+
+def _files(report, analysis) -> dict[str, object]:
+    from doctor.render.markdown import render_markdown
+    from doctor.report import report_to_dict
+    from doctor.serialize import to_jsonable
+
+    files: dict[str, object] = {"report.json": report_to_dict(report), "summary.md": render_markdown(report)}
+    if report.facts.samples is not None:
+        files["samples.json"] = to_jsonable(report.facts.samples)
+    if report.probe is not None:
+        files["probe.json"] = to_jsonable(report.probe)
+    if analysis is not None:
+        from doctor.logscan.analysis import analysis_to_dict
+        from doctor.logscan.render import render_markdown as render_log_markdown
+
+        files["log-analysis.json"] = analysis_to_dict(analysis)
+        files["log-analysis.md"] = render_log_markdown(analysis)
+    return files
+
+
+def _redacted(files: dict[str, object], redactor) -> dict[str, object]:
+    for content in files.values():  # learn every value to hide before replacing any
+        (redactor.learn_text if isinstance(content, str) else redactor.learn_json)(content)
+    return {name: redactor.text(c) if isinstance(c, str) else redactor.json(c) for name, c in files.items()}
+
+
+def _manifest(files: dict[str, object], redactor, report) -> dict:
+    return {
+        "schema": "v100-doctor/bundle/1",
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "doctor_version": report.doctor_version,
+        "source": "replay" if report.source.startswith("replay:") else report.source,
+        "files": sorted(files),
+        "redacted": redactor is not None,
+        "redactions": dict(sorted(redactor.counts.items())) if redactor else {},
+        "secret_named_variables": sorted(redactor.secret_names) if redactor else [],
+        "note": ("home paths, user and host names, GPU serials/UUIDs and secret values were replaced; the values are "
+                 "not kept anywhere" if redactor else "not redacted (--no-redact)"),
+    }
+
+
+def _bytes(content: object) -> bytes:
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    return (json.dumps(content, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

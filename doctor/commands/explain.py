@@ -1,0 +1,161 @@
+"""Explain a crash log or console output: the known pitfall behind each error, its fix, and whether this machine confirms it.
+
+Reads ExLlamaV2, TabbyAPI, torch, vLLM, transformers, bitsandbytes, nvcc and pip output. Each known
+error is shown with its line number, the pitfall (the same ids as the checks), the fix and the
+public issue where it was reported. By default the doctor then gathers this machine's facts and
+runs the matching checks, so each explanation is confirmed, ruled out, or marked "cannot tell"
+with the reason. The log is streamed, never read whole; a 2 GB log is fine.
+
+examples:
+  v100-doctor explain run.log                      explain, and confirm on this machine
+  python server.py 2>&1 | v100-doctor explain -    read the log from stdin
+  v100-doctor explain run.log --no-live            only read the log; do not look at this machine
+  v100-doctor explain run.log --replay report.json confirm against a saved report or ticket bundle
+  v100-doctor explain run.log --json -o log.json   the analysis as JSON (schema v100-doctor/log-analysis/1)
+
+unexplained lines: lines no known signature matched are never dropped. After a log prefix
+(timestamp, level, logger, rank, container tag) is set aside, a line is error-looking if it says
+error, exception, fatal, fail, abort, killed, assert, fault, critical or "out of memory", or its
+level is ERROR/CRITICAL; warning-looking if it says warn or its level is WARNING. Traceback frames
+and torch's CUDA boilerplate are framing. All else is ordinary output, only counted. Repeats of
+one message (numbers aside) are grouped and counted.
+
+exit codes of explain: 0 nothing error-looking; 1 warning-level pitfalls or unexplained
+error-looking lines; 2 a known error that the machine did not rule out; 3 the log cannot be read
+(missing, empty, binary, unknown --encoding); 4 the doctor itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+
+from doctor.cli import UsageError, add_plan_arguments, plan_from_args
+from doctor.exitcodes import ExitCode
+from doctor.logscan.analysis import LogAnalysis, analysis_to_json
+from doctor.logscan.source import LogInputError, open_log
+from doctor.plan import Plan
+
+PROGRESS_MIN_BYTES = 64 << 20
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log", metavar="LOGFILE", help="the log file, or - to read it from stdin")
+    p.add_argument("--encoding", metavar="NAME", help="the log's encoding when it is not UTF-8 (e.g. gbk, cp1252); "
+                                                     "UTF-16 with or without a BOM is detected")
+    g = p.add_argument_group("confirming against a machine")
+    which = g.add_mutually_exclusive_group()
+    which.add_argument("--no-live", action="store_true", help="do not gather this machine's facts; only read the log")
+    which.add_argument("--replay", metavar="REPORT", help="confirm against the facts in a saved report, fixture or bundle")
+    o = p.add_argument_group("output")
+    fmt = o.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the analysis as JSON only (schema v100-doctor/log-analysis/1)")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown for a GitHub issue")
+    o.add_argument("-o", "--output", metavar="FILE", help="also write the JSON analysis to FILE")
+    o.add_argument("-v", "--verbose", action="store_true", help="list every kind of unexplained line, not only the first 15")
+    add_plan_arguments(p)
+
+
+def run(args: argparse.Namespace) -> ExitCode:
+    analysis = explain(args)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(analysis_to_json(analysis) + "\n")
+        except OSError as exc:
+            raise UsageError(f"cannot write the analysis to {args.output}: {exc.strerror}") from None
+        print(f"v100-doctor: analysis written to {args.output}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(analysis_to_json(analysis) + "\n")
+    elif args.markdown:
+        from doctor.logscan.render import render_markdown
+
+        sys.stdout.write(render_markdown(analysis))
+    else:
+        from doctor.logscan.render import render_text
+
+        sys.stdout.write(render_text(analysis, verbose=args.verbose))
+    return exit_code(analysis)
+
+
+def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
+    """Scan the log, then confirm against given facts, a replayed report, or this machine (in that order)."""
+    from doctor.logscan.scanner import Scanner
+
+    try:
+        source = open_log(args.log, args.encoding)
+    except LogInputError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        result = Scanner().scan(source, _progress_printer(source.name))
+    except LogInputError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        source.close()
+    if result.stats.undecodable_lines:
+        print(f"v100-doctor: note: {result.stats.undecodable_lines} line(s) of {source.name} are not valid "
+              f"{result.stats.encoding}; they were read with � in place of the bad bytes (pass --encoding NAME "
+              "if the log is in another encoding)", file=sys.stderr)
+    matches = result.matches
+    confirm = bool(matches) and not getattr(args, "no_live", False)
+    if confirm and facts is None:
+        facts, base_plan, facts_source = _facts_for(args)
+    elif not confirm:
+        facts_source = "not gathered (--no-live)" if getattr(args, "no_live", False) else "not needed (no known pitfall in the log)"
+    plan = plan_with_hints(plan_from_args(args, base_plan), result.plan_hints, args)
+    if confirm:
+        from doctor.logscan.confirm import confirm_matches
+
+        matches, _ = confirm_matches(matches, plan, facts, source=facts_source)
+    return LogAnalysis(log=result.stats, matches=matches, unexplained=result.unexplained,
+                       plan_hints=result.plan_hints, facts_source=facts_source or "live",
+                       plan_used={k: v for k, v in asdict(plan).items() if v is not None},
+                       created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
+def plan_with_hints(plan: Plan, hints, args: argparse.Namespace) -> Plan:
+    """Settings the log printed (max_seq_len, cache_mode) fill what the command line did not give."""
+    changes = {h.field: h.value for h in hints if getattr(args, h.field, None) is None}
+    return replace(plan, **changes) if changes else plan
+
+
+def _facts_for(args: argparse.Namespace):
+    """(facts, the saved plan, a label): a replayed document's, or None to gather this machine's."""
+    if args.replay:
+        from doctor.report import load_document
+
+        loaded = load_document(args.replay)
+        return loaded.facts, loaded.plan, f"replay:{args.replay}"
+    print("v100-doctor: gathering this machine's facts to confirm the matches (--no-live skips this) …", file=sys.stderr)
+    return None, None, "live (this machine)"
+
+
+def _progress_printer(name: str):
+    if not sys.stderr.isatty():
+        return None
+    started = time.perf_counter()
+    last = [0.0]
+
+    def progress(done: int, total: int | None) -> None:
+        now = time.perf_counter()
+        if (total or done) < PROGRESS_MIN_BYTES or now - last[0] < 0.5:
+            return
+        last[0] = now
+        rate = done / 1e6 / max(now - started, 1e-9)
+        of = f" / {total / 1e6:,.0f}" if total else ""
+        end = "\n" if total and done >= total else ""
+        print(f"\rscanning {name}: {done / 1e6:,.0f}{of} MB ({rate:,.0f} MB/s)", end=end, file=sys.stderr, flush=True)
+
+    return progress
+
+
+def exit_code(analysis: LogAnalysis) -> ExitCode:
+    standing = [m for m in analysis.matches if not (m.confirmation and m.confirmation.verdict == "ruled-out")]
+    if any(m.severity == "error" for m in standing):
+        return ExitCode.FAILURES
+    if any(m.severity == "warning" for m in standing) or analysis.unexplained.error_lines:
+        return ExitCode.WARNINGS
+    return ExitCode.OK

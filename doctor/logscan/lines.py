@@ -1,0 +1,96 @@
+"""What a log line is, when no known signature matched it: framing, error-looking, warning-looking or ordinary.
+
+The rules, in order (they are the documented meaning of "unexplained" in `explain --help`):
+1. A log prefix is set aside first: timestamps, a level word (INFO/WARNING/ERROR ...), a logger tag
+   such as vLLM's "[engine.py:448]", a rank ("[rank0]:"), a container or process tag
+   ("vllm-1  | ", "(VllmWorker pid=42) "), docker build steps ("#9 88.16 ").
+2. Framing is never a problem by itself: Python traceback frames and their source lines, the
+   "During handling of the above exception" joints, a bare "...Warning:" header whose message follows
+   on the next lines, and torch's CUDA-error boilerplate ("CUDA kernel errors might be asynchronously
+   reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", "Compile with TORCH_USE_CUDA_DSA").
+3. Error-looking: the message contains error, exception, fatal, fail, abort, killed, assert, fault,
+   critical or "out of memory" (any case), or the prefix's level is ERROR/CRITICAL/FATAL.
+4. Warning-looking: the message contains "warn", or the prefix's level is WARNING.
+5. Everything else is ordinary output: counted, not listed.
+"""
+
+from __future__ import annotations
+
+import re
+
+PREFIX = re.compile(
+    r"""^(?:
+        \s*\#\d+\ [\d.]+\ +                                   # docker buildkit step: "#9 88.16 "
+      | \s*\d{4}-\d\d-\d\dT[\d:.]+Z\ +                        # GitHub Actions timestamp
+      | \s*[\w.-]+\s+\|\ +                                    # docker compose: "vllm-1  | "
+      | \s*\(\w+\ pid=\d+(?:,\ ip=[\d.]+)?\)\ +               # "(VllmWorkerProcess pid=90) "
+      | \s*\[rank\d+\]:\ ?                                    # torch distributed
+      | \s*\d{4}-\d\d-\d\d[ T][\d:.,]+\ +                     # 2025-10-11 15:53:02.991
+      | \s*\d\d-\d\d\ [\d:.]+\ +                              # vLLM's 05-18 03:54:51
+      | \s*\[[\d\-:., T]+\]\ +                                # [2024-06-01 12:00:01]
+      | \s*(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?\ *  # level word (TabbyAPI "INFO:     ")
+      | \s*\[[\w./-]+:\d+\]\ ?                                # logger tag "[engine.py:448]"
+    )+""",
+    re.VERBOSE,
+)
+FRAME = re.compile(r'File "[^"]+", line \d+')
+FRAMING = re.compile(
+    r"^(?:Traceback \(most recent call last\):"
+    r"|During handling of the above exception, another exception occurred:"
+    r"|The above exception was the direct cause of the following exception:"
+    r"|CUDA kernel errors might be asynchronously reported at some other API call"
+    r"|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
+    r"|Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions"
+    r"|warnings\.warn\(|_warn_unsupported_code\("
+    r"|\S*:\d+: \w*Warning:\s*$"  # "/.../torch/cuda/__init__.py:283: UserWarning: " with the text below it
+    r"|\w*Warning:\s*$)"
+)
+ERROR_WORDS = re.compile(r"error|exception|fatal|fail|abort|killed|assert|fault|critical|out of memory", re.IGNORECASE)
+WARNING_WORDS = re.compile(r"warn", re.IGNORECASE)
+# keywords the prefilter must find so that every error- or warning-looking line is seen
+CLASSIFY_KEYWORDS = ("error", "exception", "fatal", "fail", "abort", "killed", "assert", "fault", "critical",
+                     "out of memory", "warn")
+
+
+def split_prefix(line: str) -> tuple[str, str]:
+    """(level word or "", the message with its indentation kept) for a line."""
+    m = PREFIX.match(line)
+    if not m:
+        return "", line.rstrip()
+    levels = re.findall(r"\b(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b", m.group(0))
+    return (levels[-1] if levels else ""), line[m.end():].rstrip()
+
+
+def is_framing(message: str, previous_message: str | None = None) -> bool:
+    """Traceback frames, their (indented) source lines, joints and boilerplate: context, never a problem by itself."""
+    text = message.strip()
+    if FRAME.search(text) or FRAMING.match(text):
+        return True
+    indented = message[:1].isspace()
+    return indented and previous_message is not None and bool(FRAME.search(previous_message))
+
+
+def kind_of(line: str, previous_line: str | None = None) -> str:
+    """"framing" | "error" | "warning" | "ordinary" for a line no signature matched."""
+    level, message = split_prefix(line)
+    previous = split_prefix(previous_line)[1] if previous_line is not None else None
+    if is_framing(message, previous):
+        return "framing"
+    if ERROR_WORDS.search(message) or level in ("ERROR", "CRITICAL", "FATAL"):
+        return "error"
+    if WARNING_WORDS.search(message) or level in ("WARNING", "WARN"):
+        return "warning"
+    return "ordinary"
+
+
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_NUM = re.compile(r"\d+(?:\.\d+)?")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def shape(line: str) -> str:
+    """A line with its prefix, numbers and quoted values blanked, so repeats of one message group together."""
+    message = split_prefix(line)[1].strip()
+    message = _HEX.sub("0x…", message)
+    message = _QUOTED.sub("'…'", message)
+    return _NUM.sub("N", message)[:200]

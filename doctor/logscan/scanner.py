@@ -1,0 +1,248 @@
+"""Stream a log once: keywords pick the candidate lines, signatures explain them, the rest is classified and grouped.
+
+Memory stays bounded whatever the log's size: one block (4 MiB plus a partial line) at a time, and
+groups capped at GROUP_CAP per kind with exact counts. Lines are numbered from 1, as editors do.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from checks.knowledge.signatures import PLAN_HINTS, SIGNATURES, PlanHint as HintRule, Signature
+from doctor.logscan.analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
+                                     UnexplainedGroup)
+from doctor.logscan.keywords import KeywordFinder, minimal_keywords
+from doctor.logscan.lines import CLASSIFY_KEYWORDS, kind_of, shape
+from doctor.logscan.numbers import convert
+from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
+
+Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
+
+
+@dataclass
+class _Group:
+    first_line: int
+    text: str
+    matched: str
+    numbers: dict
+    count: int = 0
+    lines: list[int] = field(default_factory=list)
+
+    def add(self, lineno: int) -> None:
+        self.count += 1
+        if len(self.lines) < LIST_CAP:
+            self.lines.append(lineno)
+
+
+@dataclass
+class ScanResult:
+    stats: LogStats
+    matches: tuple[MatchGroup, ...]
+    unexplained: Unexplained
+    plan_hints: tuple[PlanHint, ...]
+
+
+@dataclass
+class _Pending:
+    group: _Group
+    regex: re.Pattern
+    lines_left: int
+
+
+class Scanner:
+    def __init__(self, signatures: Iterable[Signature] = SIGNATURES, hints: Iterable[HintRule] = PLAN_HINTS,
+                 accelerated: bool = True):
+        self.signatures = tuple(signatures)
+        self.hints = tuple(hints)
+        words = [a for s in self.signatures for a in s.anchors] + list(CLASSIFY_KEYWORDS) + [h.anchor for h in self.hints]
+        self.finder = KeywordFinder(minimal_keywords(words), accelerated=accelerated)
+
+    def scan(self, source: LogSource, progress: Progress | None = None) -> ScanResult:
+        run = _Run(self, source)
+        started = time.perf_counter()
+        done = 0
+        for block in blocks(source.raw_chunks()):
+            run.block(block)
+            done += len(block)
+            if progress:
+                progress(done, source.size)
+        seconds = time.perf_counter() - started
+        if not run.has_text:
+            raise LogInputError(f"{source.name}: has only blank lines, nothing to explain")
+        return run.result(done, seconds)
+
+
+class _Run:
+    """The state of one pass over one log."""
+
+    def __init__(self, scanner: Scanner, source: LogSource):
+        self.sc = scanner
+        self.source = source
+        self.codec = source.decode_as
+        self.lines_before = 0  # newlines seen in earlier blocks
+        self.last_line = b""  # the previous block's last line, for framing checks
+        self.ends_with_newline = True
+        self.has_text = False
+        self.undecodable = 0
+        self.long_pieces = 0
+        self.matched_lines = 0
+        self.framing_lines = 0
+        self.kind_counts = {"error": 0, "warning": 0}
+        self.dropped = 0
+        self.matches: dict[str, _Group] = {}
+        self.match_sig: dict[str, Signature] = {}
+        self.unexplained: dict[tuple[str, str], _Group] = {}
+        self.hints: dict[str, PlanHint] = {}
+        self.pending: list[_Pending] = []
+
+    # -- one block ----------------------------------------------------------------------------------
+    def block(self, block: bytes) -> None:
+        if not self.has_text and block.strip():
+            self.has_text = True
+        self._count_undecodable(block)
+        self._continue_pending(block)
+        low = block.lower()
+        newlines_seen, counted_to, next_allowed = 0, 0, 0
+        for pos in self.sc.finder.positions(low):
+            if pos < next_allowed:
+                continue
+            ls = block.rfind(b"\n", 0, pos) + 1
+            le = block.find(b"\n", pos)
+            le = len(block) if le == -1 else le
+            newlines_seen += block.count(b"\n", counted_to, ls)
+            counted_to = ls
+            lineno = self.lines_before + newlines_seen + 1
+            self._line(block, ls, le, pos, lineno)
+            next_allowed = le + 1
+        nl = block.count(b"\n")
+        self.lines_before += nl
+        self.ends_with_newline = block.endswith(b"\n")
+        end = len(block) - 1 if self.ends_with_newline else len(block)
+        self.last_line = block[block.rfind(b"\n", 0, end) + 1:end][-MAX_LINE:]
+
+    def _count_undecodable(self, block: bytes) -> None:
+        try:
+            block.decode(self.codec)
+        except UnicodeDecodeError:
+            for line in block.split(b"\n"):
+                try:
+                    line.decode(self.codec)
+                except UnicodeDecodeError:
+                    self.undecodable += 1
+
+    def _decode(self, raw: bytes) -> str:
+        return raw.decode(self.codec, errors="replace")
+
+    def _line(self, block: bytes, ls: int, le: int, hit: int, lineno: int) -> None:
+        if le - ls > MAX_LINE:  # a huge line: look at a window around the keyword
+            self.long_pieces += 1
+            ls, le = max(ls, hit - MAX_LINE // 2), min(le, hit + MAX_LINE // 2)
+        text = self._decode(block[ls:le]).rstrip("\r")
+        low = text.lower()
+        self._hints(text, low, lineno)
+        found = self._signatures(text, low)
+        if found:
+            self.matched_lines += 1
+            for sig, m in found:
+                self._record_match(sig, m, text, lineno, block, le)
+            return
+        kind = kind_of(text, self._previous_line(block, ls))
+        if kind == "framing":
+            self.framing_lines += 1
+        elif kind in self.kind_counts:
+            self.kind_counts[kind] += 1
+            key = (kind, shape(text))
+            group = self.unexplained.get(key)
+            if group is None:
+                if len(self.unexplained) >= 2 * GROUP_CAP:
+                    self.dropped += 1
+                    return
+                group = self.unexplained[key] = _Group(lineno, text[:500], "", {})
+            group.add(lineno)
+
+    def _previous_line(self, block: bytes, ls: int) -> str | None:
+        if ls == 0:
+            return self._decode(self.last_line).rstrip("\r") if self.lines_before else None
+        start = block.rfind(b"\n", 0, ls - 1) + 1
+        return self._decode(block[start:ls - 1][-MAX_LINE:]).rstrip("\r")
+
+    # -- signatures and hints -------------------------------------------------------------------------
+    def _signatures(self, text: str, low: str) -> list[tuple[Signature, re.Match]]:
+        found: list[tuple[Signature, re.Match]] = []
+        for sig in self.sc.signatures:
+            if not any(a in low for a in sig.anchors):
+                continue
+            m = sig.regex.search(text)
+            if m is None:
+                continue
+            overlaps = any(s.check == sig.check and m.start() < k.end() and k.start() < m.end() for s, k in found)
+            if not overlaps:
+                found.append((sig, m))
+        return found
+
+    def _record_match(self, sig: Signature, m: re.Match, text: str, lineno: int, block: bytes, le: int) -> None:
+        key = sig.id  # one group per signature: repeats (other numbers, other wording) add to its count
+        group = self.matches.get(key)
+        if group is None:
+            if len(self.matches) >= GROUP_CAP:
+                self.dropped += 1
+                return
+            group = self.matches[key] = _Group(lineno, text[:500], m.group(0)[:300], convert(m.groupdict()))
+            self.match_sig[key] = sig
+            if sig.followup_regex is not None:
+                self._followup(_Pending(group, sig.followup_regex, sig.followup_lines), block, le + 1)
+        group.add(lineno)
+
+    def _followup(self, pending: _Pending, block: bytes, at: int) -> None:
+        """Read numbers a multi-line message prints on its next lines (carried over a block edge)."""
+        while pending.lines_left > 0 and at < len(block):
+            end = block.find(b"\n", at)
+            end = len(block) if end == -1 else end
+            m = pending.regex.search(self._decode(block[at:min(end, at + MAX_LINE)]))
+            pending.lines_left -= 1
+            if m:
+                for name, value in convert(m.groupdict()).items():
+                    pending.group.numbers.setdefault(name, value)
+                return
+            at = end + 1
+        if pending.lines_left > 0:
+            self.pending.append(pending)
+
+    def _continue_pending(self, block: bytes) -> None:
+        pending, self.pending = self.pending, []
+        for p in pending:
+            self._followup(p, block, 0)
+
+    def _hints(self, text: str, low: str, lineno: int) -> None:
+        for hint in self.sc.hints:
+            if hint.anchor in low and (m := re.search(hint.pattern, text, re.IGNORECASE)):
+                value = m.group("value")
+                self.hints[hint.field] = PlanHint(hint.field, int(value) if value.isdigit() else value.lower(), lineno)
+
+    # -- the result -----------------------------------------------------------------------------------
+    def result(self, nbytes: int, seconds: float) -> ScanResult:
+        lines = self.lines_before + (0 if self.ends_with_newline else 1)
+        unexplained_total = sum(self.kind_counts.values())
+        stats = LogStats(
+            name=self.source.name, bytes=nbytes if self.source.size is None else self.source.size, lines=lines,
+            encoding=self.source.encoding, undecodable_lines=self.undecodable, long_line_pieces=self.long_pieces,
+            matched_lines=self.matched_lines, framing_lines=self.framing_lines,
+            ordinary_lines=max(lines - self.matched_lines - self.framing_lines - unexplained_total, 0),
+            seconds=round(seconds, 3), mb_per_s=round(nbytes / 1e6 / seconds, 1) if seconds > 0 else None,
+            prefilter=self.sc.finder.engine)
+        matches = tuple(self._match_group(key, g) for key, g in self.matches.items())
+        groups = sorted(self.unexplained.items(), key=lambda kv: (-kv[1].count, kv[1].first_line))
+        kept = [UnexplainedGroup(kind, g.text, g.first_line, g.count, tuple(g.lines)) for (kind, _), g in groups[:GROUP_CAP]]
+        dropped = self.dropped + sum(g.count for _, g in groups[GROUP_CAP:])
+        unexplained = Unexplained(self.kind_counts["error"], self.kind_counts["warning"], tuple(kept), dropped)
+        return ScanResult(stats, matches, unexplained, tuple(self.hints.values()))
+
+    def _match_group(self, key: str, g: _Group) -> MatchGroup:
+        sig = self.match_sig[key]
+        return MatchGroup(signature=sig.id, engine=sig.engine, checks=sig.checks, severity=sig.severity,
+                          title=sig.title, fix=sig.fix, commands=sig.commands, source=sig.source,
+                          first_line=g.first_line, text=g.text, matched=g.matched, numbers=g.numbers,
+                          count=g.count, lines=tuple(g.lines))

@@ -1,0 +1,75 @@
+"""The Redactor on its own: what it hides, what it leaves alone, and that it counts without keeping values."""
+
+from __future__ import annotations
+
+import pytest
+
+from doctor.redact import HOST, SECRET, SERIAL, USER, UUID, Redactor, secret_name
+
+
+def redactor(**learned) -> Redactor:
+    r = Redactor(live=False)
+    for text in learned.get("texts", []):
+        r.learn_text(text)
+    if "json" in learned:
+        r.learn_json(learned["json"])
+    return r
+
+
+@pytest.mark.parametrize("name,secret", [
+    ("HF_TOKEN", True), ("OPENAI_API_KEY", True), ("DB_PASSWORD", True), ("aws_secret_access_key", True),
+    ("GITHUB_PAT", True), ("HUGGINGFACEHUB_API_TOKEN", True), ("TOKENIZERS_PARALLELISM", False),
+    ("CACHE_MODE", False), ("CUDA_HOME", False), ("max_seq_len", False), ("monkey", False),
+])
+def test_secret_names(name, secret):
+    assert secret_name(name) is secret
+
+
+def test_home_path_and_user_name_found_in_any_text_are_replaced():
+    r = redactor(texts=['File "/home/zoefake/tabbyAPI/main.py", line 121'])
+    out = r.text('zoefake@box:~$ ls /home/zoefake/models and C:\\Users\\zoefake\\AppData (/home/zoefake2 stays)')
+    assert "zoefake@" not in out and "/home/zoefake/" not in out
+    assert out.startswith(f"{USER}@box:~$ ls ~/models")
+    assert "/home/zoefake2 stays" in out  # another user's directory is not this one
+    assert r.counts["home path"] == 1 and r.counts["user name"] >= 1
+
+
+def test_hostnames_serials_uuids_and_secrets_from_json_are_replaced_everywhere():
+    facts = {"host": {"hostname": "lab-v100-node17.example.test"},
+             "gpus": [{"serial": "1323920071234", "uuid": "GPU-5e2f9a1c-7b3d-4e8f-9a0b-1c2d3e4f5a6b"}],
+             "env": {"HF_TOKEN": "hf_FAKEtokenDoNotUse0123456789abcdefXYZ", "CUDA_HOME": "/usr/local/cuda"}}
+    r = redactor(json=facts)
+    red = r.json(facts)
+    assert red["host"]["hostname"] == HOST and red["gpus"][0] == {"serial": SERIAL, "uuid": UUID}
+    assert red["env"] == {"HF_TOKEN": SECRET, "CUDA_HOME": "/usr/local/cuda"}
+    line = r.text("ssh lab-v100-node17 ; token hf_FAKEtokenDoNotUse0123456789abcdefXYZ on LAB-V100-NODE17.example.test, "
+                  "serial 1323920071234, GPU-5e2f9a1c-7b3d-4e8f-9a0b-1c2d3e4f5a6b")
+    for value in ("lab-v100-node17", "LAB-V100", "hf_FAKE", "1323920071234", "5e2f9a1c"):
+        assert value not in line
+    assert "abcdefXYZ" not in repr(r.counts) and "HF_TOKEN" in r.describe()
+
+
+def test_secrets_in_text_are_found_by_name_by_phrase_and_by_shape():
+    r = redactor()
+    out = r.text("export OPENAI_API_KEY=sk-fake012345678901234567890 ; INFO: Your API key is: 5f2b9c0e8d7a4b1c ; "
+                 '"WANDB_API_KEY": "abcdefgh12345" ; ghp_FAKEfakeFAKEfakeFAKEfakeFAKEfake1234')
+    assert "sk-fake" not in out and "5f2b9c0e" not in out and "abcdefgh12345" not in out and "ghp_" not in out
+    assert "OPENAI_API_KEY=" in out and "Your API key is: " in out  # the names stay, so the reader knows what was there
+    assert r.counts["secret"] == 4
+
+
+def test_generic_or_short_names_are_left_alone():
+    r = redactor(json={"host": {"hostname": "gpu"}})
+    r._add_user("root")
+    out = r.text("gpu-present passed on gpu as root; Ubuntu 22.04")
+    assert out == "gpu-present passed on gpu as root; Ubuntu 22.04"
+    assert r.describe() == "nothing to redact was found"
+
+
+def test_this_machines_own_names_are_learned_when_live(monkeypatch):
+    monkeypatch.setattr("socket.gethostname", lambda: "my-workstation-42")
+    monkeypatch.setattr("socket.getfqdn", lambda: "my-workstation-42.corp.example")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-value-12345")
+    r = Redactor(live=True)
+    out = r.text("built on my-workstation-42.corp.example with tok-value-12345")
+    assert out == f"built on {HOST} with {SECRET}"

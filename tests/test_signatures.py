@@ -1,0 +1,193 @@
+"""Each error signature, one at a time, on real text quoted from the public issue (or source file) where it appears.
+
+The quotes are verbatim (log prefixes included) unless the comment says a value was filled in.
+Each case also checks the numbers pulled out of the text and that the scanner's anchor is present,
+so the streaming prefilter can never skip a line this signature would match.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from checks.knowledge.signatures import PLAN_HINTS, SEVERITIES, SIGNATURES, by_id
+from doctor.logscan.scanner import Scanner
+from doctor.logscan.source import open_log
+
+CASES = [
+    # (signature, URL where the text was reported, the quoted text, numbers expected)
+    ("no-kernel-image", "https://github.com/Ph0rk0z/SageAttention2/issues/11",
+     "!!! Exception during processing !!! CUDA error: no kernel image is available for execution on the device", {}),
+    ("no-kernel-image", "https://github.com/vllm-project/vllm/issues/5547",
+     "[rank0]: RuntimeError: CUDA error: no kernel image is available for execution on the device", {}),
+    ("torch-capability-too-old", "https://github.com/vllm-project/vllm/issues/19185",
+     "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:262: UserWarning: \n"
+     "    Found GPU1 Tesla V100-PCIE-16GB which is of cuda capability 7.0.\n"
+     "    PyTorch no longer supports this GPU because it is too old.\n"
+     "    The minimum cuda capability supported by this library is 7.5.",
+     {"gpu_index": 1, "gpu_name": "Tesla V100-PCIE-16GB", "card_cc": "7.0", "min_cc": "7.5"}),
+    ("torch-capability-not-compatible", "https://github.com/vllm-project/vllm/issues/21633",
+     "vllm-1  | NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+     "vllm-1  | The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+     {"card_cc": "12.0", "built_for": "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"}),
+    ("torch-capability-cc-list", "https://github.com/pytorch/pytorch/issues/182250",
+     "/home/matti/test/test_torch_2.7/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:371: UserWarning: "
+     "Found GPU0 Tesla V100-PCIE-32GB which is of compute capability (CC) 7.0.\n"
+     "The following list shows the CCs this version of PyTorch was built for and the hardware CCs it supports:\n"
+     "- 7.5 which supports hardware CC >=7.5,<8.0\n"
+     "- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}\n"
+     "- 8.6 which supports hardware CC >=8.6,<9.0 except {8.7}\n"
+     "- 9.0 which supports hardware CC >=9.0,<10.0\n"
+     "- 10.0 which supports hardware CC >=10.0,<11.0 except {10.1}\n"
+     "- 12.0 which supports hardware CC >=12.0,<13.0\n"
+     "Please follow the instructions at https://pytorch.org/get-started/locally/ to install a PyTorch release that "
+     "supports one of these CUDA versions: 12.6, 12.8",
+     {"gpu_index": 0, "gpu_name": "Tesla V100-PCIE-32GB", "card_cc": "7.0", "suggested_cuda": "12.6, 12.8"}),
+    ("torch-maxwell-pascal-removed", "https://github.com/pytorch/pytorch/pull/158700",
+     "                        Support for Maxwell and Pascal architectures is removed for CUDA 12.8+ builds.", {"cuda": "12.8"}),
+    ("flash-attn-needs-ampere", "https://github.com/turboderp-org/exllamav2/issues/502",
+     "RuntimeError: FlashAttention only supports Ampere GPUs or newer - despite asking it to disable flash_attention", {}),
+    ("flash-attn-needs-ampere", "https://github.com/vllm-project/vllm/issues/8189",
+     "ERROR 05-18 03:54:51 [engine.py:448] RuntimeError: FlashAttention only supports Ampere GPUs or newer.", {}),
+    # exllamav2/attn.py prints this line (source quoted; issue #502 is the crash that follows it)
+    ("exllamav2-flash-attn-unsupported-gpu", "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/attn.py",
+     " ## Warning: Flash Attention is installed but unsupported GPUs were detected.", {}),
+    ("paged-attention-needs-flash-attn", "https://github.com/theroyallab/tabbyAPI/issues/120",
+     "AssertionError: Paged attention required Flash Attention 2.5.7 or later [BUG]", {"min_version": "2.5.7"}),
+    ("tabbyapi-compatibility-mode", "https://github.com/turboderp-org/exllamav2/issues/502",
+     "WARNING:  An unsupported GPU is found in this configuration. Switching to compatibility mode.\n"
+     "WARNING:  This disables parallel batching and features that rely on it (ex. CFG).\n"
+     "WARNING:  To disable compatability mode, all GPUs must be ampere (30 series) or newer. AMD GPUs are not supported.", {}),
+    # no public issue quotes it: the assert in exllamav2/generator/dynamic.py is the text
+    ("dynamic-generator-8bit-cache", "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/generator/dynamic.py",
+     "AssertionError: Dynamic generator does not currently work with 8-bit cache. Use either FP16 or Q4.", {}),
+    ("cuda-oom", "https://github.com/turboderp-org/exllamav2/issues/761",
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 14.74 GiB "
+     "of which 38.12 MiB is free. Process 207160 has 14.70 GiB memory in use. Of the allocated memory 14.36 GiB is "
+     "allocated by PyTorch, and 217.26 MiB is reserve",
+     {"tried_mib": 64.0, "gpu_index": 0, "total_mib": 15093.76, "free_mib": 38.12, "other_pid": 207160,
+      "in_use_mib": 15052.8, "torch_allocated_mib": 14704.64}),
+    ("cuda-oom", "https://github.com/meta-llama/llama/issues/918",  # a V100; torch 2.1 spelled it "capacty"
+     "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 3 has a total capacty of "
+     "15.77 GiB of which 289.38 MiB is free. Including non-PyTorch memory, this process has 15.49 GiB memory in use. "
+     "Of the allocated memory 14.66 GiB is allocated by PyTorch, and 483.75 MiB is reserved by PyTorch but unallocated.",
+     {"tried_mib": 448.0, "gpu_index": 3, "total_mib": 16148.48, "free_mib": 289.38, "in_use_mib": 15861.76}),
+    ("cuda-oom-legacy", "https://github.com/kchengiva/Shift-GCN/issues/34",
+     "`RuntimeError: CUDA out of memory. Tried to allocate 236.00 MiB (GPU 0; 15.78 GiB total capacity; 14.25 GiB "
+     "already allocated; 183.50 MiB free; 14.34 GiB reserved in total by PyTorch)`",
+     {"tried_mib": 236.0, "total_mib": 16158.72, "torch_allocated_mib": 14592.0, "free_mib": 183.5}),
+    ("cuda-oom-plain", "https://github.com/turboderp-org/exllamav2/issues/677",  # the excerpt ends mid-sentence
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to", {}),
+    ("exllamav2-insufficient-vram", "https://github.com/turboderp-org/exllamav2/issues/383",
+     "RuntimeError: Insufficient VRAM for model and cache", {}),
+    ("exllamav2-insufficient-vram", "https://github.com/turboderp-org/exllamav3/issues/50",
+     "RuntimeError: Insufficient VRAM in split for model and cache despite remaining 1GB VRAM (exllamav3 + tabbyAPI)", {}),
+    ("exllamav2-insufficient-space", "https://github.com/turboderp-org/exllamav2/issues/168",
+     "AssertionError: Insufficient space in device allocation", {}),
+    ("cuda-version-mismatch", "https://github.com/vllm-project/vllm/issues/1060",
+     "      RuntimeError:\n"
+     "      The detected CUDA version (12.2) mismatches the version that was used to compile\n"
+     "      PyTorch (11.7). Please make sure to use the same CUDA versions.",
+     {"nvcc_cuda": "12.2", "torch_cuda": "11.7"}),
+    ("cuda-version-mismatch", "https://github.com/icip-cas/AutoAlign/issues/25",
+     "RuntimeError: The detected CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.4). "
+     "Please make sure to use the same CUDA versions.", {"nvcc_cuda": "11.8", "torch_cuda": "12.4"}),
+    ("nvcc-unsupported-arch", "https://github.com/RenderKit/oidn/issues/274",  # CUDA 13 building sm_70
+     "nvcc fatal   : Unsupported gpu architecture 'compute_70'", {"arch_cc": "7.0"}),
+    ("cuda-home-not-set", "https://github.com/turboderp-org/exui/issues/38",
+     "The error says I did not have raise OSError('CUDA_HOME environment variable is not set. '", {}),
+    ("cuda-home-not-set", "https://github.com/turboderp/exllama/issues/70",
+     "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", {}),
+    ("ninja-missing", "https://github.com/smthemex/ComfyUI_YuE/issues/12",
+     "!!! Exception during processing !!! Ninja is required to load C++ extensions", {}),
+    ("exllamav2-ext-undefined-symbol", "https://github.com/turboderp-org/exllamav2/issues/427",
+     "ImportError: /home/ec2-user/.cache/torch_extensions/py310_cu121/exllamav2_ext/exllamav2_ext.so: undefined symbol: "
+     "_ZN3c104cuda14ExchangeDeviceEa", {"symbol": "_ZN3c104cuda14ExchangeDeviceEa"}),
+    ("exllamav2-ext-undefined-symbol", "https://github.com/turboderp-org/exllamav2/issues/505",
+     "\"undefined symbol\" error here usually means you are attempting to load a prebuilt extension wheel that was "
+     "compiled against a different version of PyTorch than the one you are you using.", {}),
+    # exllamav2/config.py: f" ## No .safetensors files found in {self.model_dir}" (the directory is filled in)
+    ("no-safetensors-found", "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/config.py",
+     " ## No .safetensors files found in /models/Qwen2.5-32B [4.0bpw]", {"model_dir": "/models/Qwen2.5-32B [4.0bpw]"}),
+    ("argparse-unrecognized-arguments", "https://github.com/bmaltais/kohya_ss/issues/280",  # path "10_jennifer aniston person"
+     "train_network.py: error: unrecognized arguments: aniston aniston", {"args": "aniston aniston"}),
+    ("vllm-quantization-min-capability", "https://github.com/vllm-project/vllm/issues/4202",
+     "[Bug]: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
+     {"method": "awq", "min_cc": "7.5", "card_cc": "7.0"}),
+    ("bf16-needs-a100", "https://github.com/deepseek-ai/DeepSeek-VL2/issues/119",
+     "`cutlassF-pt` is not supported because:\n    bf16 is only supported on A100+ GPUs", {}),
+    ("driver-too-old", "https://github.com/lllyasviel/Fooocus/issues/1313",
+     "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by "
+     "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
+     {"driver_cuda": "11.4"}),
+    ("nvml-driver-library-mismatch", "https://github.com/NVIDIA/ubuntu-packaging-nvidia-driver/issues/3",
+     "However, we often face the `Driver/library version mismatch`. Failed to initialize NVML: Driver/library version mismatch", {}),
+    ("nvml-driver-library-mismatch", "https://github.com/lyulyul/shine-cluster/issues/30",
+     "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch", {}),
+    ("pip-cuda13-packages", "https://github.com/GoogleCloudPlatform/scientific-computing-examples/pull/157",
+     "`torch 2.13.0` requires CUDA 13 and `nvidia-nccl-cu13` (NCCL 2.29+), which calls the new `ncclCommResume` C-symbol.",
+     {"package": "nccl"}),
+    # pip's own output in a public docker build log (the pitfall: https://github.com/facebookresearch/xformers/issues/1388)
+    ("pip-cuda13-packages", "https://github.com/facebookresearch/xformers/issues/1388",
+     "#9 1276.4 Downloading nvidia_cuda_runtime-13.0.96-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl (2.2 MB)",
+     {"package13": "cuda_runtime"}),
+    ("pip-torch-from-pypi-cu130", "https://github.com/pytorch/pytorch/pull/177975",  # pip output from a public build log
+     "#11 20.82   Downloading torch-2.11.0-cp310-cp310-manylinux_2_28_x86_64.whl (530.6 MB)", {"torch_version": "2.11.0"}),
+]
+
+
+def scan_text(text: str, **kw):
+    source = open_log("-", stdin=io.BytesIO(text.encode("utf-8")))
+    return Scanner(**kw).scan(source)
+
+
+@pytest.mark.parametrize("signature,url,text,numbers", CASES, ids=[f"{c[0]}@{c[1].split('github.com/')[-1]}" for c in CASES])
+def test_signature_on_quoted_text(signature, url, text, numbers):
+    result = scan_text(text)
+    found = {m.signature: m for m in result.matches}
+    assert signature in found, f"{signature} did not match the text quoted from {url}"
+    match = found[signature]
+    for key, value in numbers.items():
+        assert match.numbers.get(key) == value, (key, match.numbers)
+    sig = by_id(signature)
+    assert any(any(a in line.lower() for a in sig.anchors) for line in text.splitlines() if sig.regex.search(line))
+
+
+def test_every_signature_is_tested_on_a_quote():
+    assert {s.id for s in SIGNATURES} == {c[0] for c in CASES}
+
+
+@pytest.mark.parametrize("text", [
+    "Successfully installed torch-2.11.0+cu126 torchvision-0.26.0+cu126",  # a cu126 wheel still has sm_70
+    "Successfully installed torch-2.11.0+cpu torchvision-0.26.0+cpu",
+    "Successfully installed torch-2.10.0",
+    "[pip3] nvidia-ml-py==13.580.82",  # the NVML bindings, not a CUDA 13 runtime
+    "train.py: error: unrecognized arguments: --queries-offline 20",  # a wrong flag, not a split path
+    "INFO:     Loading model: /home/derp/exl2-models/llama-3-8B-iterative-DPO-final-exl2",
+])
+def test_lookalike_lines_do_not_match(text):
+    assert scan_text(text).matches == ()
+
+
+def test_the_table_is_well_formed():
+    ids = [s.id for s in SIGNATURES]
+    assert len(ids) == len(set(ids))
+    kebab = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+    import re
+
+    for s in SIGNATURES:
+        assert re.match(kebab, s.id) and all(re.match(kebab, c) for c in s.checks), s.id
+        assert s.severity in SEVERITIES and s.confidence in ("P", "S"), s.id
+        assert s.source.startswith("https://github.com/"), s.id
+        assert s.fix and s.title, s.id
+        assert all(a == a.lower() and a for a in s.anchors), s.id
+        assert s.rules_out_on_pass or s.pass_note, f"{s.id}: say what a passing check leaves open"
+    for h in PLAN_HINTS:
+        assert h.anchor == h.anchor.lower()
+
+
+def test_one_line_with_two_overlapping_oom_messages_is_one_match():
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of "
+            "15.77 GiB of which 52.19 MiB is free.")
+    assert [m.signature for m in scan_text(text).matches] == ["cuda-oom"]
