@@ -7,7 +7,6 @@ and every line on screen comes from their events or from a saved report.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -16,19 +15,20 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, OptionList
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerFailed, WorkerState
 
 from doctor.render.common import counts_line, machine_line, source_line
 from doctor.report import Report
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.detail import DetailPane
+from doctor.tui.probe_feed import probe_view, verdict_view
 from doctor.tui.probe_panel import ProbePanel
+from doctor.tui.probe_state import GPU_READINGS as LIVE_READINGS
 from doctor.tui.probe_state import ProbeView, fold
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.session import Session
 from doctor.tui.verdict_panel import VerdictPanel
-from doctor.tui.verdict_state import VerdictView
 
 
 class DoctorApp(App[Report | None]):
@@ -44,15 +44,11 @@ class DoctorApp(App[Report | None]):
         Binding("c", "copy_fix", "Copy fix"),
     ]
 
-    def __init__(self, session: Session, verdict_view=None, probe_view=None) -> None:
+    def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
         self.report: Report | None = session.saved
-        # how a saved probe/verdict becomes display data (doctor.tui.probe_feed knows their shapes)
-        self._verdict_view = verdict_view or (lambda verdict: verdict if isinstance(verdict, VerdictView) else None)
-        self._probe_view = probe_view or (lambda probe: probe if isinstance(probe, ProbeView) else None)
         self.probe_state = ProbeView()
-        self._probe_handle = None
         self._probe_cancel = threading.Event()
         self._check_count = 0
 
@@ -124,14 +120,17 @@ class DoctorApp(App[Report | None]):
         self._paint_source()
         self.banner.set_status(self._summary_text())
         self._show_highlighted()
+        if self.session.auto_probe and self.session.run_probe is not None and report.probe is None:
+            self.session = replace(self.session, auto_probe=False)  # once; `p` runs it again
+            self.action_probe()
 
     def _show_saved(self, report: Report) -> None:
         self._paint_source()
         self.checklist.show_findings(report.findings)
         self.banner.set_status(self._summary_text())
         self._show_highlighted()
-        probe = self._probe_view(report.probe) if report.probe is not None else None
-        verdict = self._verdict_view(report.verdict) if report.verdict is not None else None
+        probe = probe_view(report.probe) if report.probe is not None else None
+        verdict = verdict_view(report.verdict) if report.verdict is not None else None
         if probe is not None or verdict is not None:
             self._show_probe_row()
             if probe is not None:
@@ -193,7 +192,7 @@ class DoctorApp(App[Report | None]):
 
     # ---- probe ------------------------------------------------------------------------------
     def action_probe(self) -> None:
-        if self.session.start_probe is None:
+        if self.session.run_probe is None:
             self.notify(self.session.no_probe_reason, severity="warning")
             return
         if self._active_worker("probe"):
@@ -203,18 +202,17 @@ class DoctorApp(App[Report | None]):
             self.notify("wait for the checks to finish first")
             return
         self._probe_cancel.clear()
-        self._probe_handle = None
         self._show_probe_row()
-        self._on_probe_event({"event": "phase", "phase": "starting", "message": "starting the probe process…"})
+        self.probe_state = fold(ProbeView(), {"event": "phase", "phase": "start", "message": "starting the probe process…"})
+        self.query_one(ProbePanel).show(self.probe_state)
         self.query_one(VerdictPanel).show(None)
-        self.run_worker(self._run_probe, thread=True, group="probe", exclusive=True, exit_on_error=False)
+        report = self.report
+        self.run_worker(lambda: self.session.run_probe(report, self._relay_probe_event, self._probe_cancel),
+                        thread=True, group="probe", exclusive=True, exit_on_error=False)
 
-    def _run_probe(self) -> Report | None:
-        handle = self.session.start_probe(self.report, lambda ev: self.call_from_thread(self._on_probe_event, ev))
-        self._probe_handle = handle
-        if self._probe_cancel.is_set():  # quit arrived while the child was starting
-            handle.cancel()
-        return handle.wait()
+    def _relay_probe_event(self, event: dict) -> None:
+        """Called on the probe runner's thread: hand the event to the screen's thread."""
+        self.call_from_thread(self._on_probe_event, event)
 
     def _on_probe_event(self, event: dict) -> None:
         self.probe_state = fold(self.probe_state, event)
@@ -224,13 +222,22 @@ class DoctorApp(App[Report | None]):
         if worker.state is WorkerState.ERROR:
             self._on_probe_event({"event": "error", "message": f"{type(worker.error).__name__}: {worker.error}"})
             return
-        if self._probe_cancel.is_set():
-            self._on_probe_event({"event": "cancelled"})
-            return
         report = worker.result
         if isinstance(report, Report):
             self.report = report
-            self.query_one(VerdictPanel).show(self._verdict_view(report.verdict) if report.verdict is not None else None)
+            for finding in report.findings:  # the probe's own finding (decode speed, or why it failed)
+                if self.checklist.findings.get(finding.id) != finding:
+                    self.checklist.mark_finished(finding)
+            self._show_highlighted()
+            probe = probe_view(report.probe) if report.probe is not None else None
+            live = self.probe_state
+            if probe is not None and probe.state == "done":  # the runner's result, with what was seen live kept
+                self.probe_state = replace(probe, tok_s=live.tok_s or probe.tok_s,
+                                           **{k: v for k in LIVE_READINGS if (v := getattr(live, k)) is not None})
+            elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
+                self.probe_state = replace(live, state=probe.state, error=probe.error)
+            self.query_one(ProbePanel).show(self.probe_state)
+            self.query_one(VerdictPanel).show(verdict_view(report.verdict) if report.verdict is not None else None)
             self.banner.set_status(self._summary_text())
 
     def _show_probe_row(self) -> None:
@@ -290,11 +297,12 @@ class DoctorApp(App[Report | None]):
         probe = self._active_worker("probe")
         if probe is not None:
             self.banner.set_status("cancelling the probe…")
-            self._probe_cancel.set()
-            handle = self._probe_handle
-            if handle is not None:
-                await asyncio.to_thread(handle.cancel)
-            await probe.wait()
+            self._probe_cancel.set()  # the runner kills the worker's process group and returns
+            try:
+                await probe.wait()
+            except WorkerFailed:
+                pass
+            self._probe_done(probe)  # the report keeps how the probe ended (cancelled)
         self.exit(self.report)
 
     def _active_worker(self, group: str) -> Worker | None:

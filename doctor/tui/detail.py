@@ -26,9 +26,9 @@ class DetailPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="detail-head")
         yield Static(id="detail-summary")
-        yield Static(id="detail-evidence")
         yield Static(id="detail-fix")
         yield Static(id="detail-commands")
+        yield Static(id="detail-evidence")
 
     def show(self, finding: Finding | None, placeholder: str = "") -> None:
         self.finding = finding

@@ -27,9 +27,9 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
         read_only = "a replay is read-only: the probe would measure this machine, not the one recorded"
         if loaded.report is not None:  # a whole report: show it as the user saw it
             return Session(plan=loaded.report.plan, source=f"replay:{args.replay}", saved=loaded.report,
-                           note=loaded.note, checks=checks, no_probe_reason=read_only)
+                           note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
         return Session(plan=plan_from_args(args, loaded.plan), source=f"replay:{args.replay}", facts=loaded.facts,
-                       note=loaded.note, checks=checks, no_probe_reason=read_only)
+                       note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
     return Session(plan=plan_from_args(args), checks=checks, save_path=args.output,
                    options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh),
                    **probe_arguments(args))
@@ -47,10 +47,9 @@ def probe_arguments(args: argparse.Namespace) -> dict:
 def run_tui(args: argparse.Namespace, checks) -> int:
     from doctor.cli import exit_code_for, write_report_file
     from doctor.tui.app import DoctorApp
-    from doctor.tui.probe_feed import probe_view, verdict_view
 
     session = session_from_args(args, checks)
-    app = DoctorApp(session, verdict_view=verdict_view, probe_view=probe_view)
+    app = DoctorApp(session)
     report: Report | None = app.run()
     if app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",

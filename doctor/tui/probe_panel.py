@@ -30,13 +30,14 @@ class ProbePanel(Vertical):
 
     def show(self, view: ProbeView) -> None:
         self.view = view
-        self.query_one("#probe-phase", Static).update(Text(_phase_line(view), no_wrap=True, overflow="ellipsis"))
+        self.query_one("#probe-phase", Static).update(Text(_phase_line(view)))
         bar = self.query_one("#probe-progress", ProgressBar)
         bar.update(total=view.total, progress=view.done if view.total else 0)
         self.query_one("#probe-spark", Sparkline).data = list(view.tok_s)
-        speed = f"{view.tok_s[-1]:.1f} tok/s" if view.tok_s else ""
+        shown = view.reported_tok_s if view.reported_tok_s is not None else (view.tok_s[-1] if view.tok_s else None)
+        speed = f"{shown:.1f} tok/s" if shown is not None else ""
         self.query_one("#probe-speed", Static).update(speed)
-        self.query_one("#probe-live", Static).update(Text(_live_line(view), no_wrap=True, overflow="ellipsis"))
+        self.query_one("#probe-live", Static).update(Text(_live_line(view)))
         self.set_class(view.state == "failed", "-failed")
 
 
@@ -60,6 +61,6 @@ def _live_line(view: ProbeView) -> str:
         parts.append(f"mem {view.mem_clock_mhz:.0f}{top} MHz")
     if view.temperature_c is not None:
         parts.append(f"{view.temperature_c:.0f} °C")
-    if view.pcie_rx_mb_s is not None:
-        parts.append(f"PCIe RX {view.pcie_rx_mb_s / 1000:.2f} GB/s")
+    if view.pcie_rx_mbs is not None:
+        parts.append(f"PCIe RX {view.pcie_rx_mbs / 1000:.2f} GB/s")
     return " · ".join(parts)

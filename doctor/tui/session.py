@@ -5,8 +5,9 @@ Plain data without textual, so the CLI can build it before deciding to import th
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from checks.base import Check
 from doctor.facts.types import Facts
@@ -25,7 +26,9 @@ class Session:
     checks: tuple[Check, ...] | None = None  # None: the whole registry
     options: GatherOptions = field(default_factory=GatherOptions)
     save_path: str | None = None  # -o FILE: the default target of `s`
-    # starts the probe: (report, on_event) -> a handle with wait() -> Report and cancel(); None: not offered
-    start_probe: Callable[[Report, Callable[[dict], None]], Any] | None = None
+    # runs the probe on its worker thread: (report, on_event, cancel) -> the report with probe and verdict;
+    # it returns (never raises) when the probe ends, fails or is cancelled. None: the probe is not offered here.
+    run_probe: Callable[[Report, Callable[[dict], None], threading.Event], Report] | None = None
     no_probe_reason: str = "the probe is not available here"
+    auto_probe: bool = False  # start the probe once the checks are done (`--model` given, as the CLI does)
 

@@ -55,14 +55,12 @@ class VerdictPanel(Widget):
             rows.add_row(view.reference_label or f"vs {view.reference_tok_s:g}", Text(bar(ref, bar_w), self._style("bar")),
                          f"{ref:.0%}")
         for cause in view.causes:
-            rows.add_row(Text(cause.label, overflow="ellipsis"), Text(bar(cause.share, bar_w), self._style("cause")),
-                         f"{cause.share:.0%}")
+            share = "n/a" if cause.share is None else f"{cause.share:.0%}"
+            rows.add_row(Text(cause.label, overflow="ellipsis"), Text(bar(cause.share or 0.0, bar_w), self._style("cause")),
+                         share)
         head = Text(f"measured {view.measured_tok_s:.1f} tok/s", no_wrap=True, overflow="ellipsis")
         parts = [Text(f"Fix first: {view.fix_first}", style=self._style("fix"))] if view.fix_first else []
-        parts += [head, rows]
-        if view.headline:
-            parts.append(Text(view.headline, style=self._style("dim")))
-        return Group(*parts)
+        return Group(*parts, head, rows)  # the headline sentence is the decode-speed finding's summary
 
     def _style(self, name: str):
         return self.get_component_rich_style(f"verdict--{name}", partial=True)

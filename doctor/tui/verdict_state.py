@@ -9,7 +9,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class CauseBar:
     label: str
-    share: float  # of the gap, 0..1
+    share: float | None  # of the gap, 0..1; None: present, but the evidence gives no size
     note: str = ""
 
 

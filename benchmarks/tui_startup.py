@@ -1,0 +1,101 @@
+"""Start-up of the TUI to its first painted frame, as a user sees it: a real pseudo-terminal.
+
+Run on purpose:  python benchmarks/tui_startup.py [--runs 7] [--json OUT]
+Each run starts `python -m doctor ...` on a fresh 80x24 pty and times, from the spawn, until the
+terminal has received a painted frame (the checklist's border title and the footer's keys, which
+textual draws in its first full frame), then presses q and waits for the exit.
+  replay   --replay of a machine fixture: today's checks on recorded facts
+  live     this machine: the first frame comes before fact gathering (NVML, torch child) finishes
+Rows for `python -c pass` and `import doctor.tui.app` show where the time goes. Target: < 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "fixtures" / "machines" / "v100-pcie-16gb-healthy.json"
+FIRST_FRAME = (b"Checks", b"Quit")  # both are in textual's first full paint of the main screen
+
+
+def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tuple[float, int]:
+    """Seconds from spawn to the first painted frame, and the exit code after pressing q."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(size[1]), "LINES": str(size[0])}
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, start_new_session=True)
+    os.close(slave)
+    seen, painted = b"", None
+    try:
+        while time.perf_counter() - start < timeout:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+            if painted is None and all(marker in seen for marker in FIRST_FRAME):
+                painted = time.perf_counter() - start
+                os.write(master, b"q")
+            if proc.poll() is not None:
+                break
+        code = proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(master)
+    if painted is None:
+        raise RuntimeError(f"no frame painted within {timeout} s: {' '.join(argv)}")
+    return painted, code
+
+
+def plain_s(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--json", metavar="OUT", help="also write the raw timings as JSON")
+    args = ap.parse_args()
+    py = sys.executable
+    rows: dict[str, list[float]] = {
+        "python -c pass": [plain_s([py, "-c", "pass"]) for _ in range(args.runs)],
+        "import doctor.tui.app": [plain_s([py, "-c", "import doctor.tui.app"]) for _ in range(args.runs)],
+    }
+    scenarios = {"TUI first frame, replay": [py, "-m", "doctor", "--replay", str(FIXTURE)],
+                 "TUI first frame, live": [py, "-m", "doctor"]}
+    for name, argv in scenarios.items():
+        first_frame_s(argv)  # one untimed run: the page cache holds the modules afterwards
+        rows[name] = [first_frame_s(argv)[0] for _ in range(args.runs)]
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    print(f"{'from spawn to':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs}, 80x24 pty, "
+          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]})")
+    for k, v in rows.items():
+        print(f"{k:<26} {med[k]:>9.3f} {min(v):>7.3f} {max(v):>7.3f}")
+    worst = max(med["TUI first frame, replay"], med["TUI first frame, live"])
+    print(f"\nslowest median to the first frame: {worst:.3f} s (target < 1 s: {'met' if worst < 1 else 'MISSED'})")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"runs": rows, "median": med, "python": sys.version, "cpus": os.cpu_count()}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Drive the TUI in a real terminal (tmux) as a user would, and keep what the screen showed.
+
+Run on purpose:  python benchmarks/tui_tmux.py [--out benchmarks/results/tui]
+Each scenario starts `v100-doctor ...` in a detached tmux session of the given size, sends keys
+with `tmux send-keys`, and after each step writes `tmux capture-pane -p` to OUT/<scenario>-<step>.txt.
+Needs tmux. Scenarios whose input file is missing are skipped (and said so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MACHINES = ROOT / "fixtures" / "machines"
+
+# name -> (argv after v100-doctor, [(step name, keys to send before capturing)])
+STEPS_FAILING = [("start", []), ("cuda-pairing", ["j", "j"]), ("detail-open", ["Enter"]),
+                 ("detail-closed", ["Escape"]), ("save-dialog", ["s"]), ("saved", ["Enter"])]
+
+
+def scenarios(save_dir: Path) -> dict[str, tuple[list[str], list[tuple[str, list[str]]]]]:
+    out = {
+        "live-this-machine": ([], [("start", []), ("second-line", ["j"])]),
+        "replay-v100-healthy": (["--replay", str(MACHINES / "v100-pcie-16gb-healthy.json")], [("start", [])]),
+        "replay-v100-torch-2.11": (["--replay", str(MACHINES / "v100-torch-2.11-cu130.json"),
+                                    "-o", str(save_dir / "v100-torch-2.11-report.json")], STEPS_FAILING),
+    }
+    for example in sorted((ROOT / "fixtures" / "examples").glob("*.json")):
+        out[f"example-{example.stem}"] = (["--replay", str(example)], [("start", []), ("next", ["j"])])
+    return out
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+
+def run_scenario(name: str, argv: list[str], steps, size: tuple[int, int], out: Path, settle_s: float) -> list[Path]:
+    session = f"v100doc-{name}-{size[0]}x{size[1]}".replace(".", "_")
+    command = f"cd {shlex.quote(str(ROOT))} && {shlex.quote(sys.executable)} -m doctor {shlex.join(argv)}; sleep 5"
+    tmux("new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]), command)
+    written = []
+    try:
+        time.sleep(settle_s)
+        for step, keys in steps:
+            for key in keys:
+                tmux("send-keys", "-t", session, key)
+                time.sleep(0.4)  # ESC then a letter too fast would read as Alt+letter
+            time.sleep(settle_s / 2)
+            path = out / f"{name}-{size[0]}x{size[1]}-{step}.txt"
+            path.write_text(tmux("capture-pane", "-p", "-t", session))
+            written.append(path)
+        tmux("send-keys", "-t", session, "q")
+        time.sleep(1.0)
+        path = out / f"{name}-{size[0]}x{size[1]}-after-quit.txt"
+        path.write_text(tmux("capture-pane", "-p", "-t", session))
+        written.append(path)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    return written
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tui"))
+    ap.add_argument("--settle", type=float, default=3.0, help="seconds to let the screen settle after start")
+    args = ap.parse_args()
+    if not shutil.which("tmux"):
+        sys.exit("tmux is not installed")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for size in ((80, 24), (160, 48)):
+        for name, (argv, steps) in scenarios(out).items():
+            for path in run_scenario(name, argv, steps, size, out, args.settle):
+                print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""The TUI driven with App.run_test() and Pilot on recorded machine fixtures: states, keys, save, quit."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from checks.base import Check
+from checks.env import ENV_CHECKS
+from checks.registry import all_checks
+from conftest import MACHINES
+from doctor.findings import Status
+from doctor.pipeline import diagnose
+from doctor.report import load_document
+from doctor.tui.app import DoctorApp
+from doctor.tui.save_dialog import SaveDialog
+from doctor.tui.session import Session
+from test_tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
+
+
+def symbols(app: DoctorApp) -> dict[str, str]:
+    return {cid: app.checklist.symbol_of(cid) for cid in app.checklist.findings}
+
+
+def test_checklist_reaches_expected_states_on_healthy_v100():
+    async def script(app, pilot):
+        await settle(app, pilot)
+        return symbols(app), app.banner.status, app.report
+
+    states, status, report = run_app(DoctorApp(fixture_session(HEALTHY, checks=None)), script)
+    assert [c.id for c in all_checks()] == list(states)  # every check of the registry finished, none pending
+    assert {cid: states[cid] for cid in ("gpu-present", "compute-capability", "cuda-pairing")} == \
+        {"gpu-present": "✓", "compute-capability": "✓", "cuda-pairing": "✓"}
+    assert report.source == f"replay:{HEALTHY}" and "passed" in status
+
+
+def test_checklist_shows_the_torch_211_failure_and_its_fix():
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("j", "j")  # down to cuda-pairing
+        return symbols(app), app.checklist.highlighted_id, app.detail.finding, app.banner.status
+
+    states, highlighted, shown, status = run_app(DoctorApp(fixture_session(TORCH_211)), script)
+    assert states == {"gpu-present": "✓", "compute-capability": "✓", "cuda-pairing": "✗", "flash-attn": "✓"}
+    assert highlighted == "cuda-pairing" and shown.status is Status.FAIL
+    assert "sm_70" in shown.summary and any("cu126" in c for c in shown.commands)
+    assert status.startswith("1 failed")
+
+
+def test_a_crashing_check_shows_a_skull_and_the_rest_go_on():
+    def explode(ctx):
+        raise ZeroDivisionError("division by zero")
+
+    crashing = Check(id="crashes", title="A check with a bug", run=explode)
+    checks = (ENV_CHECKS[0], crashing, *ENV_CHECKS[1:])
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("down")
+        return symbols(app), app.detail.finding
+
+    states, shown = run_app(DoctorApp(fixture_session(HEALTHY, checks=checks)), script)
+    assert states["crashes"] == "☠"
+    assert [states[c.id] for c in ENV_CHECKS] == ["✓", "✓", "✓", "✓"]
+    assert shown.id == "crashes" and "ZeroDivisionError" in shown.summary
+
+
+def test_keys_move_and_enter_opens_the_detail_escape_closes_it():
+    async def script(app, pilot):
+        await settle(app, pilot)
+        seen = [app.checklist.highlighted_id]
+        for key in ("down", "j", "up", "k", "j"):
+            await pilot.press(key)
+            seen.append((app.checklist.highlighted_id, app.detail.finding.id))
+        await pilot.press("enter")
+        opened = (app.screen.maximized is app.detail, app.focused is app.detail)
+        await pilot.press("escape")
+        return seen, opened, app.screen.maximized
+
+    seen, opened, after = run_app(DoctorApp(fixture_session(TORCH_211)), script)
+    assert seen == ["gpu-present", ("compute-capability", "compute-capability"), ("cuda-pairing", "cuda-pairing"),
+                    ("compute-capability", "compute-capability"), ("gpu-present", "gpu-present"),
+                    ("compute-capability", "compute-capability")]
+    assert opened == (True, True) and after is None
+
+
+def test_s_saves_a_report_that_validates_against_the_schema(tmp_path, validate):
+    target = tmp_path / "ticket.json"
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("s")
+        dialog = app.screen
+        default = dialog.query_one("#save-path").value
+        dialog.query_one("#save-path").value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        return isinstance(dialog, SaveDialog), default, [n.message for n in app._notifications]
+
+    was_dialog, default, notes = run_app(DoctorApp(fixture_session(TORCH_211)), script)
+    doc = validate(json.loads(target.read_text()))
+    assert was_dialog and default.startswith("v100-doctor-report-") and default.endswith(".json")
+    assert doc["source"] == f"replay:{TORCH_211}"
+    assert {f["id"]: f["status"] for f in doc["findings"]}["cuda-pairing"] == "fail"
+    assert any(str(target) in n for n in notes)  # it says where
+
+
+def test_s_defaults_to_the_output_file_and_escape_cancels(tmp_path):
+    target = tmp_path / "from-o.json"
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("s")
+        default = app.screen.query_one("#save-path").value
+        await pilot.press("escape")
+        return default, type(app.screen).__name__
+
+    default, screen = run_app(DoctorApp(fixture_session(HEALTHY, save_path=str(target))), script)
+    assert default == str(target) and screen == "Screen" and not target.exists()
+
+
+def test_m_saves_markdown_and_puts_it_on_the_clipboard(tmp_path):
+    target = tmp_path / "issue.md"
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("m")
+        app.screen.query_one("#save-path").value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        return app.clipboard
+
+    clipboard = run_app(DoctorApp(fixture_session(TORCH_211)), script)
+    text = target.read_text()
+    assert text.startswith("### v100-doctor") and "| ✗ | `cuda-pairing` |" in text
+    assert clipboard == text
+
+
+def test_c_copies_the_fix_commands_of_the_shown_check():
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("j", "j", "c")
+        return app.clipboard, app.detail.finding.commands
+
+    clipboard, commands = run_app(DoctorApp(fixture_session(TORCH_211)), script)
+    assert clipboard == "\n".join(commands) and "pip install" in clipboard
+
+
+def test_a_saved_report_opens_read_only_as_the_user_saw_it(tmp_path):
+    loaded = load_document(str(MACHINES / TORCH_211))
+    report = diagnose(loaded.plan, loaded.facts, source="live", checks=ENV_CHECKS)
+    # what the user saw then differs from what today's checks say: the replay must show the former
+    then = replace(report.findings[3], status=Status.WARN, summary="flash-attn 2.5.8 installed (as recorded)")
+    saved = replace(report, findings=report.findings[:3] + (then,))
+
+    async def script(app, pilot):
+        await pilot.pause()
+        await pilot.press("p")
+        await pilot.pause()
+        return symbols(app), app.banner.source, [n.message for n in app._notifications], list(app.workers)
+
+    session = Session(plan=saved.plan, source="replay:ticket.json", saved=saved,
+                      no_probe_reason="a replay is read-only")
+    states, source, notes, workers = run_app(DoctorApp(session), script)
+    assert states["flash-attn"] == "!" and states["cuda-pairing"] == "✗"
+    assert "read-only" in source and "ticket.json" in source
+    assert notes == ["a replay is read-only"] and workers == []  # no checks ran, no probe started
+
+
+def test_r_reruns_todays_checks_on_a_saved_reports_facts():
+    loaded = load_document(str(MACHINES / TORCH_211))
+    report = diagnose(loaded.plan, loaded.facts, source="live", checks=ENV_CHECKS)
+    saved = replace(report, findings=tuple(replace(f, status=Status.PASS) for f in report.findings))
+
+    async def script(app, pilot):
+        await pilot.pause()
+        before = symbols(app)["cuda-pairing"]
+        await pilot.press("r")
+        await settle(app, pilot)
+        return before, symbols(app)["cuda-pairing"]
+
+    session = Session(plan=saved.plan, source="replay:ticket.json", saved=saved, checks=ENV_CHECKS)
+    assert run_app(DoctorApp(session), script) == ("✓", "✗")
+
+
+def test_q_during_a_probe_cancels_it_and_leaves_no_child_process(tmp_path):
+    pids: list[int] = []
+    watchdog: list[str] = []
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("p")
+        for _ in range(300):  # until the worker has spoken: its build progress is on screen
+            await pilot.pause(0.02)
+            if app.probe_state.phase == "build" and app.probe_state.done == 12:
+                break
+        running = [alive(p) for p in pids]
+        await pilot.press("q")
+        return running, app.probe_state
+
+    app = DoctorApp(fixture_session(HEALTHY, run_probe=hanging_probe(tmp_path, pids, watchdog)))
+    running, state = run_app(app, script)
+    assert watchdog == []  # q itself cancelled the probe
+    assert len(pids) == 2 and running == [True, True]  # the worker and its grandchild were up
+    assert (state.phase, state.done, state.total) == ("build", 12, 47)
+    assert wait_gone(pids) == []  # no orphan: the runner killed the worker's whole process group
+    assert app.return_value is app.report and app.report.probe.status == "cancelled"
+
+
+def test_p_without_a_probe_says_why():
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("p")
+        return [n.message for n in app._notifications], app.query_one("#probe-row").display
+
+    notes, shown = run_app(DoctorApp(fixture_session(HEALTHY, no_probe_reason="the probe is off (--no-probe)")), script)
+    assert notes == ["the probe is off (--no-probe)"] and shown is False
+
+
+def test_no_color_draws_in_grey_only(monkeypatch):
+    import re
+
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        return app.no_color, app.export_screenshot()
+
+    no_color, svg = run_app(DoctorApp(fixture_session(TORCH_211)), script)
+    colours = set(re.findall(r"fill: #([0-9a-f]{6})", svg)) - {"c5c8c6"}  # the SVG template's own default
+    assert no_color and colours and all(c[0:2] == c[2:4] == c[4:6] for c in colours)
+    assert "✗" in svg and "✓" in svg  # the states still read without colour
+
+
+def test_fits_80_by_24_with_every_check_line_and_the_footer_visible():
+    async def script(app, pilot):
+        await settle(app, pilot)
+        lines = app.checklist.option_count
+        return app.checklist.scrollable_content_region.height, lines, app.query_one("Footer").region
+
+    height, lines, footer = run_app(DoctorApp(fixture_session(TORCH_211, checks=None)), script)
+    assert height >= lines and footer.y == 23 and footer.width == 80

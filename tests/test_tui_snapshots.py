@@ -1,0 +1,48 @@
+"""Snapshot tests of the main screen (pytest-textual-snapshot). Update after a deliberate change with
+`python3 -m pytest tests/test_tui_snapshots.py --snapshot-update`, then look at the SVGs before committing.
+
+The sessions run the environment checks only, so a check added to the registry by another group
+does not change these pictures.
+"""
+
+from __future__ import annotations
+
+from doctor.tui.app import DoctorApp
+from test_tui_support import HEALTHY, TORCH_211, fixture_session
+
+
+async def checks_finished(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_main_screen_healthy_v100(snap_compare):
+    assert snap_compare(DoctorApp(fixture_session(HEALTHY)), run_before=checks_finished)
+
+
+def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
+    async def on_the_failure(pilot) -> None:
+        await checks_finished(pilot)
+        await pilot.press("j", "j")
+
+    assert snap_compare(DoctorApp(fixture_session(TORCH_211)), run_before=on_the_failure)
+
+
+def test_main_screen_after_a_finished_probe_with_its_verdict(snap_compare):
+    from doctor.probe.stage import fold
+    from test_tui_probe import EVENTS
+    from test_tui_support import v100_probe
+
+    def recorded_probe(report, on_event, cancel):
+        for event in EVENTS:
+            on_event(event)
+        on_event({"event": "result", "summary": "64.1 tok/s decode, 753 tok/s prefill"})
+        return fold(report, v100_probe())
+
+    async def probed(pilot) -> None:
+        await checks_finished(pilot)
+        await pilot.press("p")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(DoctorApp(fixture_session(HEALTHY, run_probe=recorded_probe)), run_before=probed)
