@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from checks.base import Check
 from checks.env import ENV_CHECKS
+from checks.model import MODEL_CHECKS, applies as model_checks_apply
 
 
 def all_checks() -> tuple[Check, ...]:
     """Environment first, then model, then runtime health; later groups append here."""
-    return tuple(ENV_CHECKS)
+    return tuple(ENV_CHECKS) + tuple(MODEL_CHECKS)
+
+
+def checks_for(plan) -> tuple[Check, ...]:
+    """The default run: every check, less the model group when no --model was given."""
+    return tuple(c for c in all_checks() if c not in MODEL_CHECKS or model_checks_apply(plan))
 
 
 def check_ids() -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Plan:
     model_path: str | None = None
+    model_path_parts: tuple[str, ...] | None = None  # --model as the shell delivered it; 2+ parts: split at spaces
     max_seq_len: int | None = None
     cache_mode: str = "fp16"  # fp16 | fp8 | q8 | q6 | q4
     gpu_split: tuple[float, ...] | None = None  # GB per GPU, as ExLlamaV2's gpu_split

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from doctor.facts.model_dir import ModelFacts
 from doctor.unknown import Maybe, Unknown
 
 NOT_GATHERED = Unknown("not gathered")
@@ -134,7 +135,7 @@ class Facts:
     nvml: NvmlFacts
     python: PythonFacts
     host: HostFacts
-    model: Any = None  # the model directory's facts, when --model was given
+    model: ModelFacts | None = None  # the model directory's facts, when --model was given (doctor/facts/model_dir.py)
     samples: Any = None  # NVML/host time series, when the machine was sampled
 
     def gpu(self, index: int = 0) -> GpuFacts | None:

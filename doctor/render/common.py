@@ -24,7 +24,10 @@ def machine_line(report: Report) -> str:
     gpus = ", ".join(f"{show(g.name)} (cc {show(g.compute_capability)})" for g in f.nvml.gpus) or f"no GPU ({f.nvml.reason})"
     t = f.python.torch
     torch = f"torch {t.version} (CUDA {t.cuda})" if known(t.version) else ("torch not installed" if not t.installed else f"torch broken ({t.reason})")
-    return f"{gpus} · driver {show(f.nvml.driver_version)} · {torch} · Python {f.python.version}"
+    line = f"{gpus} · driver {show(f.nvml.driver_version)} · {torch} · Python {f.python.version}"
+    if report.plan.target_gpu:  # model checks judged a card from the knowledge base, not this machine's
+        line += f" · planning for --target-gpu {report.plan.target_gpu} (knowledge-base numbers, not measured)"
+    return line
 
 
 def counts_line(findings: tuple[Finding, ...] | list[Finding]) -> str:

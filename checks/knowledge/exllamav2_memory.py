@@ -1,0 +1,45 @@
+"""How ExLlamaV2 0.3.2 spends VRAM besides weights and cache: defaults, reserves, scratch rules.
+
+Each constant carries (value, source, confidence). The formulas that use them live in doctor/vram_budget.py.
+"""
+
+from __future__ import annotations
+
+EXL2 = "https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/"
+MIB = 1024 * 1024
+
+MAX_INPUT_LEN = (2048, EXL2 + "config.py (max_input_len = 2048: the prefill chunk; load_autosplit clips it to max_seq_len)", "P")
+MAX_DQ_SIZE = (512 * 1024 ** 2, EXL2 + "config.py (max_dq_size = 512*(1024**2) elements dequantized at once)", "P")
+AUTOSPLIT_RESERVE_GPU0 = (192 * MIB, EXL2 + "model.py load_autosplit_gen (reserve_vram = [192 MiB] + [64 MiB]*(n-1))", "P")
+AUTOSPLIT_RESERVE_OTHER = (64 * MIB, EXL2 + "model.py load_autosplit_gen", "P")
+AUTOSPLIT_MINIMUM_RESERVE = (256 * MIB, EXL2 + "model.py load_autosplit_gen (minimum_reserve_tensor, held while loading)", "P")
+EMBEDDING_ON_HOST = ("The token embedding always stays in system RAM (device -1); only one row per token goes to the GPU",
+                     EXL2 + "model.py set_device_map(embed_cpu=True) and load_autosplit_gen (idx 0 on CPU)", "P")
+DEFAULT_MAX_SEQ_LEN = ("Without max_seq_len, ExLlamaV2Config uses max_position_embeddings (e.g. 32768 or 131072)",
+                       EXL2 + "config.py prepare() (max_sequence_length / max_position_embeddings / ... else 2048)", "P")
+FIXED_SCRATCH = ("One scratch tensor per device, the largest scratch_space_fixed() of any module: MLP temp_state + "
+                 "temp_a + temp_b + temp_dq; attention temp_state + temp_dq; lm_head temp_dq = 2*min(in*out, max_dq_size)",
+                 EXL2 + "device.py ExLlamaV2DeviceContext.prepare; mlp.py, attn.py, linear.py scratch_space_fixed", "P")
+ROPE_TABLES = ("sin and cos tables, FP16, (max_seq_len x head_dim) each, per device and per RoPE base",
+               EXL2 + "device.py prepare_sincos", "P")
+GQA_EXPANSION = ("Without flash-attn (V100, T4, P100, P40), attention runs through torch SDPA after repeat_kv: "
+                 "K and V of the whole past are expanded to all attention heads for each layer in turn",
+                 EXL2 + "attn.py _attn_torch (repeat_kv before F.scaled_dot_product_attention)", "P")
+FP32_CAST = ("Unquantized .weight tensors are cast to FP16 at load (BF16 and FP32 become FP16 on the GPU)",
+             EXL2 + "linear.py / module.py load_weight (.half())", "P")
+
+# What the CUDA context, cuBLAS and the kernel images take outside torch's allocator. It varies with
+# card, driver and torch; the H200 run of benchmarks/kv_cache_vs_exllamav2.py measures it there.
+CUDA_CONTEXT_MIB = (500, "estimate: llama.cpp reports 15841 of 16160 MiB free on a V100-PCIE-16GB after its own "
+                    "context (~320 MiB); torch + cuBLAS add more. Measured on the H200: see "
+                    "benchmarks/results/kv_cache_vs_exllamav2.json (cuda_context_mib)", "K")
+
+# Memory as NVML reports it on an idle card (MiB), for --target-gpu planning. Cards not listed fall back
+# to the datasheet GB x 1024 x 0.985.
+NVML_TOTAL_MIB: dict[str, tuple[float, str, str]] = {
+    "v100-pcie-16gb": (16160.0, "nvidia-smi on V100-PCIE-16GB, drivers 396-535: '16160MiB' (older 410/418 show 16130MiB)", "S"),
+    "v100-sxm2-16gb": (16160.0, "same HBM2 stack as the PCIe card; nvidia-smi '16160MiB' (K for SXM2)", "K"),
+    "p100-pcie-16gb": (16280.0, "nvidia-smi on Tesla P100-PCIE-16GB: '16280MiB'", "K"),
+    "t4": (15360.0, "nvidia-smi on Tesla T4: '15360MiB'", "K"),
+}
+PLANNING_FALLBACK_FRACTION = 0.985

@@ -1,0 +1,68 @@
+"""`ceiling`: the fastest single-stream decode this card can physically give this model (information).
+
+Ceiling = memory bandwidth / bytes read per token (doctor/decode_bytes.py), shown at an empty cache (the
+seed's basis) and at the full max_seq_len, next to the seed's reference figures.
+"""
+
+from __future__ import annotations
+
+from checks.base import Check, CheckContext
+from checks.knowledge.gpus import SEED_REFERENCE
+from checks.model.card import card_for
+from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
+from checks.model.memory_budget import seq_len_for
+from doctor.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
+from doctor.model_bytes import human_bytes
+from doctor.findings import Finding, Status
+
+
+def run(ctx: CheckContext) -> Finding:
+    m = ctx.facts.model
+    if m is None or not m.exists or (m.problem and m.weights is None and m.config is None):
+        return CHECK.finding(Status.SKIP, f"skipped: {unreadable_reason(m, ctx.plan)}")
+    card = card_for(ctx)
+    if card is None or card.bandwidth_gbs is None:
+        why = "no GPU here and no --target-gpu" if card is None else f"the bandwidth of {card.name} is not in the knowledge base"
+        return CHECK.finding(Status.SKIP, f"skipped: {why} (v100-doctor --list-gpus)")
+    if m.gguf is not None:
+        return _gguf(m, card)
+    mode = ctx.plan.cache_mode
+    try:
+        empty = bytes_per_token(m, 0, mode)
+        seq, seq_source = seq_len_for(ctx, m.config.max_position_embeddings)
+        full = bytes_per_token(m, seq, mode)
+    except ArithmeticUnavailable as exc:
+        return CHECK.finding(Status.SKIP, f"skipped: {exc}", {"reason": str(exc)})
+    bw = card.bandwidth_gbs
+    top, low = ceiling_tok_s(empty["total_bytes"], bw), ceiling_tok_s(full["total_bytes"], bw)
+    est = " (estimated from config)" if m.estimated_from_config else ""
+    where = "" if card.measured else " (planning target, not measured)"
+    ref = SEED_REFERENCE
+    summary = (f"decode ceiling {top:.1f} tok/s on {card.name}{where}: {bw:g} GB/s / {human_bytes(empty['total_bytes'])} read per "
+               f"token{est}; {low:.1f} tok/s with {seq} tokens of {mode} cache. Reference: the seed measured "
+               f"{ref['measured_tok_s']:g} tok/s against a {ref['ceiling_tok_s']:g} tok/s ceiling ({ref['weights_gb']:g} GB, "
+               f"27B at {ref['bpw']:g} bpw, V100)")
+    evidence = {"bandwidth_gbs": bw, "bandwidth_source": card.spec.source, "bandwidth_confidence": card.spec.confidence,
+                "gpu_source": card.source, "ceiling_tok_s_empty_cache": round(top, 1), "ceiling_tok_s_full_cache": round(low, 1),
+                "context_for_full": seq, "context_from": seq_source,
+                "bytes_per_token_empty": {k: v for k, v in empty.items() if k.endswith("_bytes")},
+                "bytes_per_token_full": {k: v for k, v in full.items() if k.endswith("_bytes")},
+                "counted": full["counted"], "weights_source": full["source"], "seed_reference": ref}
+    return CHECK.finding(Status.INFO, summary, evidence)
+
+
+def _gguf(m, card) -> Finding:
+    """No per-tensor split for GGUF here: the file size stands in for bytes per token (an upper bound on reads)."""
+    size = m.gguf.file_bytes
+    if not size:
+        return CHECK.finding(Status.SKIP, "skipped: the GGUF file size is unknown")
+    top = ceiling_tok_s(size, card.bandwidth_gbs)
+    where = "" if card.measured else " (planning target, not measured)"
+    return CHECK.finding(Status.INFO, f"decode ceiling about {top:.1f} tok/s on {card.name}{where} for this GGUF under llama.cpp: "
+                         f"{card.bandwidth_gbs:g} GB/s / {human_bytes(size)} (the whole file taken as bytes per token, "
+                         "so a slight underestimate of the ceiling; KV cache not counted)",
+                         {"bandwidth_gbs": card.bandwidth_gbs, "gguf_file_bytes": size, "ceiling_tok_s_empty_cache": round(top, 1),
+                          "gpu_source": card.source, "counted": "GGUF file size (embedding included)"})
+
+
+CHECK = Check(id="ceiling", title="Physical decode ceiling", run=run, **AFTER_MODEL_PATH)

@@ -1,0 +1,107 @@
+"""`quant-format`: which runtime and kernel path this weight format gets on this card.
+
+Judged per runtime x kernel x compute capability (checks/knowledge/formats.py), never per format alone:
+pass when ExLlamaV2's fast kernels take it, warn when only a slower path or another runtime runs it,
+fail when nothing known runs it on this card.
+"""
+
+from __future__ import annotations
+
+from checks.base import Check, CheckContext
+from checks.knowledge.formats import FormatPath, paths_for
+from checks.model.card import card_for
+from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
+from doctor.findings import Finding, Status
+from doctor.unknown import known
+
+EXL2_HINT = "For ExLlamaV2's fast path get an EXL2 quant (or a 4-bit GPTQ one) of the same model."
+
+
+def format_keys(q) -> list[str]:
+    """The knowledge-base rows this quantization falls under (GPTQ splits by bits and act-order)."""
+    if q.method != "gptq":
+        return [q.method]
+    if known(q.bits) and q.bits != 4:
+        return ["gptq-other-bits", "gptq"]
+    act = q.act_order_in_tensors is True or q.desc_act is True
+    return ["gptq-act-order", "gptq"] if act else ["gptq"]
+
+
+def _describe(q) -> str:
+    if q.method == "exl2":
+        bits = f"{q.bits:g} bpw" if known(q.bits) else "bpw not declared"
+        head = f", head {q.head_bits:g} bits" if known(q.head_bits) else ""
+        return f"EXL2 ({bits}{head})"
+    if q.method == "gptq":
+        bits = f"{q.bits:g}-bit" if known(q.bits) else "bits not declared"
+        group = f", group {q.group_size}" if known(q.group_size) else ""
+        act = ("act-order (desc_act) in the tensors" if q.act_order_in_tensors is True else
+               "desc_act=True" if q.desc_act is True else "no act-order")
+        return f"GPTQ {bits}{group}, {act}"
+    if q.method == "awq":
+        return f"AWQ {q.bits:g}-bit ({q.awq_version})" if known(q.bits) else f"AWQ ({q.awq_version})"
+    if q.method == "bnb-4bit":
+        return f"bitsandbytes 4-bit ({q.bnb_quant_type})"
+    return {"bnb-8bit": "bitsandbytes 8-bit", "fp16": "unquantized FP16", "bf16": "unquantized BF16",
+            "fp32": "unquantized FP32", "gguf": "GGUF"}.get(q.method, q.method)
+
+
+def _row(p: FormatPath) -> str:
+    return f"{p.runtime}: {p.outcome} via {p.kernel} [{p.confidence}]"
+
+
+def _verdict(rows: list[FormatPath]) -> tuple[Status, FormatPath | None]:
+    exl = [r for r in rows if r.runtime == "ExLlamaV2" and r.confidence in ("P", "S")]
+    best_exl = next((r for r in exl if r.outcome == "fast"), None)
+    slow_exl = next((r for r in exl if r.outcome == "slow"), None)
+    if best_exl and not slow_exl:
+        return Status.PASS, best_exl
+    runs = [r for r in rows if r.outcome in ("fast", "works", "slow")]
+    if runs:
+        return Status.WARN, slow_exl or next((r for r in exl if r.outcome == "works"), None) or runs[0]
+    return Status.FAIL, rows[0] if rows else None
+
+
+def run(ctx: CheckContext) -> Finding:
+    m = ctx.facts.model
+    if m is None or m.quant is None:
+        return CHECK.finding(Status.SKIP, f"skipped: {unreadable_reason(m, ctx.plan)}")
+    q = m.quant
+    card = card_for(ctx)
+    cc = card.cc if card else None
+    keys = format_keys(q)
+    rows = [r for k in keys for r in paths_for(k, cc)]
+    if keys[0] == "gptq-act-order":  # the plain-GPTQ ExLlamaV2 row is superseded by the act-order one
+        rows = [r for r in rows if not (r.fmt == "gptq" and r.runtime == "ExLlamaV2")]
+    what = _describe(q)
+    evidence = {"format": q.method, "declared_in": q.declared_in, "tensor_format": q.tensor_format, "cc": cc,
+                "card": card.source if card else "no GPU and no --target-gpu: judged for every card",
+                "paths": [_row(r) for r in rows], "sources": sorted({r.source for r in rows})}
+    if known(q.bits):
+        evidence["bits"] = q.bits
+    if q.method == "unknown" or not rows:
+        return CHECK.finding(Status.WARN, f"format not recognised ({q.declared_in}): no runtime path known", evidence)
+    status, key_row = _verdict(rows)
+    on = f" on cc {cc}" if cc else ""
+    summary = f"{what}{on}: {key_row.runtime} {key_row.outcome} ({key_row.kernel})" if key_row else what
+    if key_row and key_row.detail:
+        summary += f"; {key_row.detail}"
+    fix = ""
+    if q.disagreement:
+        status = max(status, Status.WARN, key=[Status.PASS, Status.WARN, Status.FAIL].index)
+        summary += f"; {q.disagreement}"
+    if keys[0] == "gptq-act-order":
+        seed_row = next((r for r in rows if r.confidence == "S"), None)
+        if seed_row:
+            evidence["seed_claim"] = seed_row.detail
+    if status is Status.FAIL:
+        fix = f"No runtime known to the doctor runs {what}{on}. " + EXL2_HINT
+    elif status is Status.WARN and q.method not in ("exl2",):
+        alt = [_row(r) for r in rows if r.outcome in ("fast", "works")]
+        fix = (f"Paths that work: {'; '.join(alt)}. " if alt else "") + EXL2_HINT
+    elif status is Status.WARN:
+        fix = "ExLlamaV2 computes in FP16; on a card with 1:64 FP16 throughput use llama.cpp (GGUF), which can compute in FP32."
+    return CHECK.finding(status, summary, evidence, fix)
+
+
+CHECK = Check(id="quant-format", title="Weight format and kernel path", run=run, **AFTER_MODEL_PATH)

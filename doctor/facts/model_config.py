@@ -1,0 +1,135 @@
+"""The shape of a model as its config.json tells it: the numbers the memory and speed arithmetic needs.
+
+Multimodal configs (Gemma-3, Qwen2-VL, Mistral-3) keep the language model under `text_config`; that
+is the part that decodes tokens, so it is the part read here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from doctor.unknown import Maybe, Unknown
+
+MISSING = Unknown("not in config.json")
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text")  # transformers' defaults for these model types
+# Keys a published config.json may omit because transformers' config class supplies them (S: Gemma3TextConfig
+# defaults as copied in several public repositories; ExLlamaV2 0.3.2 applies the same vocab default for Gemma-3)
+CLASS_DEFAULTS = {"gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6}}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    architecture: Maybe[str] = MISSING
+    model_type: Maybe[str] = MISSING
+    num_hidden_layers: Maybe[int] = MISSING
+    hidden_size: Maybe[int] = MISSING
+    num_attention_heads: Maybe[int] = MISSING
+    num_key_value_heads: Maybe[int] = MISSING
+    head_dim: Maybe[int] = MISSING
+    intermediate_size: Maybe[int] = MISSING
+    vocab_size: Maybe[int] = MISSING
+    tie_word_embeddings: Maybe[bool] = MISSING
+    torch_dtype: Maybe[str] = MISSING
+    max_position_embeddings: Maybe[int] = MISSING
+    sliding_window: Maybe[int] = MISSING
+    sliding_layers: Maybe[int] = MISSING  # how many layers use the sliding window
+    rope_theta: Maybe[float] = MISSING
+    rope_scaling: Maybe[str] = MISSING  # compact JSON of the rope_scaling block
+    num_experts: Maybe[int] = MISSING
+    attention_bias: bool = False
+
+    @property
+    def kv_width(self) -> Maybe[int]:
+        """E = kv_heads x head_dim, the K (or V) elements per token per layer."""
+        if isinstance(self.num_key_value_heads, int) and isinstance(self.head_dim, int):
+            return self.num_key_value_heads * self.head_dim
+        return Unknown("kv heads or head_dim unknown")
+
+
+class ConfigError(ValueError):
+    """config.json cannot be used; the message names the file, the problem and the fix."""
+
+
+def load_config_json(path: Path) -> dict:
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path.name} is {size:,} bytes, far too large for a model config")
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path.name} is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path.name} is broken JSON at line {exc.lineno} column {exc.colno} ({exc.msg}): "
+                          "re-download it from the model's page") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name} is not a JSON object")
+    return data
+
+
+def _int(d: dict, *keys: str) -> Maybe[int]:
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return MISSING
+
+
+def _sliding(text: dict) -> tuple[Maybe[int], Maybe[int]]:
+    window = text.get("sliding_window")
+    if not isinstance(window, int) or isinstance(window, bool) or text.get("use_sliding_window") is False:
+        return Unknown("no sliding window in use"), 0
+    layers = text.get("num_hidden_layers")
+    types = text.get("layer_types")
+    if isinstance(types, list):
+        return window, sum(1 for t in types if "sliding" in str(t))
+    pattern = text.get("sliding_window_pattern")
+    if isinstance(pattern, int) and pattern > 0 and isinstance(layers, int):
+        return window, layers - layers // pattern  # every pattern-th layer is global (Gemma-2/3)
+    return window, layers if isinstance(layers, int) else MISSING
+
+
+def parse_config(data: dict) -> ModelConfig:
+    text: dict[str, Any] = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+    text = {**CLASS_DEFAULTS.get(str(text.get("model_type")), {}), **text}
+    archs = data.get("architectures")
+    heads = _int(text, "num_attention_heads", "n_head")
+    hidden = _int(text, "hidden_size", "d_model", "n_embd")
+    head_dim = _int(text, "head_dim")
+    if not isinstance(head_dim, int) and isinstance(hidden, int) and isinstance(heads, int) and heads:
+        head_dim = hidden // heads
+    kv = _int(text, "num_key_value_heads", "num_kv_heads")
+    if not isinstance(kv, int) and isinstance(heads, int):
+        kv = heads  # no GQA key means plain multi-head attention
+    model_type = text.get("model_type") or data.get("model_type")
+    tie = data.get("tie_word_embeddings", text.get("tie_word_embeddings"))
+    if not isinstance(tie, bool):
+        tie = (model_type in TIED_BY_DEFAULT) if isinstance(model_type, str) else MISSING
+    dtype = data.get("torch_dtype") or data.get("dtype") or text.get("torch_dtype") or text.get("dtype")
+    window, sliding_layers = _sliding(text)
+    rope = text.get("rope_scaling")
+    theta = text.get("rope_theta")
+    experts = _int(text, "num_experts", "num_local_experts", "n_routed_experts")
+    return ModelConfig(
+        architecture=archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else MISSING,
+        model_type=model_type if isinstance(model_type, str) else MISSING,
+        num_hidden_layers=_int(text, "num_hidden_layers", "n_layers", "n_layer"),
+        hidden_size=hidden, num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
+        intermediate_size=_int(text, "intermediate_size"),
+        vocab_size=_int(text, "vocab_size", "padded_vocab_size") or _int(data, "vocab_size"),
+        tie_word_embeddings=tie,
+        torch_dtype=str(dtype) if dtype else MISSING,
+        max_position_embeddings=_int(text, "max_position_embeddings", "max_sequence_length", "n_positions"),
+        sliding_window=window, sliding_layers=sliding_layers,
+        rope_theta=float(theta) if isinstance(theta, (int, float)) else MISSING,
+        rope_scaling=json.dumps(rope, sort_keys=True, separators=(",", ":")) if isinstance(rope, dict) else MISSING,
+        num_experts=experts,
+        attention_bias=bool(text.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe"),
+    )

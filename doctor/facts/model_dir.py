@@ -1,0 +1,243 @@
+"""Model-directory facts: config, quantization, per-tensor sizes, read from headers only.
+
+Read-only by construction: files are opened "rb", only headers, config files and at most one small
+g_idx tensor are read, and nothing is ever created in the directory. Never raises for a bad model:
+every problem becomes text in `problem`, `config_problem` or `weights.problems`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from doctor.facts.gguf_header import GgufFacts, is_gguf, read_gguf
+from doctor.facts.model_config import ConfigError, ModelConfig, load_config_json, parse_config
+from doctor.facts.quant_config import QuantFacts, combine, declared_quant, tensor_format
+from doctor.facts.safetensors_header import HeaderError, read_header, read_tensor_bytes
+from doctor.unknown import Maybe, Unknown
+
+MAX_LISTED = 500
+LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)\.")
+EMBEDDING = re.compile(r"(?:^|\.)(?:embed_tokens|wte|word_embeddings|tok_embeddings)\.weight$")
+VISION = re.compile(r"(?:^|\.)(?:vision_tower|vision_model|visual|multi_modal_projector|vision_embed)\.|^mm_")
+
+
+@dataclass(frozen=True)
+class ShardFacts:
+    name: str
+    file_bytes: int
+    tensor_count: int
+    data_bytes: int
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class WeightFacts:
+    """Tensor sizes as the safetensors headers state them (after checking the headers against the files)."""
+
+    source: str
+    shards: tuple[ShardFacts, ...]
+    total_bytes: int
+    tensor_count: int
+    dtype_bytes: dict[str, int] = field(default_factory=dict)
+    suffix_counts: dict[str, int] = field(default_factory=dict)  # last name part: weight, q_weight, qweight, g_idx ...
+    embedding_bytes: Maybe[int] = Unknown("no embedding tensor found")
+    embedding_dtype: Maybe[str] = Unknown("no embedding tensor found")
+    embedding_shape: tuple[int, ...] = ()  # (vocab, hidden)
+    lm_head_bytes: int = 0  # 0: no lm_head tensor, the head is tied to the embedding
+    layer_bytes: tuple[int, ...] = ()  # per decoder layer
+    vision_bytes: int = 0  # vision tower / projector: not read when decoding text
+    other_bytes: int = 0  # final norm and anything else
+    fp32_bytes: int = 0  # unquantized FP32 tensors (halved on the GPU by ExLlamaV2)
+    index_missing: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    path: str  # as given
+    exists: bool
+    kind: str  # directory | gguf-file | safetensors-file | file | missing | unreadable
+    resolved: Maybe[str] = Unknown("not resolved")
+    problem: str = ""  # what stops the model from being read at all
+    files: tuple[str, ...] = ()  # top-level names, capped
+    config: ModelConfig | None = None
+    config_problem: str = ""
+    quant: QuantFacts | None = None
+    weights: WeightFacts | None = None
+    gguf: GgufFacts | None = None
+    bytes_read: int = 0  # how much the doctor read: headers and configs only
+
+    @property
+    def estimated_from_config(self) -> bool:
+        return self.weights is None and self.config is not None
+
+
+def _weights(directory: Path, names: list[str]) -> tuple[WeightFacts | None, int, Maybe[bool]]:
+    """Sizes from every *.safetensors header (as ExLlamaV2 globs them), bytes read, and act-order from one g_idx."""
+    st = sorted(n for n in names if n.endswith(".safetensors"))
+    if not st:
+        return None, 0, Unknown("no safetensors files")
+    index_missing: tuple[str, ...] = ()
+    read = 0
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            wm = json.loads(index.read_text(encoding="utf-8")).get("weight_map", {})
+            read += index.stat().st_size
+            index_missing = tuple(sorted({f for f in wm.values() if isinstance(f, str) and f not in names}))
+        except (OSError, ValueError, AttributeError):
+            index_missing = ("model.safetensors.index.json is unreadable",)
+    shards, problems = [], []
+    dtype_bytes: dict[str, int] = {}
+    suffix: dict[str, int] = {}
+    layers: dict[int, int] = {}
+    emb_bytes: Maybe[int] = Unknown("no embedding tensor found")
+    emb_dtype: Maybe[str] = Unknown("no embedding tensor found")
+    emb_shape: tuple[int, ...] = ()
+    head = vision = other = fp32 = total = count = 0
+    g_idx_source = None
+    for name in st:
+        try:
+            h = read_header(directory / name)
+        except HeaderError as exc:
+            shards.append(ShardFacts(name, _size(directory / name), 0, 0, str(exc)))
+            problems.append(str(exc))
+            continue
+        read += 8 + h.header_bytes
+        data = sum(t.nbytes for t in h.tensors)
+        shards.append(ShardFacts(name, h.file_bytes, len(h.tensors), data, h.problem))
+        if h.problem:
+            problems.append(f"{name}: {h.problem}")
+        for t in h.tensors:
+            count += 1
+            total += t.nbytes
+            dtype_bytes[t.dtype] = dtype_bytes.get(t.dtype, 0) + t.nbytes
+            last = t.name.rsplit(".", 1)[-1]
+            suffix[last] = suffix.get(last, 0) + 1
+            if t.dtype == "F32" and last == "weight":
+                fp32 += t.nbytes
+            if last == "g_idx" and g_idx_source is None:
+                g_idx_source = (h, t.name)
+            m = LAYER.search(t.name)
+            if VISION.search(t.name):
+                vision += t.nbytes
+            elif EMBEDDING.search(t.name):
+                emb_bytes = (emb_bytes if isinstance(emb_bytes, int) else 0) + t.nbytes
+                emb_dtype, emb_shape = t.dtype, t.shape
+            elif t.name.startswith("lm_head.") or ".lm_head." in t.name:
+                head += t.nbytes
+            elif m:
+                layers[int(m.group(1))] = layers.get(int(m.group(1)), 0) + t.nbytes
+            else:
+                other += t.nbytes
+    if index_missing:
+        problems.append(f"the index names shard(s) that are not here: {', '.join(index_missing)} (incomplete download)")
+    act: Maybe[bool] = Unknown("no g_idx tensors")
+    if g_idx_source:
+        act, n = _act_order(*g_idx_source)
+        read += n
+    layer_bytes = tuple(layers.get(i, 0) for i in range(max(layers) + 1)) if layers else ()
+    return WeightFacts("safetensors headers", tuple(shards), total, count, dtype_bytes, suffix, emb_bytes, emb_dtype,
+                       emb_shape, head, layer_bytes, vision, other, fp32, index_missing, tuple(problems)), read, act
+
+
+def _act_order(header, name: str) -> tuple[Maybe[bool], int]:
+    """True when g_idx is not sequential: the rows were quantized in activation order (desc_act)."""
+    raw = read_tensor_bytes(header, name)
+    if raw is None or len(raw) % 4:
+        return Unknown(f"{name} not readable or too large to inspect"), 0
+    values = struct.unpack(f"<{len(raw) // 4}i", raw)
+    return any(b < a for a, b in zip(values, values[1:])), len(raw)
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
+def _gguf_in(directory: Path, names: list[str]) -> GgufFacts | None:
+    ggufs = [directory / n for n in names if n.lower().endswith(".gguf")]
+    return read_gguf(max(ggufs, key=_size)) if ggufs else None
+
+
+def _directory(path: str, d: Path) -> ModelFacts:
+    try:
+        names = sorted(os.listdir(d))
+    except OSError as exc:
+        return ModelFacts(path, True, "unreadable", str(d.resolve()),
+                          problem=f"cannot list the directory: {exc.strerror or exc} (check its permissions: ls -ld)")
+    read = 0
+    config = None
+    config_raw: dict | None = None
+    config_problem = ""
+    if "config.json" in names:
+        try:
+            config_raw = load_config_json(d / "config.json")
+            config = parse_config(config_raw)
+            read += _size(d / "config.json")
+        except ConfigError as exc:
+            config_problem = str(exc)
+    else:
+        config_problem = "no config.json in the directory"
+    qc = None
+    if "quantize_config.json" in names:
+        try:
+            qc = load_config_json(d / "quantize_config.json")
+            read += _size(d / "quantize_config.json")
+        except ConfigError as exc:
+            config_problem = config_problem or str(exc)
+    weights, n, act = _weights(d, names)
+    read += n
+    gguf = _gguf_in(d, names) if weights is None else None
+    if gguf is not None:
+        quant = QuantFacts("gguf", f"GGUF file {Path(gguf.path).name}", tensor_format="none")
+    else:
+        quant = combine(declared_quant(config_raw, qc), tensor_format(weights.suffix_counts if weights else {}),
+                        weights.dtype_bytes if weights else {},
+                        config.torch_dtype if config and isinstance(config.torch_dtype, str) else None,
+                        bool(weights and weights.suffix_counts.get("g_idx")), act)
+    problem = ""
+    if weights is None and gguf is None and config is None:
+        problem = "not a model directory: no config.json, no *.safetensors and no *.gguf file"
+    return ModelFacts(path, True, "directory", str(d.resolve()), problem, tuple(names[:MAX_LISTED]), config,
+                      config_problem, quant, weights, gguf, read)
+
+
+def gather_model(path: str) -> ModelFacts:
+    """Facts about the model at `path` (a directory, or a .gguf/.safetensors file). Never raises."""
+    try:
+        p = Path(path).expanduser()
+        if not p.exists():
+            return ModelFacts(path, False, "missing", problem="no such file or directory")
+        if p.is_dir():
+            if not os.access(p, os.R_OK | os.X_OK):
+                return ModelFacts(path, True, "unreadable", str(p.resolve()),
+                                  problem="permission denied: this user cannot list the directory")
+            return _directory(path, p)
+        if is_gguf(p):
+            g = read_gguf(p)
+            return ModelFacts(path, True, "gguf-file", str(p.resolve()), files=(p.name,),
+                              quant=QuantFacts("gguf", f"GGUF file {p.name}"), gguf=g, bytes_read=min(_size(p), 4096))
+        if p.suffix == ".safetensors":
+            inner = _directory(str(p.parent), p.parent)
+            return replace(inner, path=path, kind="safetensors-file",
+                           problem="this is one weight file; ExLlamaV2 and transformers take the model directory that holds it")
+        return ModelFacts(path, True, "file", str(p.resolve()),
+                          problem="a file, not a model directory (expected a directory with config.json and *.safetensors, or a .gguf file)")
+    except OSError as exc:
+        return ModelFacts(path, False, "unreadable", problem=f"cannot read it: {exc.strerror or exc}")
+
+
+def attach_model(facts, path: str):
+    """`facts` with the model at `path` read now, unless they already hold that path (a replayed report keeps
+    the model facts it recorded; a different --model on replay is read from this machine)."""
+    if facts.model is not None and facts.model.path == path:
+        return facts
+    return replace(facts, model=gather_model(path))

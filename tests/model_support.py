@@ -1,0 +1,47 @@
+"""Shared by the tests/test_model_*.py files: fixture paths, a V100 machine, running the model checks directly."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from checks.model import MODEL_CHECKS
+from conftest import MACHINES, ROOT
+from doctor.engine import run_checks
+from doctor.facts.model_dir import attach_model
+from doctor.plan import Plan
+from doctor.report import load_document
+
+MODELS = ROOT / "fixtures" / "models"
+V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
+NO_GPU = load_document(str(MACHINES / "no-nvml.json")).facts
+
+
+def findings(path: str | Path, facts=V100, **plan_kw) -> dict:
+    """Run the model checks on `path` as the pipeline would: {check id: Finding}."""
+    plan = Plan(model_path=str(path), **plan_kw)
+    f = attach_model(replace(facts, model=None), str(path))
+    return {x.id: x for x in run_checks(f, plan, MODEL_CHECKS)}
+
+
+def tree_digest(root: Path) -> str:
+    """Names, sizes, mtimes and contents of every file below `root`: any write shows up."""
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        st = p.stat()
+        h.update(f"{p.relative_to(root)}|{p.is_dir()}|{st.st_mode}|{st.st_mtime_ns if p.is_file() else 0}".encode())
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    shutil.copytree(MODELS / name, dest)
+    return dest
+
+
+def running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
