@@ -58,10 +58,10 @@ def test_non_utf8_log_is_still_explained_with_a_clear_note(tmp_path):
     proc = run_cli("explain", str(log), "--no-live", "--json")
     assert proc.returncode == 2, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["log"]["undecodable_lines"] == 2 and doc["log"]["encoding"] == "utf-8"
+    assert doc["log"]["undecodable_lines"] == 1 and doc["log"]["encoding"] == "utf-8"  # line 1 has no keyword: not examined
     assert [m["signature"] for m in doc["matches"]] == ["cuda-oom"]
     assert doc["unexplained"]["groups"][0]["example"] == "Erreur fatale \ufffd la ligne 3"
-    assert "2 line(s) of" in proc.stderr and "--encoding" in proc.stderr
+    assert "1 examined line(s) of" in proc.stderr and "--encoding" in proc.stderr
     fixed = json.loads(run_cli("explain", str(log), "--no-live", "--json", "--encoding", "cp1252").stdout)
     assert fixed["log"]["undecodable_lines"] == 0
     assert fixed["unexplained"]["groups"][0]["example"] == "Erreur fatale à la ligne 3"

@@ -68,17 +68,16 @@ def run(args: argparse.Namespace) -> ExitCode:
         except OSError as exc:
             raise UsageError(f"cannot write the analysis to {args.output}: {exc.strerror}") from None
         print(f"v100-doctor: analysis written to {args.output}", file=sys.stderr)
-    if args.json:
-        sys.stdout.write(analysis_to_json(analysis) + "\n")
-    elif args.markdown:
-        from doctor.logscan.render import render_markdown
-
-        sys.stdout.write(render_markdown(analysis))
-    else:
-        from doctor.logscan.render import render_text
-
-        sys.stdout.write(render_text(analysis, verbose=args.verbose))
+    sys.stdout.write(rendered(analysis, args))
     return exit_code(analysis)
+
+
+def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
+    if args.json:
+        return analysis_to_json(analysis) + "\n"
+    from doctor.logscan.render import render_markdown, render_text
+
+    return render_markdown(analysis) if args.markdown else render_text(analysis, verbose=args.verbose)
 
 
 def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
@@ -96,7 +95,7 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
     finally:
         source.close()
     if result.stats.undecodable_lines:
-        print(f"v100-doctor: note: {result.stats.undecodable_lines} line(s) of {source.name} are not valid "
+        print(f"v100-doctor: note: {result.stats.undecodable_lines} examined line(s) of {source.name} are not valid "
               f"{result.stats.encoding}; they were read with � in place of the bad bytes (pass --encoding NAME "
               "if the log is in another encoding)", file=sys.stderr)
     matches = result.matches

@@ -74,7 +74,7 @@ class LogStats:
     bytes: int
     lines: int
     encoding: str
-    undecodable_lines: int  # lines with bytes that are not valid in `encoding` (shown as U+FFFD)
+    undecodable_lines: int  # examined lines (those with a keyword) whose bytes are not valid in `encoding` (shown as U+FFFD)
     long_line_pieces: int  # lines longer than 64 KiB are matched in pieces
     matched_lines: int
     framing_lines: int

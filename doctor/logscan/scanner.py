@@ -102,7 +102,6 @@ class _Run:
     def block(self, block: bytes) -> None:
         if not self.has_text and block.strip():
             self.has_text = True
-        self._count_undecodable(block)
         self._continue_pending(block)
         low = block.lower()
         newlines_seen, counted_to, next_allowed = 0, 0, 0
@@ -117,30 +116,28 @@ class _Run:
             lineno = self.lines_before + newlines_seen + 1
             self._line(block, ls, le, pos, lineno)
             next_allowed = le + 1
-        nl = block.count(b"\n")
-        self.lines_before += nl
+        self.lines_before += newlines_seen + block.count(b"\n", counted_to)
         self.ends_with_newline = block.endswith(b"\n")
         end = len(block) - 1 if self.ends_with_newline else len(block)
         self.last_line = block[block.rfind(b"\n", 0, end) + 1:end][-MAX_LINE:]
 
-    def _count_undecodable(self, block: bytes) -> None:
-        try:
-            block.decode(self.codec)
-        except UnicodeDecodeError:
-            for line in block.split(b"\n"):
-                try:
-                    line.decode(self.codec)
-                except UnicodeDecodeError:
-                    self.undecodable += 1
-
     def _decode(self, raw: bytes) -> str:
         return raw.decode(self.codec, errors="replace")
+
+    def _decode_examined(self, raw: bytes) -> str:
+        """Decode a line the scanner looks at, counting it when its bytes are not valid in the encoding.
+        (Only examined lines are validated: decoding every line of a 2 GB log would halve the throughput.)"""
+        try:
+            return raw.decode(self.codec)
+        except UnicodeDecodeError:
+            self.undecodable += 1
+            return raw.decode(self.codec, errors="replace")
 
     def _line(self, block: bytes, ls: int, le: int, hit: int, lineno: int) -> None:
         if le - ls > MAX_LINE:  # a huge line: look at a window around the keyword
             self.long_pieces += 1
             ls, le = max(ls, hit - MAX_LINE // 2), min(le, hit + MAX_LINE // 2)
-        text = self._decode(block[ls:le]).rstrip("\r")
+        text = self._decode_examined(block[ls:le]).rstrip("\r")
         low = text.lower()
         self._hints(text, low, lineno)
         found = self._signatures(text, low)
