@@ -155,6 +155,19 @@ def one_load(torch, exl, model_dir, index, args, sampler_t0):
     return res
 
 
+def sdpa_choice(torch) -> str:
+    """Which fused SDPA backend torch picks for a decode-shaped call (1 query, 800 keys, 40 heads of 128)."""
+    try:
+        q = torch.zeros(1, 40, 1, 128, dtype=torch.half, device="cuda")
+        k = torch.zeros(1, 40, 800, 128, dtype=torch.half, device="cuda")
+        idx = torch._fused_sdp_choice(q, k, k)
+        from torch.nn.attention import SDPBackend
+
+        return next((b.name for b in SDPBackend if int(b.value) == int(idx)), str(idx))
+    except Exception as exc:  # noqa: BLE001
+        return f"unknown ({type(exc).__name__}: {exc})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write-model", metavar="DIR")
@@ -164,6 +177,7 @@ def main() -> int:
     ap.add_argument("--windows", type=int, default=2)
     ap.add_argument("--window", type=int, default=256)
     ap.add_argument("--loads", type=int, default=2)
+    ap.add_argument("--no-cudnn-sdp", action="store_true", help="torch.backends.cuda.enable_cudnn_sdp(False) before loading")
     ap.add_argument("--out")
     args = ap.parse_args()
     info = {"pid": os.getpid(), "python": sys.version.split()[0], "PYTHONMALLOC": os.environ.get("PYTHONMALLOC", ""),
@@ -177,6 +191,10 @@ def main() -> int:
     model_dir = args.write_model or args.model
     import torch
     import exllamav2 as exl
+
+    if args.no_cudnn_sdp:
+        torch.backends.cuda.enable_cudnn_sdp(False)
+    info["sdpa_backend_for_decode"] = sdpa_choice(torch)
 
     from doctor.sampling import start
 

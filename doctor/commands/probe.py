@@ -18,7 +18,8 @@ import argparse
 
 from doctor.exitcodes import ExitCode
 
-FORMAT_HELP = "random-weight model format: fp16 (default), gptq (4-bit, no g_idx), gptq-sequential, gptq-act-order"
+FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like layers, ExLlamaV2's quantized kernels and "
+               "CUDA graphs, like the models people run), gptq-sequential, gptq-act-order, fp16 (plain torch matmuls)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_plan_arguments(p)
     g = p.add_argument_group("probe")
     g.add_argument("--synthetic", action="store_true", help="build a random-weight model sized for this card and probe it")
-    g.add_argument("--synthetic-format", default="fp16", metavar="FORMAT", help=FORMAT_HELP)
+    g.add_argument("--synthetic-format", default="gptq", metavar="FORMAT", help=FORMAT_HELP)
     g.add_argument("--synthetic-gb", type=float, metavar="GB", help="size of the synthetic model's weights (default: sized for the card, at most 6)")
     g.add_argument("--keep-synthetic", metavar="DIR", help="write the synthetic model to DIR and keep it (default: a temp dir, removed)")
     g.add_argument("--tokens", type=positive_int, default=128, metavar="N", help="decode tokens per timed run (default 128)")
@@ -38,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--second-pass", choices=("auto", "always", "never"), default="auto",
                    help="reload the model and time it again: auto = when the first load looks host-bound (default)")
     g.add_argument("--no-bandwidth", action="store_true", help="skip the device-to-device bandwidth measurement")
+    g.add_argument("--no-sampling", action="store_true",
+                   help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
 
 def run(args: argparse.Namespace) -> ExitCode:
@@ -67,7 +70,7 @@ def run(args: argparse.Namespace) -> ExitCode:
                     second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
-    report = run_stage(report, spec, synthetic, on_event=ConsoleProgress())
+    report = run_stage(report, spec, synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling)
     code = emit(report, args)
     if report.probe is not None and report.probe.status == "cancelled":
         return 130

@@ -16,6 +16,7 @@ from doctor.probe.results import DecodePass
 
 CHURN_FAULTS_PER_TOKEN = 20.0  # a healthy steady decode touches no new host memory (0 faults/token)
 SLOWER_BY = 0.8  # a pass below 80% of an independent second load is not the card's speed
+FIRST_USE_SLOWER = 0.5  # a warm-up at under half the runs' speed pays a first-use cost
 
 
 def churn(p: DecodePass) -> str:
@@ -26,14 +27,30 @@ def churn(p: DecodePass) -> str:
     return ""
 
 
+def first_use(p: DecodePass) -> str:
+    """The warm-up meets each context length for the first time; the timed runs meet the same lengths
+    again. Far slower warm-up with page-fault churn is a per-length first-use cost: seen on the H200,
+    where torch's SDPA picks cuDNN attention and cuDNN builds an execution graph for every new
+    sequence length (benchmarks/results/trap_*.json)."""
+    if not p.runs or not p.warmup_s or not p.median_tok_s:
+        return ""
+    if p.warmup_tok_s < FIRST_USE_SLOWER * p.median_tok_s and p.warmup_faults_per_token >= CHURN_FAULTS_PER_TOKEN:
+        return (f"the warm-up, meeting each context length for the first time, ran at {p.warmup_tok_s:.1f} tok/s with "
+                f"{p.warmup_faults_per_token:.0f} page faults per token; the same lengths met again ran at "
+                f"{p.median_tok_s:.1f} tok/s: a per-length first-use cost on the host")
+    return ""
+
+
 def wants_second_pass(mode: str, first: DecodePass) -> bool:
     return mode == "always" or (mode == "auto" and bool(churn(first)))
 
 
 def judge(first: DecodePass, second: DecodePass | None) -> tuple[tuple[DecodePass, ...], int]:
     """Flag each pass and pick the one to report: the faster clean pass, never a flagged one if a clean one exists."""
+    first = replace(first, first_use=first_use(first))
     if second is None:
         return (replace(first, flag=churn(first)),), 1
+    second = replace(second, first_use=first_use(second))
     f1, f2 = churn(first), churn(second)
     if not f1 and second.median_tok_s and first.median_tok_s < SLOWER_BY * second.median_tok_s:
         f1 = (f"{first.median_tok_s:.1f} tok/s, {100 * (1 - first.median_tok_s / second.median_tok_s):.0f}% below an "

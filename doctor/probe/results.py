@@ -47,6 +47,17 @@ class DecodePass:
     warmup_s: float
     runs: tuple[DecodeRun, ...] = ()
     flag: str = ""  # why this pass looks like a host-bound state rather than the card's speed ("" = fine)
+    warmup_cpu_s: float = 0.0  # the worker's CPU time over the warm-up
+    warmup_faults: int = 0  # minor + major page faults over the warm-up
+    first_use: str = ""  # the warm-up (each context length met for the first time) was far slower than the runs
+
+    @property
+    def warmup_tok_s(self) -> float:
+        return self.warmup_tokens / self.warmup_s if self.warmup_s else 0.0
+
+    @property
+    def warmup_faults_per_token(self) -> float:
+        return self.warmup_faults / self.warmup_tokens if self.warmup_tokens else 0.0
 
     @property
     def median_tok_s(self) -> float:

@@ -42,9 +42,9 @@ def default_sampler(pid: int, gpus: list[int]) -> Any:
 
 @dataclass(frozen=True)
 class SyntheticRequest:
-    format: str = "fp16"  # see doctor.probe.synthetic.FORMATS
+    format: str = "gptq"  # see doctor.probe.synthetic.FORMATS
     target_gb: float | None = None  # None: sized for the card by the caller
-    shape: str = "llama-8b"
+    shape: str = "qwen-27b"  # layer shapes of the reference story's 27B class
     keep_dir: str | None = None  # write the model here and keep it (default: a temp dir, removed after)
 
 

@@ -16,7 +16,7 @@ from doctor.plan import Plan
 from doctor.probe.failures import failure_finding, merge_findings
 from doctor.probe.protocol import ProbeSpec
 from doctor.probe.results import ProbeReport
-from doctor.probe.runner import EventSink, SyntheticRequest, run_probe, run_synthetic_probe
+from doctor.probe.runner import EventSink, SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
 from doctor.probe.synthetic import GIB, target_bytes_for
 from doctor.report import Report
 from doctor.unknown import known
@@ -80,14 +80,15 @@ def synthetic_size_gb(report: Report, cap_gb: float | None = None) -> float:
 
 
 def run_stage(report: Report, spec: ProbeSpec, synthetic: SyntheticRequest | None = None, *,
-              on_event: EventSink | None = None, cancel: threading.Event | None = None) -> Report:
+              on_event: EventSink | None = None, cancel: threading.Event | None = None, sampling: bool = True) -> Report:
     """Run the probe and return the report with its probe, verdict and findings folded in."""
+    sampler = default_sampler if sampling else None
     if synthetic is not None:
         if synthetic.target_gb is None:
             synthetic = replace(synthetic, target_gb=synthetic_size_gb(report))
-        probe = run_synthetic_probe(spec, synthetic, on_event=on_event, cancel=cancel)
+        probe = run_synthetic_probe(spec, synthetic, on_event=on_event, cancel=cancel, sampler_factory=sampler)
     else:
-        probe = run_probe(spec, on_event=on_event, cancel=cancel)
+        probe = run_probe(spec, on_event=on_event, cancel=cancel, sampler_factory=sampler)
     return fold(report, probe)
 
 

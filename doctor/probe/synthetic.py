@@ -27,6 +27,7 @@ from typing import BinaryIO, Callable
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
 
 FORMATS = ("fp16", "gptq", "gptq-sequential", "gptq-act-order")
+DEFAULT_FORMAT = "gptq"  # the quantized path users run (fused kernels, CUDA graphs); FP16 layers run plain torch matmuls
 GIB = 1024 ** 3
 DEFAULT_CAP_GB = 6.0  # big enough to be a real load on a 16 GB card, quick to write and load
 GROUP = 128
@@ -54,6 +55,8 @@ class Shape:
 
 LLAMA_8B_LIKE = Shape()
 QWEN_27B_LIKE = Shape(hidden=5120, intermediate=21760, heads=40, kv_heads=8, head_dim=128, layers=16)
+TINY = Shape(hidden=1024, intermediate=2816, heads=8, kv_heads=4, head_dim=128, layers=2)  # quick to convert to EXL2
+SHAPES = {"llama-8b": LLAMA_8B_LIKE, "qwen-27b": QWEN_27B_LIKE, "tiny": TINY}
 
 
 def layer_bytes(shape: Shape, fmt: str) -> int:
@@ -255,12 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--format", choices=FORMATS, default="fp16")
     p.add_argument("--target-gb", type=float, default=None)
-    p.add_argument("--shape", choices=("llama-8b", "qwen-27b"), default="llama-8b")
+    p.add_argument("--shape", choices=tuple(SHAPES), default="llama-8b")
     p.add_argument("--layers", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     em = Emitter(sys.stdout)
-    shape = QWEN_27B_LIKE if args.shape == "qwen-27b" else LLAMA_8B_LIKE
+    shape = SHAPES[args.shape]
     if args.layers:
         shape = Shape(**{**asdict(shape), "layers": args.layers})
     em.phase("synthetic", f"writing a random-weight {args.format} model to {args.out}")

@@ -44,8 +44,9 @@ class Decoder:
         logits = self.model.forward(self.last, self.cache)
         self.last = logits[:, -1, :].argmax(-1, keepdim=True).cpu()
 
-    def steps(self, n: int, every: int = 0, on_chunk: Callable[[int, float], None] | None = None) -> float:
-        """Run n steps; returns seconds. `on_chunk(done, chunk_tok_s)` every `every` steps."""
+    def steps(self, n: int, every: int = 0, on_chunk: Callable[[int, float], None] | None = None) -> tuple[float, float, int]:
+        """Run n steps; returns (seconds, CPU seconds, page faults). `on_chunk(done, chunk_tok_s)` every `every` steps."""
+        before = HostCounters.now()
         t0 = t_chunk = time.perf_counter()
         for i in range(1, n + 1):
             self.step()
@@ -54,7 +55,9 @@ class Decoder:
                 size = every if i % every == 0 else i % every
                 on_chunk(i, size / max(now - t_chunk, 1e-9))
                 t_chunk = now
-        return time.perf_counter() - t0
+        after = HostCounters.now()
+        return (after.wall - before.wall, after.cpu - before.cpu,
+                after.minflt - before.minflt + after.majflt - before.majflt)
 
     def timed_run(self, run: int, tokens: int) -> DecodeRun:
         """One timed window from the prompt's end: every run decodes at the same context."""

@@ -182,7 +182,7 @@ class Worker:
                        "and captures CUDA graphs on the 205th)", spec.warmup_tokens)
             chunk = lambda done, tps: (self.em.progress("warmup", done, spec.warmup_tokens, "tokens"),
                                        self.em.emit("sample", phase="warmup", tok_s=round(tps, 2), **{"pass": index}))
-            warm_s = dec.steps(spec.warmup_tokens, every=32, on_chunk=chunk)
+            warm_s, warm_cpu, warm_faults = dec.steps(spec.warmup_tokens, every=32, on_chunk=chunk)
             self.phase("decode", f"timed decode: {spec.runs} runs of {spec.tokens} tokens (pass {index})",
                        spec.runs * spec.tokens)
             runs = []
@@ -193,7 +193,8 @@ class Worker:
                              faults_per_token=round(run.faults_per_token, 1), **{"pass": index})
                 self.em.progress("decode", r * spec.tokens, spec.runs * spec.tokens, "tokens")
         return DecodePass(index=index, load_s=round(load_s, 3), warmup_tokens=spec.warmup_tokens,
-                          warmup_s=round(warm_s, 3), runs=tuple(runs))
+                          warmup_s=round(warm_s, 3), runs=tuple(runs), warmup_cpu_s=round(warm_cpu, 3),
+                          warmup_faults=warm_faults)
 
     def run(self) -> ProbeResult:
         torch, exl = self.import_engine()
