@@ -86,8 +86,13 @@ class Verdict:
 
     @property
     def top_cause(self) -> Cause | None:
-        named = [c for c in self.causes if c.share]
+        """The named cause with the largest share ("unexplained" is never a cause)."""
+        named = [c for c in self.causes if c.share and c.id != "unexplained"]
         return max(named, key=lambda c: c.share) if named else None
+
+    @property
+    def unexplained(self) -> float:
+        return next((c.share or 0.0 for c in self.causes if c.id == "unexplained"), 0.0)
 
 
 def gpu_spec(result: ProbeResult, facts: Facts | None, plan: Plan | None) -> GpuSpec | None:
@@ -225,9 +230,10 @@ def headline(v: Verdict) -> str:
     top = v.top_cause
     if v.near_ceiling:
         return frame + ": near the ceiling; only fewer bytes per token (a lower bpw, a shorter context) can go faster."
-    if top is None or top.id == "unexplained" or not top.share:
-        return frame + f"; {v.causes[-1].share:.0%} of the gap is not explained by the evidence recorded."
-    return (f"{top.share:.0%} of the gap to {ceiling.tok_s_weights_only:.1f} tok/s is {top.title}: {top.sentence}. "
+    if top is None:
+        return frame + f"; {v.unexplained:.0%} of the gap is not explained by the evidence recorded."
+    rest = f"; {v.unexplained:.0%} stays unexplained" if v.unexplained >= 0.3 else ""
+    return (f"{top.share:.0%} of the gap to {ceiling.tok_s_weights_only:.1f} tok/s is {top.title}: {top.sentence}{rest}. "
             f"({frame}.)")
 
 
@@ -244,7 +250,7 @@ def reference_line(v: Verdict, spec: GpuSpec | None, plan: Plan | None) -> str:
     why = (f"this setup reads {gb:.1f} GB per token against the reference's {ref_gb:g} GB, so its ceiling is "
            f"{v.ceiling_tok_s:.1f} rather than 70.9 tok/s" if abs(gb - ref_gb) > 0.5 else "")
     top = v.top_cause
-    if top is not None and top.id != "unexplained" and not v.near_ceiling:
+    if top is not None and not v.near_ceiling:
         why = (why + "; and " if why else "") + f"{top.share:.0%} of the rest is {top.title}"
     return f"{-diff:.1f} tok/s short of the reference V100's {ref_tok:g} tok/s" + (f": {why}." if why else ".")
 

@@ -72,24 +72,33 @@ def throttled(x: Inputs) -> Cause | None:
 
 
 def offload(x: Inputs) -> Cause | None:
+    """Bytes that cross PCIe each token cost at least their transfer time at the link's usable rate."""
     e = x.evidence
-    measured_rx = (e.pcie_rx_mbs or 0) * 1e6  # bytes/s host -> GPU during decode
+    measured_rx = (e.pcie_rx_mbs or 0) * 1e6  # bytes/s host -> GPU, averaged over decode
     crossing = x.offloaded_bytes or measured_rx * x.t_meas_ms / 1000
     if crossing < 5e6:  # a few MB per token is the embedding row and logits, not offload
         return None
-    rate = measured_rx if measured_rx > 1e8 else (practical_gbs(e.pcie_gen or 3, e.pcie_width or 16) or 12.6) * 1e9
+    link = (practical_gbs(e.pcie_gen or 3, e.pcie_width or 16) or 12.6) * 1e9
+    rate = max(link, measured_rx)
     lost = crossing / rate * 1000
+    how = "measured during decode" if not x.offloaded_bytes else "offloaded weights"
     return Cause("cpu-offload", "weights crossing PCIe every token (offload)", lost,
-                 evidence={"offloaded_gb_per_token": round(crossing / 1e9, 3), "pcie_rx_gbs": round(rate / 1e9, 2),
-                           "pcie_rate_from": "measured during decode" if measured_rx > 1e8 else "link estimate"},
-                 sentence=f"{crossing / 1e9:.1f} GB of weights cross PCIe each token at {rate / 1e9:.1f} GB/s")
+                 evidence={"crossing_gb_per_token": round(crossing / 1e9, 3), "pcie_rx_mbs": e.pcie_rx_mbs,
+                           "link_gbs_usable": round(link / 1e9, 2), "pcie_gen": e.pcie_gen, "pcie_width": e.pcie_width,
+                           "bytes_from": how},
+                 sentence=f"{crossing / 1e9:.2f} GB cross PCIe per token ({how}"
+                          + (f", RX {measured_rx / 1e9:.1f} GB/s" if measured_rx else "") + f"), {lost:.0f} ms at the link's "
+                          f"{link / 1e9:.1f} GB/s")
 
 
-def host_bound(x: Inputs) -> Cause | None:
+def host_bound(x: Inputs, already_idle_ms: float = 0.0) -> Cause | None:
+    """The time the GPU sat idle, less what PCIe transfers already explain, is the host's."""
     e = x.evidence
     if e.util_pct is None or e.util_pct >= HOST_BOUND_UTIL_PCT:
         return None
-    lost = x.t_meas_ms * (1 - e.util_pct / 100)
+    lost = max(0.0, x.t_meas_ms * (1 - e.util_pct / 100) - already_idle_ms)
+    if lost <= 0:
+        return None
     cpu = f", the worker at {e.cpu_wall:.2f} CPU/wall" if e.cpu_wall is not None else ""
     faults = f", {e.faults_per_token:g} page faults/token" if e.faults_per_token else ""
     return Cause("host-bound", "host/launch-bound decode (the GPU waits for the CPU)", lost,
@@ -103,7 +112,7 @@ def kernel_path(x: Inputs) -> Cause | None:
     if cost is None:
         return None
     lost = (x.t_weights_ms + x.t_kv_ms) * (cost.decode_time_factor - 1)
-    return Cause("kernel-path", f"the kernel path of {cost.what.split(' vs ')[0]} in {cost.engine}", lost,
+    return Cause("kernel-path", f"the kernel path of {cost.key} in {cost.engine} {cost.versions}", lost,
                  evidence={"decode_time_factor": cost.decode_time_factor, "engine": cost.engine, "versions": cost.versions,
                            "source": cost.source, "confidence": cost.confidence},
                  sentence=(f"{cost.engine} runs this format at {cost.decode_time_factor:g}x the ideal time per token "
@@ -120,8 +129,11 @@ def contention(x: Inputs) -> Cause | None:
                  sentence=f"{len(x.evidence.competitors)} other process(es) held GPU memory during decode")
 
 
-ESTIMATORS = (kv_reads, throttled, offload, kernel_path, host_bound, contention)
-
-
 def estimate(x: Inputs) -> list[Cause]:
-    return [c for est in ESTIMATORS if (c := est(x)) is not None]
+    """Every cause the evidence supports; host-bound gets only the idle time that PCIe does not explain."""
+    found = [c for est in (kv_reads, throttled, offload, kernel_path) if (c := est(x)) is not None]
+    pcie_ms = sum(c.lost_ms or 0 for c in found if c.id == "cpu-offload")
+    for c in (host_bound(x, pcie_ms), contention(x)):
+        if c is not None:
+            found.append(c)
+    return found

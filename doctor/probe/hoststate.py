@@ -46,7 +46,8 @@ def wants_second_pass(mode: str, first: DecodePass) -> bool:
 
 
 def judge(first: DecodePass, second: DecodePass | None) -> tuple[tuple[DecodePass, ...], int]:
-    """Flag each pass and pick the one to report: the faster clean pass, never a flagged one if a clean one exists."""
+    """Flag each pass and pick the one to report: the clean one; the first when both are clean; never a flagged
+    pass when a clean one exists (when both are flagged, the faster, and the verdict names the state)."""
     first = replace(first, first_use=first_use(first))
     if second is None:
         return (replace(first, flag=churn(first)),), 1
@@ -59,6 +60,9 @@ def judge(first: DecodePass, second: DecodePass | None) -> tuple[tuple[DecodePas
         f2 = (f"{second.median_tok_s:.1f} tok/s, {100 * (1 - second.median_tok_s / first.median_tok_s):.0f}% below "
               f"the first load ({first.median_tok_s:.1f} tok/s)")
     passes = (replace(first, flag=f1), replace(second, flag=f2))
-    clean = [p for p in passes if not p.flag] or list(passes)
-    best = max(clean, key=lambda p: p.median_tok_s)
-    return passes, best.index
+    clean = [p for p in passes if not p.flag]
+    if len(clean) == 1:
+        return passes, clean[0].index
+    if clean:  # both clean: the first load, as a user would meet it (no best-of-two upward bias)
+        return passes, 1
+    return passes, max(passes, key=lambda p: p.median_tok_s).index
