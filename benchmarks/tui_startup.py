@@ -7,6 +7,8 @@ textual draws in its first full frame), then presses q and waits for the exit.
   replay   --replay of a machine fixture: today's checks on recorded facts
   live     this machine: the first frame comes before fact gathering (NVML, torch child) finishes
 Rows for `python -c pass` and `import doctor.tui.app` show where the time goes. Target: < 1 s.
+Run it as users run Python, with bytecode caching on (`env -u PYTHONDONTWRITEBYTECODE` where a sandbox
+sets it): without .pyc files every start compiles the doctor's sources again. The header says which.
 """
 
 from __future__ import annotations
@@ -86,8 +88,9 @@ def main() -> None:
         first_frame_s(argv)  # one untimed run: the page cache holds the modules afterwards
         rows[name] = [first_frame_s(argv)[0] for _ in range(args.runs)]
     med = {k: statistics.median(v) for k, v in rows.items()}
+    pyc = "off (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
     print(f"{'from spawn to':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs}, 80x24 pty, "
-          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]})")
+          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, bytecode cache {pyc}, load {os.getloadavg()[0]:.1f})")
     for k, v in rows.items():
         print(f"{k:<26} {med[k]:>9.3f} {min(v):>7.3f} {max(v):>7.3f}")
     worst = max(med["TUI first frame, replay"], med["TUI first frame, live"])

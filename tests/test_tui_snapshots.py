@@ -8,12 +8,11 @@ does not change these pictures.
 from __future__ import annotations
 
 from doctor.tui.app import DoctorApp
-from test_tui_support import HEALTHY, TORCH_211, fixture_session
+from test_tui_support import HEALTHY, TORCH_211, fixture_session, settle
 
 
 async def checks_finished(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot.app, pilot)
 
 
 def test_main_screen_healthy_v100(snap_compare):

@@ -35,10 +35,12 @@ def run_app(app: DoctorApp, script, size=(80, 24), timeout_s: float = 60):
     return asyncio.run(asyncio.wait_for(main(), timeout_s))
 
 
-async def settle(app: DoctorApp, pilot) -> None:
-    """Wait until the checks worker has finished and its results are drawn."""
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+async def settle(app: DoctorApp, pilot, timeout_s: float = 30.0) -> None:
+    """Wait until the checks (started once the first frame is painted) have finished and are drawn."""
+    deadline = time.monotonic() + timeout_s
+    while app.report is None and time.monotonic() < deadline:
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.01)
     await pilot.pause()
 
 

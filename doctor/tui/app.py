@@ -70,7 +70,10 @@ class DoctorApp(App[Report | None]):
         self.checklist.focus()
         if self.session.saved is not None:
             self._show_saved(self.session.saved)
-        else:
+
+    def on_ready(self) -> None:
+        """The first frame is on screen: only now start the checks, whose gathering thread competes for the GIL."""
+        if self.session.saved is None and self.report is None:
             self._start_checks()
 
     @property
