@@ -105,20 +105,27 @@ def load_transient_bytes(d: ModelDims, chunk: int) -> int:
     return chunk * _pad32(d.vocab) * 2
 
 
-def _placement(mb: ModelBytes, n_dev: int, capacity: list[float], per_layer_extra: int) -> tuple[list[list[int]], int]:
-    """Greedy, in layer order, like ExLlamaV2's loaders: fill a GPU, then move to the next."""
+def _placement(mb: ModelBytes, capacity: list[float], per_layer_extra: int, head: int) -> tuple[list[list[int]], int, int]:
+    """Greedy, in module order, like ExLlamaV2's loaders: fill a GPU, then move to the next; the head comes last.
+
+    Returns (layer indices per GPU, layers that fit nowhere, the head's GPU). What fits nowhere is counted on
+    the last GPU, so its shortfall shows in the margin.
+    """
+    n_dev = len(capacity)
     placed: list[list[int]] = [[] for _ in range(n_dev)]
     dev, left = 0, list(capacity)
     for i, size in enumerate(mb.layer_bytes):
         need = size + per_layer_extra
         while dev < n_dev and need > left[dev]:
             dev += 1
-        if dev >= n_dev:  # nowhere left: count the rest on the last GPU so its shortfall shows
+        if dev >= n_dev:
             placed[-1].extend(range(i, len(mb.layer_bytes)))
-            return placed, len(mb.layer_bytes) - i
+            return placed, len(mb.layer_bytes) - i, n_dev - 1
         placed[dev].append(i)
         left[dev] -= need
-    return placed, 0
+    while dev < n_dev - 1 and head > left[dev]:
+        dev += 1
+    return placed, 0, dev
 
 
 def plan_budget(mb: ModelBytes, d: ModelDims, rooms: list[GpuRoom], max_seq_len: int, cache_mode: str = "fp16",
@@ -146,16 +153,11 @@ def plan_budget(mb: ModelBytes, d: ModelDims, rooms: list[GpuRoom], max_seq_len:
 
         capacity = [r.free_mib * MIB - (ctx + scratch + rope + pair + max(transient, reserve(i, i == n_dev - 1)))
                     for i, r in enumerate(rooms)]
-        capacity[-1] -= head_extra
-        placed, unplaced = _placement(mb, n_dev, capacity, cache_layer)
-        # the head lands on the last GPU that took layers
-        head_dev = max((i for i, p in enumerate(placed) if p), default=0)
+        placed, unplaced, head_dev = _placement(mb, capacity, cache_layer, head_extra)
     else:
         state = MAX_INPUT_LEN[0] * d.hidden * 2 + MAX_INPUT_LEN[0] ** 2 * 2  # hidden state + mask, per set_device_map
         capacity = [g * GIB - rope - state - scratch for g in gpu_split]
-        capacity[-1] -= head_extra
-        placed, unplaced = _placement(mb, n_dev, capacity, 0)
-        head_dev = max((i for i, p in enumerate(placed) if p), default=0)
+        placed, unplaced, head_dev = _placement(mb, capacity, 0, head_extra)
     devices = []
     for i in range(n_dev):
         layers = placed[i]

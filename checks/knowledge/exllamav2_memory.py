@@ -28,11 +28,19 @@ GQA_EXPANSION = ("Without flash-attn (V100, T4, P100, P40), attention runs throu
 FP32_CAST = ("Unquantized .weight tensors are cast to FP16 at load (BF16 and FP32 become FP16 on the GPU)",
              EXL2 + "linear.py / module.py load_weight (.half())", "P")
 
-# What the CUDA context, cuBLAS and the kernel images take outside torch's allocator. It varies with
-# card, driver and torch; the H200 run of benchmarks/kv_cache_vs_exllamav2.py measures it there.
-CUDA_CONTEXT_MIB = (500, "estimate: llama.cpp reports 15841 of 16160 MiB free on a V100-PCIE-16GB after its own "
-                    "context (~320 MiB); torch + cuBLAS add more. Measured on the H200: see "
-                    "benchmarks/results/kv_cache_vs_exllamav2.json (cuda_context_mib)", "K")
+# What the CUDA context, cuBLAS and the lazily loaded kernel images take outside torch's allocator. It grows
+# with the SM count and with the kernels used; benchmarks/kv_cache_vs_exllamav2.py measures it.
+CUDA_CONTEXT_MIB = (500, "estimate for pre-Hopper cards: llama.cpp reports 15841 of 16160 MiB free on a "
+                    "V100-PCIE-16GB after its own context (~320 MiB); torch + cuBLAS + ExLlamaV2's kernels add more", "K")
+CUDA_CONTEXT_HOPPER_MIB = (800, "measured on the H200 (driver 580, torch 2.11+cu130, exllamav2 0.3.2): 689 MiB after an "
+                           "FP16 model, 777 after a GPTQ one, 815 after load_autosplit "
+                           "(benchmarks/results/kv_cache_vs_exllamav2.json)", "P")
+
+
+def cuda_context_bytes(cc: str | None) -> int:
+    """The CUDA context allowance for a card of this compute capability (unknown: the pre-Hopper estimate)."""
+    major = int(cc.split(".")[0]) if cc and cc.split(".")[0].isdigit() else 0
+    return (CUDA_CONTEXT_HOPPER_MIB if major >= 9 else CUDA_CONTEXT_MIB)[0] * MIB
 
 # Memory as NVML reports it on an idle card (MiB), for --target-gpu planning. Cards not listed fall back
 # to the datasheet GB x 1024 x 0.985.

@@ -9,7 +9,8 @@ from __future__ import annotations
 import shlex
 
 from checks.base import Check, CheckContext
-from checks.knowledge.exllamav2_memory import CUDA_CONTEXT_MIB, DEFAULT_MAX_SEQ_LEN, EMBEDDING_ON_HOST
+from checks.knowledge.exllamav2_memory import (CUDA_CONTEXT_HOPPER_MIB, CUDA_CONTEXT_MIB, DEFAULT_MAX_SEQ_LEN,
+                                               EMBEDDING_ON_HOST, cuda_context_bytes)
 from checks.knowledge.kv_cache import CACHE_MODE_ORDER, KV_CACHE_MODES, SLIDING_WINDOW_NOTE
 from checks.model.card import Card, card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
@@ -49,14 +50,15 @@ def bpw_that_fits(mb: ModelBytes, budget: Budget, bits: float) -> float | None:
     return fit if 2.0 <= fit < bits else None
 
 
-def _table(mb, d, rooms, split, quantized, upper) -> dict[str, int]:
-    return {mode: largest_fitting_seq_len(mb, d, list(rooms), mode, split, quantized, upper) for mode in CACHE_MODE_ORDER}
+def _table(mb, d, card: Card, split, quantized, upper) -> dict[str, int]:
+    ctx = cuda_context_bytes(card.cc)
+    return {mode: largest_fitting_seq_len(mb, d, list(card.rooms), mode, split, quantized, upper, ctx) for mode in CACHE_MODE_ORDER}
 
 
 def manual_split_budget(mb: ModelBytes, d: ModelDims, card: Card, seq: int, mode: str, quantized: bool) -> Budget:
     """The same plan loaded with model.load(gpu_split) at each GPU's free GB: no autosplit reserves or test pass."""
     split = tuple(round(r.free_mib / 1024, 2) for r in card.rooms)
-    return plan_budget(mb, d, list(card.rooms), seq, mode, split, quantized)
+    return plan_budget(mb, d, list(card.rooms), seq, mode, split, quantized, cuda_context_bytes(card.cc))
 
 
 def _fixes(ctx: CheckContext, m, mb: ModelBytes, budget: Budget, table: dict[str, int], seq: int,
@@ -95,6 +97,11 @@ def _fixes(ctx: CheckContext, m, mb: ModelBytes, budget: Budget, table: dict[str
     return f"Options, cheapest first: {numbered}.", commands
 
 
+def _context_note(cc: str | None) -> str:
+    value, source, conf = CUDA_CONTEXT_HOPPER_MIB if cuda_context_bytes(cc) == CUDA_CONTEXT_HOPPER_MIB[0] * MIB else CUDA_CONTEXT_MIB
+    return f"{value} MiB [{conf}]: {source}"
+
+
 def _evidence(budget: Budget, card: Card, mb: ModelBytes, seq: int, seq_source: str, table: dict, d: ModelDims, ctx) -> dict:
     per_gpu = []
     for dev in budget.devices:
@@ -108,7 +115,7 @@ def _evidence(budget: Budget, card: Card, mb: ModelBytes, seq: int, seq_source: 
           "margin_mib": _mib(budget.margin_bytes), "max_seq_len_that_fits": table,
           "kv_bytes_per_token": d.layers * KV_CACHE_MODES[budget.cache_mode].bytes_per_token_layer(d.kv_heads, d.head_dim),
           "host_ram_embedding_mib": _mib(mb.embedding_bytes), "embedding_note": EMBEDDING_ON_HOST[0],
-          "cuda_context_estimate": f"{CUDA_CONTEXT_MIB[0]} MiB [{CUDA_CONTEXT_MIB[2]}]: {CUDA_CONTEXT_MIB[1]}"}
+          "cuda_context_estimate": _context_note(card.cc)}
     if budget.unplaced_layers:
         ev["layers_that_do_not_fit"] = budget.unplaced_layers
     notes = list(mb.notes) + list(budget.notes)
@@ -137,9 +144,9 @@ def run(ctx: CheckContext) -> Finding:
                              "(v100-doctor --list-gpus)", {"weights_gpu_mib": _mib(mb.gpu_bytes), "weights_source": mb.source})
     seq, seq_source = seq_len_for(ctx, m.config.max_position_embeddings)
     split, quantized = ctx.plan.gpu_split, is_quantized(m)
-    budget = plan_budget(mb, d, list(card.rooms), seq, ctx.plan.cache_mode, split, quantized)
+    budget = plan_budget(mb, d, list(card.rooms), seq, ctx.plan.cache_mode, split, quantized, cuda_context_bytes(card.cc))
     upper = max(seq, m.config.max_position_embeddings if known(m.config.max_position_embeddings) else seq, 131072)
-    table = _table(mb, d, card.rooms, split, quantized, upper)
+    table = _table(mb, d, card, split, quantized, upper)
     ev = _evidence(budget, card, mb, seq, seq_source, table, d, ctx)
     host_avail = ctx.facts.host.ram_available_mib if card.measured else None
     where = "" if card.measured else f" on the planning target {card.name} (not measured)"
