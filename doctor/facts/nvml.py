@@ -90,6 +90,8 @@ def _gpu(n: Nvml, index: int) -> GpuFacts:
         temperature_c=temp,
         slowdown_temperature_c=thr("NVML_TEMPERATURE_THRESHOLD_SLOWDOWN", 1),
         shutdown_temperature_c=thr("NVML_TEMPERATURE_THRESHOLD_SHUTDOWN", 0),
+        max_operating_temperature_c=thr("NVML_TEMPERATURE_THRESHOLD_GPU_MAX", 3),
+        memory_max_temperature_c=thr("NVML_TEMPERATURE_THRESHOLD_MEM_MAX", 2),
         memory_temperature_c=_memory_temperature(n, h),
         power_draw_w=_map(n.call("nvmlDeviceGetPowerUsage", h), lambda mw: mw / 1000),
         power_limit_w=_map(n.call("nvmlDeviceGetEnforcedPowerLimit", h), lambda mw: mw / 1000),
@@ -122,17 +124,25 @@ def _memory_temperature(n: Nvml, h: Any) -> Any:
 
 
 def _processes(n: Nvml, h: Any) -> Any:
-    procs = n.call("nvmlDeviceGetComputeProcesses", h)
+    """Compute and graphics processes on the GPU (pynvml names the call ...RunningProcesses)."""
+    procs = n.call("nvmlDeviceGetComputeRunningProcesses", h, alt="nvmlDeviceGetComputeProcesses")
     if isinstance(procs, Unknown):
         return procs
+    graphics = n.call("nvmlDeviceGetGraphicsRunningProcesses", h)
+    seen: set[int] = set()
     out = []
-    for p in procs:
+    tagged = [(p, "compute") for p in procs] + [(p, "graphics") for p in ([] if isinstance(graphics, Unknown) else graphics)]
+    for p, kind in tagged:
+        if int(p.pid) in seen:  # a process with both a compute and a graphics context
+            continue
+        seen.add(int(p.pid))
         used = getattr(p, "usedGpuMemory", None)
         out.append(
             GpuProcess(
                 pid=int(p.pid),
                 name=_process_name(int(p.pid)),
                 used_mib=round(used / MIB, 1) if isinstance(used, int) else Unknown("not reported (no permission or MIG)"),
+                kind=kind,
             )
         )
     return tuple(out)

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from doctor.facts.launch_config import LaunchConfigFacts
+from doctor.sampling.series import SampleSeries
 from doctor.facts.model_dir import ModelFacts
+from doctor.probe.extbuild import BuildCache
 from doctor.unknown import Maybe, Unknown
 
 NOT_GATHERED = Unknown("not gathered")
@@ -45,6 +48,8 @@ class GpuFacts:
     slowdown_temperature_c: Maybe[int] = NOT_GATHERED
     shutdown_temperature_c: Maybe[int] = NOT_GATHERED
     memory_temperature_c: Maybe[int] = NOT_GATHERED
+    max_operating_temperature_c: Maybe[int] = NOT_GATHERED  # "GPU Max Operating Temp": SW thermal slowdown starts
+    memory_max_temperature_c: Maybe[int] = NOT_GATHERED  # "Memory Max Operating Temp" (HBM cards)
     power_draw_w: Maybe[float] = NOT_GATHERED
     power_limit_w: Maybe[float] = NOT_GATHERED
     power_default_limit_w: Maybe[float] = NOT_GATHERED
@@ -110,6 +115,7 @@ class PythonFacts:
     torch: TorchFacts = TorchFacts(installed=False, reason="not gathered")
     nvcc: NvccFacts = NvccFacts()
     env: dict[str, str] = field(default_factory=dict)  # relevant env vars only
+    exllamav2_build: BuildCache | None = None  # ExLlamaV2's JIT build cache (doctor/probe/extbuild.py)
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,8 @@ class Facts:
     python: PythonFacts
     host: HostFacts
     model: ModelFacts | None = None  # the model directory's facts, when --model was given (doctor/facts/model_dir.py)
-    samples: Any = None  # NVML/host time series, when the machine was sampled
+    samples: SampleSeries | None = None  # NVML/host time series, when the machine was sampled (watch, probe)
+    launch_config: LaunchConfigFacts | None = None  # offload settings found in the server's launch config
 
     def gpu(self, index: int = 0) -> GpuFacts | None:
         for g in self.nvml.gpus:

@@ -26,4 +26,9 @@ def render_markdown(report: Report) -> str:
             out += ["", "```sh", *f.commands, "```"]
         out.append("")
     out += ["</details>", ""]
+    if report.facts.samples is not None:
+        from doctor.sampling.render import render_series
+
+        out += ["<details><summary>Samples</summary>", "", "```text", *render_series(report.facts.samples), "```",
+                "", "</details>", ""]
     return "\n".join(out)

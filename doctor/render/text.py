@@ -23,5 +23,9 @@ def render_text(report: Report, verbose: bool = False) -> str:
             lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
     for extra in report.errors:
         lines.append(f"[☠] {extra}")
+    if report.facts.samples is not None:  # watch / probe: what the sampler saw, raw samples behind -v
+        from doctor.sampling.render import render_series
+
+        lines += [""] + render_series(report.facts.samples, verbose)
     lines += ["", f"Summary: {counts_line(report.findings)}."]
     return "\n".join(lines) + "\n"

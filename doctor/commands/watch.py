@@ -1,0 +1,163 @@
+"""Watch a running inference server: sample the GPU (clocks, throttle reasons, temperatures, power,
+utilisation, PCIe traffic, memory) and the server's process (RSS, CPU) while you send it requests,
+then report throttling, CPU offload, competing processes, the PCIe link and memory health with the
+same findings and report format as the main command.
+
+Read-only: the watched process is never signalled, paused or reprioritised; the doctor only reads
+NVML and /proc. Progress goes to stderr; stdout carries only the report.
+
+examples:
+  v100-doctor watch --pid 4242                   watch a server for 30 s while you send it requests
+  v100-doctor watch --pid 4242 --seconds 120 -v  longer, with every sample in the text report
+  v100-doctor watch --pid 4242 --config serve.py --model /models/qwen27b
+                                                 also read the launch script's offload settings and
+                                                 compare the process's VRAM with the model's size
+  v100-doctor watch --json -o watch.json         the whole GPU (no --pid), JSON for a support ticket
+
+exit codes of watch: 0/1/2 as for the main command (all passed / warnings / a check failed);
+3 when the pid does not exist, belongs to another user, or exits before the window ends (the
+report of what was sampled is still printed), or another input is wrong; 4 a doctor bug; 130 when
+interrupted with Ctrl-C (the report of what was sampled is still printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+
+from doctor.cli import UsageError, add_output_arguments, emit, positive_int
+from doctor.exitcodes import ExitCode
+from doctor.plan import Plan
+
+MAX_SECONDS = 3600
+INTERRUPTED = 130  # the shell's code for Ctrl-C, as the main command uses
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 1 <= value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_SECONDS} seconds, got {text}")
+    return value
+
+
+def _hz(text: str) -> float:
+    from doctor.sampling.sampler import MAX_HZ, MIN_HZ
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected samples per second, got {text!r}") from None
+    if not MIN_HZ <= value <= MAX_HZ:
+        raise argparse.ArgumentTypeError(f"must be between {MIN_HZ:g} and {MAX_HZ:g} samples per second, got {text}")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what to watch")
+    g.add_argument("--pid", type=positive_int, metavar="PID",
+                   help="the server's process id (its children count as the server too); without it the whole GPU is watched")
+    g.add_argument("--seconds", type=_seconds, default=30.0, metavar="N",
+                   help="how long to sample (default 30; send the server requests meanwhile)")
+    g.add_argument("--hz", type=_hz, default=5.0, metavar="HZ", help="samples per second, 0.2 to 10 (default 5)")
+    g.add_argument("--gpu", type=int, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
+    g.add_argument("--config", metavar="FILE",
+                   help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
+                        "max_memory and offload settings")
+    g.add_argument("--model", metavar="PATH", nargs="+",
+                   help="the model directory the server loaded, so its VRAM can be compared with the model's size")
+    add_output_arguments(p)
+
+
+def _progress_line(sampler, index: int, seconds: float, label: str) -> str:
+    s = sampler.latest(index)
+    if s is None:
+        return f"watching {label}: {sampler.elapsed_s:.0f}/{seconds:.0f} s"
+    rx = f"{s.pcie_rx_mbs / 1000:.2f} GB/s" if s.pcie_rx_mbs is not None else "–"
+    reasons = ",".join(r for r in (s.reasons or ()) if r != "gpu_idle") or ("idle" if s.reasons else "–")
+    return (f"watching {label}: {min(sampler.elapsed_s, seconds):.0f}/{seconds:.0f} s · SM {s.sm_clock_mhz} MHz · "
+            f"mem {s.mem_clock_mhz} MHz · util {s.util_gpu_pct}% · {s.temperature_c} °C · PCIe RX {rx} · {reasons}")
+
+
+def _gather(plan: Plan):
+    """The machine's facts, read before sampling starts: the torch child initialises CUDA, and its short-lived
+    context would otherwise show up in the samples as a process competing for the GPU."""
+    from doctor.pipeline import gather
+
+    print("v100-doctor: reading the machine (driver, torch, host)...", file=sys.stderr)
+    try:
+        return gather(plan)
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback
+        raise UsageError(f"could not read this machine's facts: {type(exc).__name__}: {exc}") from None
+
+
+def _model_facts(paths: list[str] | None):
+    if not paths:
+        return None
+    path = " ".join(paths)
+    try:
+        from doctor.facts.model_dir import gather_model
+    except ImportError:
+        print("v100-doctor: --model is ignored: this build has no model support", file=sys.stderr)
+        return None
+    return gather_model(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from checks.env.gpu_present import CHECK as GPU_PRESENT
+    from checks.runtime import RUNTIME_CHECKS
+    from doctor.facts.launch_config import read_launch_config
+    from doctor.pipeline import diagnose
+    from doctor.sampling.host_reader import owner_problem
+    from doctor.sampling.sampler import Sampler
+
+    if args.pid is not None and (problem := owner_problem(args.pid)):
+        raise UsageError(problem)
+    launch = None
+    if args.config:
+        launch = read_launch_config(args.config)
+        if launch.error:
+            raise UsageError(f"--config {launch.error}")
+    plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None)
+    model = _model_facts(args.model)
+    machine = _gather(plan)
+    label = f"pid {args.pid}" if args.pid else f"GPU {args.gpu_index}"
+    sampler = Sampler([args.gpu_index], pids=[args.pid] if args.pid else None, hz=args.hz).start()
+    errors: list[str] = []
+    exit_override: int | None = None
+    tty = sys.stderr.isatty()
+    last_print = -10.0
+    try:
+        while sampler.elapsed_s < args.seconds:
+            if args.pid and sampler.watched_all_exited():
+                errors.append(f"pid {args.pid} exited after {sampler.elapsed_s:.1f} s of the {args.seconds:.0f} s window; "
+                              "the findings use what was sampled until then")
+                exit_override = ExitCode.USAGE
+                break
+            if tty or sampler.elapsed_s - last_print >= 5:
+                end = "\r" if tty else "\n"
+                sys.stderr.write(_progress_line(sampler, args.gpu_index, args.seconds, label).ljust(110 if tty else 0) + end)
+                sys.stderr.flush()
+                last_print = sampler.elapsed_s
+            time.sleep(0.25)
+    except KeyboardInterrupt:
+        errors.append(f"interrupted after {sampler.elapsed_s:.1f} s of the {args.seconds:.0f} s window; "
+                      "the findings use what was sampled until then")
+        exit_override = INTERRUPTED
+    series = sampler.stop()
+    if tty:
+        sys.stderr.write(" " * 110 + "\r")
+    sys.stderr.write(f"v100-doctor: sampled {series.duration_s:.1f} s ({len(series.gpus[0].samples) if series.gpus else 0} "
+                     f"samples at {series.hz:g} Hz)\n")
+    note = f"watch {label} for {series.duration_s:.0f} s at {series.hz:g} Hz"
+    facts = replace(machine, samples=replace(series, note=note), launch_config=launch, model=model)
+    report = diagnose(plan, facts, note=note, checks=[GPU_PRESENT, *RUNTIME_CHECKS])
+    report = replace(report, errors=tuple(errors))
+    for e in errors:
+        print(f"v100-doctor: {e}", file=sys.stderr)
+    code = emit(report, args)
+    return exit_override if exit_override is not None else code

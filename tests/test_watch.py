@@ -1,0 +1,153 @@
+"""`v100-doctor watch`: bad pids, a pid that exits mid-way, Ctrl-C, and never touching the watched process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import psutil
+import pytest
+
+from conftest import ROOT, run_cli
+from doctor.cli import main
+from doctor.report import load_document
+
+HEALTHY = load_document(str(ROOT / "fixtures" / "samples" / "v100-decode-healthy.json")).facts
+
+
+class FakeSampler:
+    """Stands in for the NVML sampler: replays the healthy fixture's series; can 'lose' its pid."""
+
+    exit_after_s: float | None = None
+    interrupt: bool = False
+
+    def __init__(self, gpu_indices, pids=None, hz=5.0):
+        self.pids, self.hz, self.t0 = tuple(pids or ()), hz, time.monotonic()
+
+    def start(self):
+        return self
+
+    @property
+    def elapsed_s(self):
+        return time.monotonic() - self.t0
+
+    def latest(self, index):
+        return HEALTHY.samples.gpus[0].samples[-1]
+
+    def watched_all_exited(self):
+        if self.interrupt and self.elapsed_s > 0.2:
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C while watch waits
+        return self.exit_after_s is not None and self.elapsed_s > self.exit_after_s
+
+    def stop(self):
+        n = max(1, int(self.elapsed_s * 5))
+        g = HEALTHY.samples.gpus[0]
+        return replace(HEALTHY.samples, duration_s=round(self.elapsed_s, 2), watched_pids=self.pids,
+                       gpus=(replace(g, samples=g.samples[:n]),))
+
+
+@pytest.fixture
+def fake_machine(monkeypatch):
+    monkeypatch.setattr("doctor.sampling.sampler.Sampler", FakeSampler)
+    monkeypatch.setattr("doctor.pipeline.gather", lambda plan, options=None: replace(HEALTHY, samples=None))
+    FakeSampler.exit_after_s, FakeSampler.interrupt = None, False
+    return FakeSampler
+
+
+@pytest.fixture
+def child():
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    yield p
+    p.kill()  # the test's own child, ended by its id
+    p.wait()
+
+
+def free_pid() -> int:
+    pid = 4_000_000
+    while psutil.pid_exists(pid):
+        pid -= 1
+    return pid
+
+
+def test_help_teaches_read_only_use():
+    r = run_cli("watch", "--help")
+    assert r.returncode == 0 and "never signalled" in r.stdout and "--pid PID" in r.stdout and "exit codes of watch" in r.stdout
+
+
+def test_a_pid_that_does_not_exist_is_a_usage_error():
+    pid = free_pid()
+    r = run_cli("watch", "--pid", str(pid), "--seconds", "1")
+    assert r.returncode == 3 and f"no process with pid {pid} is running" in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_another_users_pid_is_refused_with_how_to_run_it(monkeypatch, capsys):
+    monkeypatch.setattr("os.getuid", lambda: 54321)  # we are someone else now; our own pid is not ours
+    code = main(["watch", "--pid", str(os.getpid()), "--seconds", "1"])
+    err = capsys.readouterr().err
+    assert code == 3 and "not to you" in err and "sudo -u" in err
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--seconds", "0"], "must be between 1 and 3600"),
+    (["--hz", "50"], "must be between 0.2 and 10"),
+    (["--config", "/nonexistent/serve.py"], "no such file"),
+])
+def test_bad_inputs_name_the_problem(capsys, args, text, fake_machine):
+    code = main(["watch", *args])
+    assert code == 3 and text in capsys.readouterr().err
+
+
+def test_a_pid_that_exits_mid_way_gives_a_partial_report_and_exit_3(capsys, child, fake_machine):
+    fake_machine.exit_after_s = 0.3
+    code = main(["watch", "--pid", str(child.pid), "--seconds", "20", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 3 and f"pid {child.pid} exited after" in err
+    doc = json.loads(out)
+    assert doc["errors"] and "exited after" in doc["errors"][0]
+    assert {f["id"] for f in doc["findings"]} == {"gpu-present", "thermal", "cpu-offload", "gpu-processes",
+                                                  "pcie-link", "gpu-memory-health"}
+    assert doc["facts"]["samples"]["gpus"][0]["samples"]  # what was sampled is kept
+
+
+def test_ctrl_c_reports_what_was_sampled(capsys, child, fake_machine):
+    fake_machine.interrupt = True
+    code = main(["watch", "--pid", str(child.pid), "--seconds", "20"])
+    out, err = capsys.readouterr()
+    assert code == 130 and "interrupted after" in err
+    assert "[✓] thermal: No throttling under load" in out and "Sampled" in out
+
+
+def test_watch_report_has_findings_samples_and_the_launch_config(tmp_path, capsys, child, fake_machine):
+    cfg = tmp_path / "serve.py"
+    cfg.write_text("model = AutoModelForCausalLM.from_pretrained(p, device_map='auto')\n")
+    report = tmp_path / "watch.json"
+    code = main(["watch", "--pid", str(child.pid), "--seconds", "1", "--config", str(cfg), "-o", str(report), "-v"])
+    out = capsys.readouterr().out
+    assert code == 1  # device_map='auto' alone is a warning
+    doc = json.loads(report.read_text())
+    assert doc["facts"]["launch_config"]["hints"][0]["setting"] == "device_map"
+    assert doc["facts"]["samples"]["watched_pids"] == [child.pid]
+    assert "[!] cpu-offload:" in out and "t_s    SM   mem" in out  # -v shows the raw samples
+
+
+def test_watch_never_signals_the_watched_process(child, monkeypatch, capsys):
+    """Real sampler (NVML if present), real psutil, with every way to signal a process booby-trapped."""
+    def forbidden(*a, **k):
+        raise AssertionError("watch tried to signal or change a process")
+
+    for name in ("kill", "killpg", "setpriority"):
+        if hasattr(os, name):
+            monkeypatch.setattr(os, name, forbidden)
+    for name in ("send_signal", "terminate", "kill", "suspend", "resume", "nice", "ionice", "cpu_affinity"):
+        monkeypatch.setattr(psutil.Process, name, forbidden)
+    monkeypatch.setattr("doctor.pipeline.gather", lambda plan, options=None: replace(HEALTHY, samples=None))
+    code = main(["watch", "--pid", str(child.pid), "--seconds", "1", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code in (0, 1, 2) and child.poll() is None  # still running, untouched
+    procs = doc["facts"]["samples"]["processes"]
+    assert procs[0]["pid"] == child.pid and procs[0]["samples"] and procs[0]["exited_at_s"] is None
