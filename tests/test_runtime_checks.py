@@ -295,3 +295,16 @@ def test_memory_health_consumer_card_is_skipped():
     g = gpu(ecc_mode=u, ecc_uncorrected_volatile=u, ecc_corrected_volatile=u, retired_pages_pending=u,
             retired_pages_count=u)
     assert run(gpu_memory_health, facts(g)).status == Status.SKIP
+
+
+def test_offload_reads_the_model_groups_arithmetic_for_real_model_facts():
+    """No fake: the 27B EXL2 3.75 bpw fixture's config, sized by doctor.model_bytes (~12.5 GB on the GPU)."""
+    from conftest import ROOT
+    from doctor.facts.model_dir import gather_model
+
+    model = gather_model(str(ROOT / "fixtures" / "models" / "qwen2-27b-exl2-3.75bpw"))
+    f = replace(facts(), model=model)
+    r = run(cpu_offload, f, Plan(gpu_split=(10.0,)))
+    assert r.status == Status.FAIL and r.evidence["model_gpu_bytes"] == pytest.approx(12.5e9, rel=0.01)
+    assert r.evidence["offloaded_bytes"] == pytest.approx(12.5e9 - 10 * 2**30, rel=0.01)
+    assert r.evidence["ceiling_all_in_vram_tok_s"] == pytest.approx(72.0, abs=0.5)  # 900 GB/s / 12.5 GB

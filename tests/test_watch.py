@@ -151,3 +151,8 @@ def test_watch_never_signals_the_watched_process(child, monkeypatch, capsys):
     assert code in (0, 1, 2) and child.poll() is None  # still running, untouched
     procs = doc["facts"]["samples"]["processes"]
     assert procs[0]["pid"] == child.pid and procs[0]["samples"] and procs[0]["exited_at_s"] is None
+
+
+def test_a_missing_model_directory_is_a_usage_error(capsys, fake_machine):
+    code = main(["watch", "--model", "/nonexistent/qwen27b", "--seconds", "1"])
+    assert code == 3 and "--model /nonexistent/qwen27b" in capsys.readouterr().err

@@ -104,7 +104,10 @@ def _model_facts(paths: list[str] | None):
     except ImportError:
         print("v100-doctor: --model is ignored: this build has no model support", file=sys.stderr)
         return None
-    return gather_model(path)
+    model = gather_model(path)
+    if model.kind in ("missing", "unreadable"):
+        raise UsageError(f"--model {path}: {model.problem or 'cannot be read'}")
+    return model
 
 
 def run(args: argparse.Namespace) -> int:
