@@ -5,12 +5,13 @@ from __future__ import annotations
 from checks.base import Check
 from checks.env import ENV_CHECKS
 from checks.model import MODEL_CHECKS, applies as model_checks_apply
+from checks.probe import PROBE_CHECKS
 from checks.runtime import RUNTIME_CHECKS
 
 
 def all_checks() -> tuple[Check, ...]:
-    """Environment first, then model, then runtime health; later groups append here."""
-    return tuple(ENV_CHECKS) + tuple(MODEL_CHECKS) + tuple(RUNTIME_CHECKS)
+    """Environment first, then model, then runtime health, then whether the timed probe can run."""
+    return tuple(ENV_CHECKS) + tuple(MODEL_CHECKS) + tuple(RUNTIME_CHECKS) + tuple(PROBE_CHECKS)
 
 
 def checks_for(plan) -> tuple[Check, ...]:

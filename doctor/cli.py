@@ -251,6 +251,14 @@ def run_main(args: argparse.Namespace) -> ExitCode:
         report = diagnose(plan_from_args(args), checks=checks,
                           options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh,
                                                 torch_gatherer=early_torch))
+        if report.plan.model_path and not args.no_probe and not args.only:  # then the timed probe, or why not
+            from doctor.probe.console import ConsoleProgress
+            from doctor.probe.stage import after_checks
+
+            report = after_checks(report, on_event=ConsoleProgress())
+            if report.probe is not None and report.probe.status == "cancelled":
+                emit(report, args)
+                return 130
     return emit(report, args)
 
 

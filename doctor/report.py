@@ -15,7 +15,9 @@ from doctor import __version__
 from doctor.facts.types import Facts
 from doctor.findings import Finding, Status, worst_status
 from doctor.plan import Plan
+from doctor.probe.results import ProbeReport
 from doctor.serialize import LoadError, from_jsonable, to_jsonable
+from doctor.verdict import Verdict
 
 SCHEMA = "v100-doctor/report/1"
 FACTS_SCHEMA = "v100-doctor/facts/1"
@@ -33,8 +35,8 @@ class Report:
     doctor_version: str = __version__
     schema: str = SCHEMA
     note: str = ""  # provenance of a recorded example or fixture
-    probe: Any = None  # the probe's measurements, when it ran
-    verdict: Any = None  # the explanation of measured vs ceiling, when a probe ran
+    probe: ProbeReport | None = None  # the probe's measurements, when it ran (doctor/probe/results.py)
+    verdict: Verdict | None = None  # measured vs ceiling and why, when a probe measured (doctor/verdict.py)
     errors: tuple[str, ...] = ()  # problems that cut the run short (the report is partial)
 
     def finding(self, check_id: str) -> Finding | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from checks.knowledge.engines import CUDNN_SDPA_PER_LENGTH
 from checks.knowledge.gpus import SEED_REFERENCE, GpuSpec, spec_for_key, spec_for_name
 from checks.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.facts.types import Facts
@@ -28,7 +29,7 @@ from doctor.findings import Finding, Status
 from doctor.plan import Plan
 from doctor.probe.results import ProbeReport, ProbeResult
 from doctor.unknown import known
-from doctor.verdict_causes import Cause, Inputs, estimate
+from doctor.verdict_causes import MIN_SAMPLES, Cause, Inputs, estimate
 from doctor.verdict_evidence import decode_evidence
 
 NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
@@ -80,6 +81,7 @@ class Verdict:
     headline: str
     fixes: tuple[Fix, ...] = ()
     set_aside: tuple[str, ...] = ()
+    first_use: str = ""  # a per-context-length first-use cost seen in the warm-up (never counted as the speed)
     reference: str = ""
     notes: tuple[str, ...] = ()
     gpu: str = ""
@@ -144,6 +146,9 @@ def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | N
     if ev.samples == 0:
         notes.append("no GPU samples during decode: utilisation, clocks and PCIe are unknown, so host-bound, throttling "
                      "and offload cannot be estimated")
+    elif ev.samples < MIN_SAMPLES:
+        notes.append(f"only {ev.samples} GPU sample(s) fell inside the timed runs (they took "
+                     f"{sum(x.seconds for x in r.reported.runs):.2f} s): utilisation is not judged from so few")
     x = Inputs(t_meas_ms=t_meas, t_weights_ms=t_w, t_kv_ms=t_kv, bandwidth_gbs=ref.bandwidth_gbs, weights_bytes=b.weights,
                kv_bytes=b.kv_read, offloaded_bytes=b.offloaded, context=b.context, cache_mode=b.cache_mode,
                engine=r.engine, fmt=r.shape.format, act_order=r.shape.act_order if known(r.shape.act_order) else None,
@@ -151,10 +156,14 @@ def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | N
     causes = _shares(estimate(x), lost, notes)
     efficiency = tok_s / ref.tok_s if ref.tok_s else 0.0
     near = efficiency >= NEAR_CEILING
+    first_use, first_fix = _first_use(r)
+    fixes = tuple(sorted((f for f in _fixes(causes, x, r, tok_s) + ((first_fix,) if first_fix else ())
+                          if f.expected_gain_tok_s is None or f.expected_gain_tok_s >= 0.01 * tok_s),  # not noise
+                         key=lambda f: -(f.expected_gain_tok_s if f.expected_gain_tok_s is not None else -1)))
     verdict = Verdict(measured_tok_s=round(tok_s, 2), spread_pct=round(r.reported.spread_pct, 2), bytes=b,
                       datasheet=datasheet, measured=measured, ceiling_tok_s=ref.tok_s, efficiency=round(efficiency, 4),
                       near_ceiling=near, lost_ms_per_token=round(lost, 3), causes=causes, headline="",
-                      fixes=_fixes(causes, x, r, tok_s), set_aside=_set_aside(r), notes=tuple(notes),
+                      fixes=fixes, set_aside=_set_aside(r), first_use=first_use, notes=tuple(notes),
                       gpu=spec.name if spec else r.device_name)
     return replace(verdict, headline=headline(verdict), reference=reference_line(verdict, spec, plan))
 
@@ -202,6 +211,10 @@ def _fixes(causes: tuple[Cause, ...], x: Inputs, r: ProbeResult, tok_s: float) -
             out.append(Fix(c.id, "make each token cheaper on the host: a faster CPU core (no frequency scaling, no "
                            "oversubscribed VM), the quantized EXL2/GPTQ path (CUDA graphs) rather than FP16 layers",
                            gain(c.lost_ms), "upper bound: all the time the GPU sat idle"))
+        elif c.id == "launch-bound" and c.lost_ms:
+            out.append(Fix(c.id, "nothing in the settings: a per-token floor of small kernels and launches. Keep the layers "
+                           "quantized (EXL2/GPTQ run CUDA graphs, FP16 layers do not); a larger model, or more streams "
+                           "at once, uses the card's bandwidth better", None, "not estimable: it is the engine's floor here"))
         elif c.id == "kernel-path" and c.lost_ms:
             out.append(Fix(c.id, "switch to ExLlamaV2 with an EXL2 model (its fused kernels read each weight once)",
                            gain(c.lost_ms), str(c.evidence.get("source", ""))))
@@ -218,6 +231,26 @@ def _fixes(causes: tuple[Cause, ...], x: Inputs, r: ProbeResult, tok_s: float) -
     return tuple(sorted(out, key=lambda f: -(f.expected_gain_tok_s if f.expected_gain_tok_s is not None else -1)))
 
 
+def _first_use(r: ProbeResult) -> tuple[str, Fix | None]:
+    """The warm-up met each context length for the first time and was far slower than the runs: name it, with
+    what a fresh generation (every token a new length) pays, and the fix where the mechanism is known."""
+    p = next((q for q in r.passes if q.first_use), None)
+    if p is None:
+        return "", None
+    text = (f"fresh generations are slower than the measured speed: {p.first_use}. The reported speed is for lengths "
+            "already met; a new generation meets a new length every token")
+    cudnn = r.attention == "torch SDPA" and r.compute_capability.split(".")[0] in ("9", "10")
+    if cudnn:
+        trap = CUDNN_SDPA_PER_LENGTH
+        text += f". Cause (measured on an H200): {trap.what}"
+        action, basis = f"stop the per-length graph builds: {trap.fix}", f"{trap.measured} [{trap.source}]"
+    else:
+        action = "find what costs host time at each new context length (the page-fault rate says it allocates memory)"
+        basis = "the warm-up's own counters; the mechanism is unknown on this stack"
+    return text, Fix("first-use", action + f" (a fresh generation runs at {p.warmup_tok_s:.1f} tok/s now)",
+                     round(p.median_tok_s - p.warmup_tok_s, 2) if cudnn else None, basis)
+
+
 def _set_aside(r: ProbeResult) -> tuple[str, ...]:
     return tuple(f"load {p.index}: {p.median_tok_s:.1f} tok/s set aside, not this card's speed: {p.flag}"
                  for p in r.passes if p.flag and p.index != r.reported_pass)
@@ -230,7 +263,7 @@ def headline(v: Verdict) -> str:
     top = v.top_cause
     if v.near_ceiling:
         return frame + ": near the ceiling; only fewer bytes per token (a lower bpw, a shorter context) can go faster."
-    if top is None:
+    if top is None or top.share < 0.05:
         return frame + f"; {v.unexplained:.0%} of the gap is not explained by the evidence recorded."
     rest = f"; {v.unexplained:.0%} stays unexplained" if v.unexplained >= 0.3 else ""
     return (f"{top.share:.0%} of the gap to {ceiling.tok_s_weights_only:.1f} tok/s is {top.title}: {top.sentence}{rest}. "

@@ -15,6 +15,7 @@ from checks.knowledge.pcie import practical_gbs
 from doctor.verdict_evidence import DecodeEvidence
 
 HOST_BOUND_UTIL_PCT = 70.0  # below this the GPU waits on the host for a large part of each token
+MIN_SAMPLES = 3  # utilisation from fewer samples than this is not evidence (a decode shorter than ~0.6 s at 5 Hz)
 CLOCK_DROP = 0.97  # a clock below 97% of its max under load is held back
 
 
@@ -92,19 +93,35 @@ def offload(x: Inputs) -> Cause | None:
 
 
 def host_bound(x: Inputs, already_idle_ms: float = 0.0) -> Cause | None:
-    """The time the GPU sat idle, less what PCIe transfers already explain, is the host's."""
+    """The time the GPU ran no kernel at all, less what PCIe transfers already explain, is the host's."""
     e = x.evidence
-    if e.util_pct is None or e.util_pct >= HOST_BOUND_UTIL_PCT:
+    if e.util_pct is None or e.samples < MIN_SAMPLES or e.util_pct >= HOST_BOUND_UTIL_PCT:
         return None
     lost = max(0.0, x.t_meas_ms * (1 - e.util_pct / 100) - already_idle_ms)
     if lost <= 0:
         return None
     cpu = f", the worker at {e.cpu_wall:.2f} CPU/wall" if e.cpu_wall is not None else ""
     faults = f", {e.faults_per_token:g} page faults/token" if e.faults_per_token else ""
-    return Cause("host-bound", "host/launch-bound decode (the GPU waits for the CPU)", lost,
+    return Cause("host-bound", "host-bound decode (the GPU waits for the CPU)", lost,
                  evidence={"gpu_util_pct": e.util_pct, "cpu_wall": e.cpu_wall, "faults_per_token": e.faults_per_token,
                            "decode_samples": e.samples},
-                 sentence=f"the GPU was busy only {e.util_pct:.0f}% of decode time{cpu}{faults}")
+                 sentence=f"the GPU ran kernels only {e.util_pct:.0f}% of decode time{cpu}{faults}")
+
+
+def launch_bound(x: Inputs) -> Cause | None:
+    """Kernels running while the memory idles: many small launches and latency-bound kernels, a per-token
+    cost that does not shrink with fewer bytes (small models on fast cards; FP16 math on Pascal)."""
+    e = x.evidence
+    if e.util_pct is None or e.mem_util_pct is None or e.samples < MIN_SAMPLES:
+        return None
+    lost = x.t_meas_ms * max(0.0, min(e.util_pct, 100.0) - e.mem_util_pct) / 100
+    if lost <= 0:
+        return None
+    return Cause("launch-bound", "launch/latency-bound decode (kernels run, the memory idles)", lost,
+                 evidence={"gpu_util_pct": e.util_pct, "memory_util_pct": e.mem_util_pct, "decode_samples": e.samples,
+                           "ms_per_token": round(x.t_meas_ms, 3), "ideal_ms_per_token": round(x.t_weights_ms + x.t_kv_ms, 3)},
+                 sentence=f"the GPU ran kernels {e.util_pct:.0f}% of decode time but its memory was busy only "
+                          f"{e.mem_util_pct:.0f}%: per-token work in small kernels and launches, not in reading weights")
 
 
 def kernel_path(x: Inputs) -> Cause | None:
@@ -133,7 +150,7 @@ def estimate(x: Inputs) -> list[Cause]:
     """Every cause the evidence supports; host-bound gets only the idle time that PCIe does not explain."""
     found = [c for est in (kv_reads, throttled, offload, kernel_path) if (c := est(x)) is not None]
     pcie_ms = sum(c.lost_ms or 0 for c in found if c.id == "cpu-offload")
-    for c in (host_bound(x, pcie_ms), contention(x)):
+    for c in (host_bound(x, pcie_ms), launch_bound(x), contention(x)):
         if c is not None:
             found.append(c)
     return found

@@ -17,6 +17,7 @@ from doctor.sampling.summary import GpuSummary, summarize_gpu
 class DecodeEvidence:
     samples: int  # NVML samples inside the decode windows
     util_pct: float | None = None  # GPU busy (a kernel running), mean
+    mem_util_pct: float | None = None  # device memory being read or written, mean (NVML utilization.memory)
     mem_clock_ratio: float | None = None  # median of busy samples / max
     sm_clock_ratio: float | None = None
     throttle_reasons: tuple[str, ...] = ()  # seen in busy samples
@@ -56,13 +57,15 @@ def decode_evidence(probe: ProbeReport, gpu_index: int = 0) -> DecodeEvidence:
         return DecodeEvidence(samples=0, **host)
     s, inside = found
     utils = [x.util_gpu_pct for x in inside if x.util_gpu_pct is not None]  # all samples: an idle GPU is the point
+    mems = [x.util_mem_pct for x in inside if x.util_mem_pct is not None]
     watched = {str(p) for p in (probe.samples.watched_pids if probe.samples else ())}
     g = probe.samples.gpu(gpu_index) if probe.samples else None
     names = g.process_names if g else {}
     others = tuple(f"pid {pid} {names.get(pid, '?')} ({mib:,.0f} MiB)" for pid, mib in sorted(s.process_max_mib.items())
                    if pid not in watched)
     reasons = tuple(sorted(s.throttle_fraction_busy))
-    return DecodeEvidence(samples=s.samples, util_pct=round(sum(utils) / len(utils), 1) if utils else None, mem_clock_ratio=s.mem_clock_ratio,
+    return DecodeEvidence(samples=s.samples, util_pct=round(sum(utils) / len(utils), 1) if utils else None,
+                          mem_util_pct=round(sum(mems) / len(mems), 1) if mems else None, mem_clock_ratio=s.mem_clock_ratio,
                           sm_clock_ratio=s.sm_clock_ratio, throttle_reasons=reasons, temperature_max_c=s.temperature_max_c,
                           pcie_rx_mbs=s.pcie_rx_busy_median_mbs if s.pcie_rx_busy_median_mbs is not None else s.pcie_rx_mean_mbs,
                           pcie_gen=s.pcie_gen_busy_min, pcie_width=s.pcie_width_busy_min, competitors=others, **host)

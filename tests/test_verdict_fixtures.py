@@ -76,7 +76,9 @@ def test_gptq_act_order_is_blamed_only_for_its_measured_cost():
     assert top.share == pytest.approx(0.27, abs=0.02)
     assert top.evidence["decode_time_factor"] == 1.05 and top.evidence["confidence"] == "P"
     assert "act_order" in top.evidence["source"]
-    assert v.unexplained > 0.6  # the rest is not act-order's, and the verdict says it does not know
+    # GPU busy 97%, memory 95%: 2% of 19.2 ms is launch-bound (0.38 ms); the rest the verdict does not know
+    assert next(c for c in v.causes if c.id == "launch-bound").share == pytest.approx(0.13, abs=0.02)
+    assert v.unexplained == pytest.approx(0.55, abs=0.03)
 
 
 def test_fp16_cache_at_long_context():

@@ -59,3 +59,35 @@ def kernel_path_cost(engine: str, fmt: str, act_order: bool | None) -> KernelPat
     if engine.startswith("exllamav2") and fmt == "gptq" and act_order:
         return ACT_ORDER_EXLLAMAV2
     return None
+
+
+@dataclass(frozen=True)
+class FirstUseTrap:
+    key: str
+    what: str
+    applies: str
+    measured: str
+    fix: str
+    source: str
+    confidence: str
+
+
+CUDNN_SDPA_PER_LENGTH = FirstUseTrap(
+    key="cudnn-sdpa-per-length",
+    what=("torch's scaled_dot_product_attention picks cuDNN attention first on sm_90/sm_100 (recent torch with cuDNN "
+          "> 9.15), and cuDNN builds an execution graph for every new shape. ExLlamaV2 without flash-attn calls SDPA "
+          "with a KV length one longer each token, so every token of a fresh generation builds a graph on the host"),
+    applies="ExLlamaV2 with attention 'torch SDPA' (no flash-attn, no xformers) on compute capability 9.x or 10.x",
+    measured=("H200, torch 2.11+cu130, exllamav2 0.3.2: first time at each length 13-23 tok/s, 250-300 minor page faults "
+              "per token, GPU 4-8% busy, SDPA 1.2 ms per call; the same lengths again 156-266 tok/s, no faults; with "
+              "torch.backends.cuda.enable_cudnn_sdp(False) first-time lengths ran at 106-119 tok/s, 0-7 faults per token "
+              "(SDPA 55 us per call)"),
+    fix=("torch.backends.cuda.enable_cudnn_sdp(False) before the model loads (measured), or TORCH_CUDNN_SDPA_DEPRIORITIZED=1 "
+         "for torch versions that read it (torch source, not measured here), or flash-attn, which ExLlamaV2 then uses "
+         "instead of SDPA"),
+    source=("benchmarks/first_model_trap.py -> benchmarks/results/run1_trap_h200.json, run2_trap_cudnn_off_h200.json and "
+            "the probes' warm-ups in run2_probe_synthetic_h200.json (this project, 2026-12-02); priority order: "
+            "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/sdp_utils.cpp "
+            "(check_prefer_cudnn_attention)"),
+    confidence="P",
+)

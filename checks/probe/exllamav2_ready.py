@@ -67,9 +67,9 @@ def run(ctx: CheckContext) -> Finding:
                 "torch_cuda": py.torch.cuda if known(py.torch.cuda) else None,
                 "nvcc": py.nvcc.version if known(py.nvcc.version) else None,
                 "ninja": py.nvcc.ninja if known(py.nvcc.ninja) else None}
-    if not known(pk.get("exllamav2")):
-        return CHECK.finding(Status.WARN, "exllamav2 is not installed: the timed probe cannot run",
-                             {**ev, "probe_can_run": False}, "Install it into the Python that runs the doctor.", [PIP])
+    if not known(pk.get("exllamav2")):  # not a fault of the machine: the doctor just cannot time it
+        return CHECK.finding(Status.INFO, "exllamav2 is not installed here: the timed probe cannot run",
+                             {**ev, "probe_can_run": False}, "Install it into the Python that runs the doctor to measure.", [PIP])
     version = str(pk["exllamav2"])
     if not py.torch.installed or not known(py.torch.cuda) or py.torch.cuda == "none":
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs torch with CUDA; "
@@ -79,9 +79,13 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs `tokenizers`, which its wheel does not declare: "
                              "`import exllamav2` fails with \"No module named 'tokenizers'\" (after the JIT build)",
                              {**ev, "probe_can_run": False}, "Install it.", ["pip install tokenizers"])
-    if build is None:
-        return CHECK.finding(Status.WARN, f"exllamav2 {version} is installed but its build cache could not be read",
-                             {**ev, "probe_can_run": True})
+    if build is None:  # recorded before this fact existed, or unreadable: judge the toolchain as if a build is due
+        problems, commands = _jit_problems(ctx, cc) if cc else ([], [])
+        if problems:
+            return CHECK.finding(Status.FAIL, f"exllamav2 {version}: a JIT build here would fail: " + "; ".join(problems),
+                                 {**ev, "problems": problems, "probe_can_run": False}, "Fix the toolchain.", commands)
+        return CHECK.finding(Status.PASS, f"exllamav2 {version} is installed and the JIT toolchain is in place (the build "
+                             "cache was not recorded: a first import may build for 2-3 minutes)", {**ev, "probe_can_run": True})
     ev.update(build_dir=build.build_dir, cached_build=build.built, prebuilt=build.prebuilt)
     if build.prebuilt:
         tag = prebuilt_torch_tag(version)

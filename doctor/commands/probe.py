@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> ExitCode:
     from doctor.cli import UsageError, emit, plan_from_args
     from doctor.probe.console import ConsoleProgress
     from doctor.probe.runner import SyntheticRequest
-    from doctor.probe.stage import checked_report, run_stage, skip_reason, spec_for
+    from doctor.probe.stage import after_checks, checked_report
     from doctor.probe.synthetic import FORMATS
     from checks.env import ENV_CHECKS
     from checks.probe import PROBE_CHECKS
@@ -59,18 +59,11 @@ def run(args: argparse.Namespace) -> ExitCode:
     plan = plan_from_args(args)
     checks = tuple(ENV_CHECKS) + tuple(PROBE_CHECKS)  # the probe alone: only what decides whether it can run
     report = checked_report(plan, checks)
-    why = skip_reason(report, synthetic=args.synthetic)
-    if why:
-        from dataclasses import replace
-
-        report = replace(report, errors=report.errors + (f"probe not run: {why}",))
-        emit(report, args)
-        return ExitCode.FAILURES
-    spec = spec_for(plan, prompt_tokens=args.prompt_tokens, warmup_tokens=args.warmup, runs=args.runs, tokens=args.tokens,
-                    second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
-    report = run_stage(report, spec, synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling)
+    report = after_checks(report, asked=True, synthetic=synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling,
+                          prompt_tokens=args.prompt_tokens, warmup_tokens=args.warmup, runs=args.runs, tokens=args.tokens,
+                          second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
     code = emit(report, args)
     if report.probe is not None and report.probe.status == "cancelled":
         return 130

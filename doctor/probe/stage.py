@@ -11,7 +11,7 @@ import tempfile
 import threading
 from dataclasses import replace
 
-from doctor.findings import Status
+from doctor.findings import Finding, Status
 from doctor.plan import Plan
 from doctor.probe.failures import failure_finding, merge_findings
 from doctor.probe.protocol import ProbeSpec
@@ -42,6 +42,23 @@ def skip_reason(report: Report, synthetic: bool = False) -> str | None:
     if ready is not None and ready.evidence.get("probe_can_run") is False:
         return f"ExLlamaV2 is not ready (exllamav2-ready: {ready.summary})"
     return None
+
+
+def skip_finding(reason: str, asked: bool) -> Finding:
+    """The probe did not run: a failure when it was asked for (`probe`), a skip after the checks."""
+    return Finding(id="probe", title="Timed ExLlamaV2 probe", status=Status.FAIL if asked else Status.SKIP,
+                   summary=f"not run: {reason}", evidence={"reason": reason})
+
+
+def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticRequest | None = None,
+                 on_event: EventSink | None = None, cancel: threading.Event | None = None, sampling: bool = True,
+                 **spec_overrides) -> Report:
+    """Run the probe when it can run; otherwise say why, as the `probe` finding."""
+    why = skip_reason(report, synthetic=synthetic is not None)
+    if why:
+        return replace(report, findings=report.findings + (skip_finding(why, asked),))
+    return run_stage(report, spec_for(report.plan, **spec_overrides), synthetic, on_event=on_event, cancel=cancel,
+                     sampling=sampling)
 
 
 def checked_report(plan: Plan, checks) -> Report:

@@ -15,6 +15,10 @@ def render_markdown(report: Report) -> str:
            f"_{source_line(report)}_ — {machine_line(report)}", "",
            "| | check | result |", "|---|---|---|"]
     out += [f"| {SYMBOLS[f.status]} | `{f.id}` | {_cell(f.summary)} |" for f in report.findings]
+    if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict, as measured
+        from doctor.render.verdict_text import report_probe_lines
+
+        out += ["", "```text", *report_probe_lines(report), "```"]
     out += ["", "<details><summary>Evidence and fixes</summary>", ""]
     for f in report.findings:
         out.append(f"#### `{f.id}` — {f.status.value}")

@@ -23,6 +23,10 @@ def render_text(report: Report, verbose: bool = False) -> str:
             lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
     for extra in report.errors:
         lines.append(f"[☠] {extra}")
+    if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict
+        from doctor.render.verdict_text import report_probe_lines
+
+        lines += [""] + report_probe_lines(report, verbose)
     if report.facts.samples is not None:  # watch / probe: what the sampler saw, raw samples behind -v
         from doctor.sampling.render import render_series
 

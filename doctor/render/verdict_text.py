@@ -1,0 +1,84 @@
+"""The probe's measurements and the verdict as text lines, shared by the text and Markdown renderers."""
+
+from __future__ import annotations
+
+import textwrap
+
+from doctor.probe.results import ProbeReport
+from doctor.report import Report
+from doctor.verdict import Verdict
+
+WIDTH = 100
+
+
+def _wrap(text: str, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, width=WIDTH, initial_indent=first, subsequent_indent=rest) or [first.rstrip()]
+
+
+def probe_lines(probe: ProbeReport, verbose: bool = False) -> list[str]:
+    what = probe.synthetic or probe.model_path or "model"
+    if not probe.ok:
+        return [f"Probe ({what}): {probe.status} during {probe.error_phase or '?'}: {probe.summary}"]
+    r = probe.result
+    p = r.reported
+    lines = [f"Probe: {what}",
+             f"  decode {r.decode_tok_s:.1f} tok/s (median of {len(p.runs)} x {p.runs[0].tokens if p.runs else 0} tokens after "
+             f"{p.warmup_tokens} warm-up, spread {p.spread_pct:.1f}%), prefill {r.prefill.tok_s:,.0f} tok/s",
+             f"  {r.engine}, torch {r.torch}, {r.attention} attention, {r.cache_mode} cache, max_seq_len {r.max_seq_len} "
+             f"({r.max_seq_len_source}), {r.split}",
+             f"  host during the runs: CPU/wall {p.cpu_wall:.2f}, {p.faults_per_token:.0f} page faults/token; "
+             f"peak VRAM {r.memory.peak_allocated_mib:,.0f} MiB, cache {r.memory.cache_bytes / 2**20:,.0f} MiB"]
+    if r.bandwidth:
+        lines.append(f"  memory bandwidth measured: {r.bandwidth.gbs:,.0f} GB/s (device-to-device copy, read + write)")
+    if len(r.passes) > 1 or verbose:
+        for q in r.passes:
+            mark = " (reported)" if q.index == r.reported_pass else ""
+            lines.append(f"  load {q.index}{mark}: runs {', '.join(f'{x.tok_s:.1f}' for x in q.runs)} tok/s; warm-up "
+                         f"{q.warmup_tok_s:.1f} tok/s" + (f"; set aside: {q.flag}" if q.flag else ""))
+    warnings = [w for w in r.warnings if w != r.max_seq_len_source]
+    if warnings:
+        lines += _wrap("; ".join(warnings), "  note: ", "        ")
+    return lines
+
+
+def verdict_lines(v: Verdict, verbose: bool = False) -> list[str]:
+    lines = _wrap(v.headline, "Verdict: ", "  ")
+    ceil = v.datasheet or v.measured
+    b = v.bytes
+    per = (f"weights {b.weights / 1e9:.2f} GB + KV {b.kv_read / 1e9:.2f} GB at {b.context:,} tokens"
+           + (f" + {b.offloaded / 1e9:.2f} GB over PCIe" if b.offloaded else ""))
+    text = f"ceiling {v.ceiling_tok_s:,.1f} tok/s = {ceil.bandwidth_gbs:,.0f} GB/s ÷ {b.total / 1e9:.2f} GB per token ({per})"
+    if v.datasheet and v.measured:
+        text += f"; with the measured {v.measured.bandwidth_gbs:,.0f} GB/s: {v.measured.tok_s:,.1f} tok/s"
+    lines += _wrap(text, "  ", "    ")
+    lines.append(f"  measured {v.measured_tok_s:,.1f} tok/s = {v.efficiency:.0%} of the ceiling; "
+                 f"{v.lost_ms_per_token:.2f} ms per token lost against weights ÷ bandwidth")
+    lines.append("  where the lost time goes (estimated shares):")
+    for c in v.causes:
+        share = f"{c.share:>4.0%}" if c.share is not None else "   ?"
+        lines += _wrap(f"{c.id}: {c.sentence}", f"    {share}  ", "          ")
+        if verbose and c.evidence:
+            lines.append("          evidence: " + ", ".join(f"{k}={val}" for k, val in c.evidence.items()))
+    if v.fixes:
+        lines.append("  fixes, largest expected gain first:")
+        for i, f in enumerate(v.fixes, 1):
+            gain = f"+{f.expected_gain_tok_s:,.1f} tok/s" if f.expected_gain_tok_s is not None else "gain unknown"
+            lines += _wrap(f"{f.action} ({gain}; {f.basis})" if verbose else f"{f.action} ({gain})", f"    {i}. ", "       ")
+    for label, text in (("first use", v.first_use), ("reference", v.reference)):
+        if text:
+            lines += _wrap(text, f"  {label}: ", "    ")
+    for s in v.set_aside:
+        lines += _wrap(s, "  set aside: ", "    ")
+    for n in v.notes:
+        lines += _wrap(n, "  note: ", "    ")
+    return lines
+
+
+def report_probe_lines(report: Report, verbose: bool = False) -> list[str]:
+    """Everything about the probe for a report: nothing when it did not run."""
+    out: list[str] = []
+    if isinstance(report.probe, ProbeReport):
+        out += probe_lines(report.probe, verbose)
+    if isinstance(report.verdict, Verdict):
+        out += verdict_lines(report.verdict, verbose)
+    return out
