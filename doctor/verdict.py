@@ -264,7 +264,10 @@ def headline(v: Verdict) -> str:
     if v.near_ceiling:
         return frame + ": near the ceiling; only fewer bytes per token (a lower bpw, a shorter context) can go faster."
     if top is None or top.share < 0.05:
-        return frame + f"; {v.unexplained:.0%} of the gap is not explained by the evidence recorded."
+        best = next((f for f in v.fixes if f.expected_gain_tok_s), None)
+        return (frame + f"; {v.unexplained:.0%} of the gap is not explained by the evidence recorded"
+                + (f". The largest fix the evidence supports: {best.action.split(':')[0]} (+{best.expected_gain_tok_s:.1f} "
+                   "tok/s expected)." if best else "."))
     rest = f"; {v.unexplained:.0%} stays unexplained" if v.unexplained >= 0.3 else ""
     return (f"{top.share:.0%} of the gap to {ceiling.tok_s_weights_only:.1f} tok/s is {top.title}: {top.sentence}{rest}. "
             f"({frame}.)")
@@ -283,7 +286,7 @@ def reference_line(v: Verdict, spec: GpuSpec | None, plan: Plan | None) -> str:
     why = (f"this setup reads {gb:.1f} GB per token against the reference's {ref_gb:g} GB, so its ceiling is "
            f"{v.ceiling_tok_s:.1f} rather than 70.9 tok/s" if abs(gb - ref_gb) > 0.5 else "")
     top = v.top_cause
-    if top is not None and not v.near_ceiling:
+    if top is not None and top.share >= 0.05 and not v.near_ceiling:
         why = (why + "; and " if why else "") + f"{top.share:.0%} of the rest is {top.title}"
     return f"{-diff:.1f} tok/s short of the reference V100's {ref_tok:g} tok/s" + (f": {why}." if why else ".")
 

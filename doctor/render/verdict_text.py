@@ -21,13 +21,17 @@ def probe_lines(probe: ProbeReport, verbose: bool = False) -> list[str]:
         return [f"Probe ({what}): {probe.status} during {probe.error_phase or '?'}: {probe.summary}"]
     r = probe.result
     p = r.reported
+    warm = f" after {p.warmup_tokens} warm-up" if p.warmup_tokens else ""
+    prefill = f", prefill {r.prefill.tok_s:,.0f} tok/s" if r.prefill.seconds else ""
+    host = (f"  host during the runs: CPU/wall {p.cpu_wall:.2f}, {p.faults_per_token:.0f} page faults/token"
+            if any(x.cpu_s for x in p.runs) else "  host counters: not recorded")
+    if r.memory.peak_allocated_mib:
+        host += f"; peak VRAM {r.memory.peak_allocated_mib:,.0f} MiB, cache {r.memory.cache_bytes / 2**20:,.0f} MiB"
     lines = [f"Probe: {what}",
-             f"  decode {r.decode_tok_s:.1f} tok/s (median of {len(p.runs)} x {p.runs[0].tokens if p.runs else 0} tokens after "
-             f"{p.warmup_tokens} warm-up, spread {p.spread_pct:.1f}%), prefill {r.prefill.tok_s:,.0f} tok/s",
+             f"  decode {r.decode_tok_s:.1f} tok/s (median of {len(p.runs)} x {p.runs[0].tokens if p.runs else 0} tokens"
+             f"{warm}, spread {p.spread_pct:.1f}%){prefill}",
              f"  {r.engine}, torch {r.torch}, {r.attention} attention, {r.cache_mode} cache, max_seq_len {r.max_seq_len} "
-             f"({r.max_seq_len_source}), {r.split}",
-             f"  host during the runs: CPU/wall {p.cpu_wall:.2f}, {p.faults_per_token:.0f} page faults/token; "
-             f"peak VRAM {r.memory.peak_allocated_mib:,.0f} MiB, cache {r.memory.cache_bytes / 2**20:,.0f} MiB"]
+             f"({r.max_seq_len_source}), {r.split}", host]
     if r.bandwidth:
         lines.append(f"  memory bandwidth measured: {r.bandwidth.gbs:,.0f} GB/s (device-to-device copy, read + write)")
     if len(r.passes) > 1 or verbose:

@@ -1,0 +1,56 @@
+"""Replay recorded example cases: what the doctor says, without a V100 (or any GPU) here.
+
+The examples are labelled RECORDED and are never this machine. Four are the reference story's
+journey on a V100 16 GB, rebuilt from its published figures (each example's note says what is
+published and what is assumed): Transformers + bitsandbytes at 4 tok/s, EXL2 4.25 bpw at 25,
+a Q8 cache with a lower max_seq_len at 40, and 3.75 bpw at 64 tok/s near the 70.9 ceiling.
+One is an H200 run recorded for real. Today's checks and verdict run on each.
+
+examples:
+  v100-doctor demo                      every example, in order
+  v100-doctor demo --list               their names and what each shows
+  v100-doctor demo seed-2-exl2-4.25bpw -v
+  v100-doctor demo h200-synthetic-gptq --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from doctor.exitcodes import ExitCode
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from doctor.cli import add_output_arguments
+
+    p.add_argument("names", nargs="*", metavar="NAME", help="which examples (default: all, in order)")
+    p.add_argument("--list", action="store_true", help="list the examples and exit")
+    add_output_arguments(p)
+
+
+def run(args: argparse.Namespace) -> ExitCode:
+    from doctor.cli import UsageError, emit
+    from doctor.examples import example_names, load_example, replay_example
+    from doctor.report import ReplayError
+
+    names = example_names()
+    if args.list:
+        for n in names:
+            print(f"{n:<26} {load_example(n).note[:110]}")
+        return ExitCode.OK
+    chosen = args.names or names
+    unknown = [n for n in chosen if n not in names]
+    if unknown:
+        raise UsageError(f"no example named {', '.join(unknown)}; known: {', '.join(names)}")
+    if args.json and len(chosen) > 1:
+        raise UsageError("--json prints one report: name one example (see --list)")
+    for i, name in enumerate(chosen):
+        try:
+            report = replay_example(name)
+        except ReplayError as exc:
+            raise UsageError(str(exc)) from None
+        if i and not args.json:
+            sys.stdout.write("\n" + "=" * 100 + "\n\n")
+        emit(report, args)
+    return ExitCode.OK

@@ -1,0 +1,75 @@
+"""`v100-doctor demo`: recorded examples, labelled as such, verdicts computed now from their probes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from doctor.examples import example_names, load_example, replay_example
+from doctor.render.text import render_text
+
+SEED_STAGES = {  # the reference story's journey: speed, and the pitfall its verdict must name
+    "seed-1-transformers-bnb": (4.0, "kernel-path"),
+    "seed-2-exl2-4.25bpw": (25.0, "cpu-offload"),
+    "seed-3-q8-cache-8192": (40.0, None),  # no published evidence of a cause: the largest fix is the lower bpw
+    "seed-4-exl2-3.75bpw": (64.05, None),  # near the ceiling
+}
+
+
+def test_the_examples_are_the_seed_journey_then_an_h200():
+    assert example_names() == [*SEED_STAGES, "h200-synthetic-gptq"]
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_every_example_is_labelled_recorded_and_says_where_it_comes_from(name):
+    report = load_example(name)
+    assert report.source == f"example:{name}"
+    assert report.note.startswith("RECORDED EXAMPLE")
+    assert ("rebuilt from the reference story" in report.note) != name.startswith("h200")
+    text = render_text(replay_example(name))
+    assert text.splitlines()[0].endswith(f"RECORDED EXAMPLE ({name}), not this machine: {report.note}")
+    assert "this machine, live" not in text
+
+
+@pytest.mark.parametrize("name", list(SEED_STAGES))
+def test_each_seed_stage_names_its_pitfall(name):
+    tok_s, cause = SEED_STAGES[name]
+    v = replay_example(name).verdict
+    assert v.measured_tok_s == tok_s
+    if cause:
+        assert v.top_cause.id == cause and v.top_cause.share > 0.9
+    elif name.startswith("seed-3"):
+        assert v.fixes[0].cause == "bpw" and "3.75 bpw instead of 4.25" in v.headline
+    else:
+        assert v.near_ceiling and v.datasheet.tok_s_weights_only == pytest.approx(70.9, abs=0.05)
+        assert v.efficiency >= 0.9
+
+
+def test_the_recorded_h200_case_is_launch_bound_with_utilisation_as_evidence():
+    v = replay_example("h200-synthetic-gptq").verdict
+    top = v.top_cause
+    assert top.id == "launch-bound" and top.share > 0.5
+    assert top.evidence["gpu_util_pct"] > 70 and top.evidence["memory_util_pct"] < 40
+    assert v.first_use and "cuDNN" in v.first_use
+    assert v.fixes[0].cause == "first-use"
+
+
+def test_demo_cli_lists_replays_and_prints_json():
+    listed = run_cli("demo", "--list")
+    assert listed.returncode == 0 and "seed-1-transformers-bnb" in listed.stdout
+    one = run_cli("demo", "seed-4-exl2-3.75bpw", "--json")
+    assert one.returncode == 0
+    doc = json.loads(one.stdout)
+    assert doc["source"] == "example:seed-4-exl2-3.75bpw" and doc["verdict"]["near_ceiling"] is True
+    bad = run_cli("demo", "no-such-example")
+    assert bad.returncode == 3 and "no example named no-such-example" in bad.stderr
+    assert run_cli("demo", "--json").returncode == 3  # one report at a time
+
+
+def test_demo_json_matches_the_schema(validate):
+    for name in example_names():
+        from doctor.report import report_to_dict
+
+        validate(report_to_dict(replay_example(name)))

@@ -1,0 +1,88 @@
+"""The probe as a stage after the checks: when it is skipped and why, and how its outcome joins the report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from conftest import MACHINES, run_cli
+from doctor.findings import Finding, Status
+from doctor.plan import Plan
+from doctor.probe.results import ProbeReport
+from doctor.probe.stage import after_checks, fold, skip_reason
+from doctor.report import build_report, load_document, parse_document, report_to_dict, report_to_json
+from doctor.serialize import from_jsonable
+
+PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "probes"
+V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
+
+
+def report(findings=(), **plan):
+    return build_report(V100, Plan(**plan), list(findings))
+
+
+def finding(check_id, status, **evidence):
+    return Finding(id=check_id, title=check_id, status=status, summary=f"{check_id} {status.value}", evidence=evidence)
+
+
+def test_skip_reasons():
+    assert "no model was given" in skip_reason(report())
+    assert skip_reason(report(), synthetic=True) is None
+    assert "no usable GPU" in skip_reason(report([finding("gpu-present", Status.FAIL)], model_path="/m"))
+    assert "cuda-pairing" in skip_reason(report([finding("cuda-pairing", Status.FAIL)], model_path="/m"))
+    assert "ExLlamaV2 is not ready" in skip_reason(report([finding("exllamav2-ready", Status.INFO, probe_can_run=False)],
+                                                          model_path="/m"))
+    assert "not this one" in skip_reason(report(model_path="/m", target_gpu="v100-pcie-16gb"))
+
+
+def test_a_skipped_probe_is_a_finding_a_skip_after_checks_a_failure_when_asked():
+    base = report([finding("gpu-present", Status.FAIL)], model_path="/m")
+    after = after_checks(base)
+    assert after.findings[-1].id == "probe" and after.findings[-1].status is Status.SKIP
+    assert after_checks(base, asked=True).findings[-1].status is Status.FAIL
+
+
+def test_a_finished_probe_brings_its_verdict_and_a_decode_speed_finding_and_replays():
+    probe = from_jsonable(ProbeReport, json.loads((PROBES / "v100-throttled.json").read_text())["probe"])
+    folded = fold(report(model_path="/m"), probe)
+    assert folded.verdict.top_cause.id == "throttled-clocks"
+    speed = folded.finding("decode-speed")
+    assert speed.status is Status.WARN and speed.evidence["top_cause"] == "throttled-clocks"
+    again = parse_document(json.loads(report_to_json(folded)), "r.json").report
+    assert again.probe == folded.probe and again.verdict == folded.verdict
+
+
+def test_a_failed_probe_replaces_the_prediction_of_its_check():
+    predicted = finding("memory-budget", Status.PASS)
+    failed = ProbeReport(status="failed", summary="out of GPU memory", error_kind="oom", error_phase="load")
+    folded = fold(report([predicted], model_path="/m", max_seq_len=32768), failed)
+    mb = folded.finding("memory-budget")
+    assert mb.status is Status.FAIL and mb.evidence["predicted_before_probe"].startswith("pass")
+    assert folded.verdict is None and folded.probe.status == "failed"
+
+
+def test_the_default_run_says_why_the_probe_did_not_run(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    proc = run_cli("--model", str(model), "--json", "--no-tui")
+    doc = json.loads(proc.stdout)
+    probe = next(f for f in doc["findings"] if f["id"] == "probe")
+    assert probe["status"] == "skip" and probe["summary"].startswith("not run: ")
+    assert run_cli("--model", str(model), "--json", "--no-tui", "--no-probe").stdout.count('"id": "probe"') == 0
+
+
+def test_the_probe_command_without_a_gpu_fails_clearly():
+    proc = run_cli("probe", "--synthetic", "--json")
+    doc = json.loads(proc.stdout)
+    probe = next(f for f in doc["findings"] if f["id"] == "probe")
+    if doc["facts"]["nvml"]["available"]:  # a machine with a GPU runs it instead (tests/gpu covers that)
+        return
+    assert proc.returncode == 2 and probe["status"] == "fail" and "no usable GPU" in probe["summary"]
+    assert run_cli("probe").returncode == 3  # neither --model nor --synthetic
+
+
+def test_schema_accepts_a_probe_and_a_verdict(validate):
+    probe = from_jsonable(ProbeReport, json.loads((PROBES / "v100-offloaded.json").read_text())["probe"])
+    validate(report_to_dict(fold(report(model_path="/m"), probe)))
+    validate(report_to_dict(replace(report(), probe=ProbeReport(status="timeout", summary="load took too long"))))
