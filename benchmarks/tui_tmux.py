@@ -31,6 +31,9 @@ def scenarios(save_dir: Path) -> dict[str, tuple[list[str], list[tuple[str, list
         "replay-v100-torch-2.11": (["--replay", str(MACHINES / "v100-torch-2.11-cu130.json"),
                                     "-o", str(save_dir / "v100-torch-2.11-report.json")], STEPS_FAILING),
     }
+    h200 = ROOT / "benchmarks" / "results" / "tui-h200" / "report.json"  # a real probe, recorded by tui_pty.py
+    if h200.exists():
+        out["replay-h200-probe"] = (["--replay", str(h200)], [("start", []), ("decode-speed", ["End"])])
     for example in sorted((ROOT / "fixtures" / "examples").glob("*.json")):
         out[f"example-{example.stem}"] = (["--replay", str(example)], [("start", []), ("next", ["j"])])
     return out

@@ -27,16 +27,21 @@ def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
     assert snap_compare(DoctorApp(fixture_session(TORCH_211)), run_before=on_the_failure)
 
 
-def test_main_screen_after_a_finished_probe_with_its_verdict(snap_compare):
+def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
     from doctor.probe.stage import fold
     from test_tui_probe import EVENTS
-    from test_tui_support import v100_probe
+    from test_tui_support import recorded_probe
 
-    def recorded_probe(report, on_event, cancel):
+    probe = recorded_probe("v100-throttled")
+
+    def replayed_probe(report, on_event, cancel):  # its phases, then its own runs and readings
         for event in EVENTS:
-            on_event(event)
-        on_event({"event": "result", "summary": "64.1 tok/s decode, 753 tok/s prefill"})
-        return fold(report, v100_probe())
+            if event["event"] in ("phase", "progress"):
+                on_event(event)
+        for run in probe.result.reported.runs:
+            on_event({"event": "sample", "phase": "decode", "run": run.run, "tok_s": run.tok_s})
+        on_event({"event": "result", "summary": probe.summary})
+        return fold(report, probe)
 
     async def probed(pilot) -> None:
         await checks_finished(pilot)
@@ -44,4 +49,4 @@ def test_main_screen_after_a_finished_probe_with_its_verdict(snap_compare):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 
-    assert snap_compare(DoctorApp(fixture_session(HEALTHY, run_probe=recorded_probe)), run_before=probed)
+    assert snap_compare(DoctorApp(fixture_session(HEALTHY, run_probe=replayed_probe)), run_before=probed)

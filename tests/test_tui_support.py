@@ -112,34 +112,13 @@ def wait_gone(pids, timeout: float = 5.0) -> list[int]:
     return [p for p in pids if alive(p)]
 
 
-def v100_probe(tok_s=(63.8, 64.1, 64.4)):
-    """A finished probe on a V100-PCIE-16GB like the reference story's last stage: Qwen-27B-shaped EXL2 at
-    3.75 bpw (12.7 GB read per token), 3 timed runs of 128 tokens, NVML busy at full clocks during decode.
-    Made for the TUI's pictures: the numbers are the reference story's, not a measurement."""
-    from doctor.probe.results import (DecodePass, DecodeRun, MemoryUse, ModelShape, PhaseWindow, PrefillResult,
-                                      ProbeReport, ProbeResult)
-    from doctor.sampling.series import GpuSample, GpuSeries, SampleSeries
 
-    runs = tuple(DecodeRun(run=i + 1, tokens=128, seconds=round(128 / v, 4), tok_s=v, past_len=384 + 128 * i, cpu_s=1.9,
-                           cpu_wall=0.95, minor_faults=0, major_faults=0, t_start_s=20.0 + 2.1 * i, t_end_s=22.0 + 2.1 * i)
-                 for i, v in enumerate(tok_s))
-    result = ProbeResult(
-        engine="exllamav2 0.3.2", torch="2.7.1+cu126", device_name="Tesla V100-PCIE-16GB", compute_capability="7.0",
-        model_path="/models/qwen-27b-exl2-3.75bpw",
-        shape=ModelShape(architecture="Qwen2ForCausalLM", format="exl2", layers=64, hidden_size=5120, kv_heads=4,
-                         head_dim=128, vocab_size=152064, bpw=3.75),
-        memory=MemoryUse(weight_bytes_gpu=12_700_000_000, weight_bytes_cpu=1_557_135_360, cache_bytes=1_073_741_824,
-                         kv_bytes_per_token=262_144.0, peak_allocated_mib=14_930.0,
-                         reserved_mib=15_010.0, device_total_mib=16_160.5),
-        max_seq_len=4096, max_seq_len_source="--max-seq-len", cache_mode="fp16", split="autosplit",
-        attention="torch SDPA", prompt_tokens=128, prefill=PrefillResult(tokens=128, seconds=(0.171, 0.169, 0.170)),
-        passes=(DecodePass(index=1, load_s=41.2, warmup_tokens=256, warmup_s=4.4, runs=runs),), reported_pass=1)
-    samples = tuple(GpuSample(t_s=20.0 + 0.2 * i, sm_clock_mhz=1380, mem_clock_mhz=877, reasons=(), temperature_c=63 + i % 3,
-                              power_w=231.0, util_gpu_pct=97, pcie_rx_mbs=9.0, pcie_gen=3, pcie_width=16)
-                    for i in range(32))
-    series = SampleSeries(started_at="2026-12-02T00:00:00+00:00", duration_s=6.4, hz=5.0,
-                          gpus=(GpuSeries(index=0, name="Tesla V100-PCIE-16GB", sm_clock_max_mhz=1380, mem_clock_max_mhz=877,
-                                          samples=samples),))
-    return ProbeReport(status="ok", summary="64.1 tok/s decode (median of 3 x 128 tokens, spread 0.9%), prefill 753 tok/s",
-                       model_path=result.model_path, result=result, samples=series,
-                       windows=(PhaseWindow("decode", 19.9, 26.5, 1),), seconds=71.5)
+def recorded_probe(name: str):
+    """A finished probe from fixtures/probes (the verdict's own V100 cases; each fixture says how it was made)."""
+    import json
+
+    from conftest import ROOT
+    from doctor.probe.results import ProbeReport
+    from doctor.serialize import from_jsonable
+
+    return from_jsonable(ProbeReport, json.loads((ROOT / "fixtures" / "probes" / f"{name}.json").read_text())["probe"])

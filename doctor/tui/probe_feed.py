@@ -125,7 +125,7 @@ def verdict_view(verdict: Any) -> VerdictView | None:
     reference = float(SEED_REFERENCE["measured_tok_s"]) if v.reference else None
     return VerdictView(measured_tok_s=v.measured_tok_s, ceiling_tok_s=v.ceiling_tok_s, headline=v.headline,
                        fix_first=fix_first, reference_tok_s=reference,
-                       reference_label=f"V100 ref {reference:g}" if reference else "", causes=causes)
+                       reference_label=f"of V100 ref {reference:g}" if reference else "", causes=causes)
 
 
 def _as(cls: type, value: Any) -> Any:

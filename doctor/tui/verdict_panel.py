@@ -6,6 +6,8 @@ It draws a VerdictView; the numbers and the ranking are the verdict's, never com
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -33,6 +35,7 @@ class VerdictPanel(Widget):
 
     def on_mount(self) -> None:
         self.border_title = "Verdict"
+        self.border_subtitle = "cause bars: share of the gap"
 
     def show(self, view: VerdictView | None) -> None:
         self.view = view
@@ -42,25 +45,34 @@ class VerdictPanel(Widget):
         view = self.view
         if view is None:
             return Text("no verdict yet: it needs a finished probe", style=self._style("dim"))
-        label_w = min(max([len(c.label) for c in view.causes] + [13]), 22)
-        bar_w = max(self.content_size.width - label_w - 7, 4)
+        width = max(self.content_size.width, 20)
+        label_w = min(max([len(c.label) for c in view.causes] + [16]), 22)
+        bar_w = max(width - label_w - 7, 4)
         rows = Table.grid(padding=(0, 1))
         rows.add_column(no_wrap=True, width=label_w)
         rows.add_column(no_wrap=True)
         rows.add_column(no_wrap=True, justify="right")
         speed = view.measured_tok_s / view.ceiling_tok_s if view.ceiling_tok_s else 0.0
-        rows.add_row(f"ceiling {view.ceiling_tok_s:.1f}", Text(bar(speed, bar_w), self._style("bar")), f"{speed:.0%}")
+        rows.add_row(f"of ceiling {view.ceiling_tok_s:.1f}", Text(bar(speed, bar_w), self._style("bar")), f"{speed:.0%}")
         if view.reference_tok_s:
             ref = view.measured_tok_s / view.reference_tok_s
-            rows.add_row(view.reference_label or f"vs {view.reference_tok_s:g}", Text(bar(ref, bar_w), self._style("bar")),
+            rows.add_row(view.reference_label or f"of {view.reference_tok_s:g}", Text(bar(ref, bar_w), self._style("bar")),
                          f"{ref:.0%}")
         for cause in view.causes:
             share = "n/a" if cause.share is None else f"{cause.share:.0%}"
             rows.add_row(Text(cause.label, overflow="ellipsis"), Text(bar(cause.share or 0.0, bar_w), self._style("cause")),
                          share)
-        head = Text(f"measured {view.measured_tok_s:.1f} tok/s", no_wrap=True, overflow="ellipsis")
-        parts = [Text(f"Fix first: {view.fix_first}", style=self._style("fix"))] if view.fix_first else []
+        parts = [Text(_two_lines(f"Fix first: {view.fix_first}", width), style=self._style("fix"))] if view.fix_first else []
+        head = Text(f"{view.measured_tok_s:.1f} tok/s measured", no_wrap=True, overflow="ellipsis")
         return Group(*parts, head, rows)  # the headline sentence is the decode-speed finding's summary
 
     def _style(self, name: str):
         return self.get_component_rich_style(f"verdict--{name}", partial=True)
+
+
+def _two_lines(text: str, width: int) -> str:
+    """At most two lines, so the bars stay in sight on 80x24; the whole fix is in the decode-speed detail."""
+    lines = textwrap.wrap(text, width)
+    if len(lines) <= 2:
+        return "\n".join(lines)
+    return lines[0] + "\n" + lines[1][: width - 1].rstrip() + "…"
