@@ -137,6 +137,17 @@ def test_build_cache_location_follows_torch(tmp_path):
     assert inspect_cache("13.0", env).built
 
 
+def test_a_build_older_than_the_installed_sources_will_rebuild(tmp_path, monkeypatch):
+    import doctor.probe.extbuild as eb
+
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    build = extensions_root("13.0", env) / "exllamav2_ext"
+    build.mkdir(parents=True)
+    (build / "exllamav2_ext.so").write_text("")
+    monkeypatch.setattr(eb, "newest_source_mtime", lambda: time.time() + 60)  # sources reinstalled after the build
+    assert not inspect_cache("13.0", env).built
+
+
 def test_safetensors_writer_streams_a_valid_file(tmp_path):
     entries = [TensorEntry("a", "F16", (2, 3), lambda fh, n: fh.write(b"\x00" * n)),
                TensorEntry("b", "I32", (4,), lambda fh, n: fh.write(struct.pack("<4i", 1, 2, 3, 4)))]

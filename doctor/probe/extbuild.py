@@ -24,7 +24,7 @@ STALE_LOCK_S = 600  # a build lock older than this belongs to a build that was k
 class BuildCache:
     root: str  # the folder that holds exllamav2_ext* build folders
     build_dir: str  # the newest exllamav2_ext* folder, or where the first build will go
-    built: bool  # a compiled exllamav2_ext*.so is there
+    built: bool  # a compiled exllamav2_ext*.so is there, newer than every source of the installed exllamav2
     lock_age_s: float | None  # a 'lock' file is there (None: no lock)
     objects: int  # compiled object files present (progress of a running build)
     prebuilt: bool = False  # a prebuilt exllamav2_ext module is installed: no JIT build at all
@@ -48,13 +48,30 @@ def inspect_cache(torch_cuda: str | None, env: dict[str, str] | None = None, now
     root = extensions_root(torch_cuda, env)
     candidates = sorted(root.glob(EXT_NAME + "*"), key=lambda p: p.stat().st_mtime if p.exists() else 0) if root.is_dir() else []
     build_dir = candidates[-1] if candidates else root / EXT_NAME
-    built = any(any(c.glob(EXT_NAME + "*.so")) or any(c.glob(EXT_NAME + "*.pyd")) for c in candidates)
+    libs = [lib for c in candidates for pattern in (EXT_NAME + "*.so", EXT_NAME + "*.pyd") for lib in c.glob(pattern)]
+    built = bool(libs) and max(lib.stat().st_mtime for lib in libs) >= newest_source_mtime()
     lock = build_dir / "lock"
     lock_age = None
     if lock.exists():
         lock_age = max(0.0, (now or time.time()) - lock.stat().st_mtime)
     objects = len(list(build_dir.glob("*.o"))) if build_dir.is_dir() else 0
     return BuildCache(root=str(root), build_dir=str(build_dir), built=built, lock_age_s=lock_age, objects=objects)
+
+
+def newest_source_mtime() -> float:
+    """The newest C++/CUDA source of the installed exllamav2: ninja rebuilds a library older than it
+    (a reinstall gives the sources new times, so a cached build then rebuilds)."""
+    loc = exllamav2_location()
+    if loc is None:
+        return 0.0
+    newest = 0.0
+    for pattern in ("*.cpp", "*.cu", "*.h", "*.cuh"):
+        for f in (Path(loc) / "exllamav2_ext").rglob(pattern):
+            try:
+                newest = max(newest, f.stat().st_mtime)
+            except OSError:
+                continue
+    return newest
 
 
 def has_prebuilt_extension() -> bool:

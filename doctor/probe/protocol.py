@@ -12,7 +12,7 @@ from typing import IO, Any
 
 PROTOCOL = 1
 EVENTS = ("phase", "progress", "sample", "result", "error")
-PHASES = ("start", "import", "build", "bandwidth", "load", "prefill", "warmup", "decode", "reload", "done")
+PHASES = ("start", "import", "build", "bandwidth", "load", "prefill", "warmup", "decode", "unload", "reload", "done")
 TIMED_PHASES = ("prefill", "decode")  # the runner samples NVML while these run
 ERROR_KINDS = (
     "oom",  # CUDA out of memory / ExLlamaV2 "Insufficient VRAM"

@@ -112,7 +112,7 @@ class Worker:
     # ---- load ---------------------------------------------------------------------------------------
     def load(self, torch: Any, exl: Any, config: Any, again: bool = False) -> tuple[Any, Any, float]:
         spec = self.spec
-        self.phase("reload" if again else "load", ("independent second load" if again else "loading") +
+        self.phase("reload" if again else "load", ("independent second load of" if again else "loading") +
                    f" {spec.model_path} (max_seq_len {config.max_seq_len}, {spec.cache_mode} cache, "
                    f"{'gpu_split ' + ','.join(f'{g:g}' for g in spec.gpu_split) if spec.gpu_split else 'autosplit'})")
         cache_cls = getattr(exl, CACHE_CLASSES[spec.cache_mode])
@@ -211,6 +211,7 @@ class Worker:
         first = self.decode_pass(torch, model, cache, ids, 1, load_s)
         second = None
         if wants_second_pass(self.spec.second_pass, first):
+            self.phase("unload", "unloading for an independent second load")  # ends the decode window on the parent's clock
             model.unload()
             del model, cache
             gc.collect()
