@@ -168,3 +168,43 @@ def test_ctrl_c_in_the_parent_leaves_no_child(tmp_path):
     out, _ = parent.communicate(timeout=20)
     assert "STATUS cancelled load" in out
     assert wait_gone(int(pid_file.read_text().split()[0]))
+
+
+@pytest.mark.parametrize("label, check_id", [("error-oom", "memory-budget"), ("error-model-load", "model-load")])
+def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, check_id):
+    from doctor.cli import exit_code_for
+    from doctor.exitcodes import ExitCode
+    from doctor.probe.stage import fold
+    from doctor.report import build_report, load_document
+    from doctor.plan import Plan
+    from conftest import MACHINES
+
+    facts = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
+    report, _ = run(label)
+    folded = fold(build_report(facts, Plan(model_path="/models/x"), []), report)
+    assert folded.finding(check_id).status is Status.FAIL
+    assert exit_code_for(folded) is ExitCode.FAILURES
+
+
+def test_the_real_worker_says_when_exllamav2_is_missing(tmp_path):
+    """The real worker, no GPU needed: a stand-in `torch` package is found, exllamav2 is not."""
+    from doctor.cli import exit_code_for
+    from doctor.exitcodes import ExitCode
+    from doctor.probe.stage import fold
+    from doctor.report import build_report, load_document
+    from doctor.plan import Plan
+    from conftest import MACHINES
+
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("")
+    env = child_env()
+    env["PYTHONPATH"] = f"{tmp_path}{os.pathsep}{env['PYTHONPATH']}"
+    report = run_probe(ProbeSpec(model_path="/models/x"), env=env, sampler_factory=None)
+    if report.error_kind != "not-installed" or "exllamav2" not in report.summary:
+        pytest.skip(f"exllamav2 is installed here: {report.summary}")
+    folded = fold(build_report(load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts,
+                               Plan(model_path="/models/x"), []), report)
+    ready = folded.finding("exllamav2-ready")
+    assert ready.status is Status.FAIL and "exllamav2 is not installed" in ready.summary
+    assert ready.commands == ("pip install exllamav2 tokenizers",)
+    assert exit_code_for(folded) is ExitCode.FAILURES

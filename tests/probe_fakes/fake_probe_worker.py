@@ -1,6 +1,6 @@
 """A stand-in for doctor.probe.worker that speaks the real protocol without torch or a GPU.
 
-The spec's `label` picks the behaviour: result | crash | hang | error-oom | grandchild | noisy.
+The spec's `label` picks the behaviour: result | crash | hang | error-oom | error-model-load | grandchild | noisy.
 Run by the runner tests as `python -m fake_probe_worker` (this folder on PYTHONPATH).
 """
 
@@ -52,6 +52,10 @@ def main() -> int:
     if mode == "error-oom":
         em.error("oom", "load", "out of GPU memory while loading: torch.OutOfMemoryError: CUDA out of memory. "
                  "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.77 GiB of which 1.02 GiB is free.")
+        return 2
+    if mode == "error-model-load":
+        em.error("model-load", "load", "ExLlamaV2 could not load the model: ValueError:  ## No .safetensors files found "
+                 "in /models/Model [4.0bpw]")
         return 2
     if mode == "grandchild":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
