@@ -74,6 +74,8 @@ class _Watch:
             gpus = list(range(len(self.spec.gpu_split))) if self.spec.gpu_split else [self.spec.gpu_index]
             self.sampler = self.factory(self.pid, gpus)
             self.t0 = now
+        if self.t0 is None and phase in TIMED_PHASES and not self.factory:  # no sampler: windows on the runner's clock
+            self.t0 = now
         self._close(now)
         if phase in TIMED_PHASES or phase == "warmup":
             self._open = (phase, now, self.pass_index)

@@ -47,7 +47,7 @@ class Decoder:
     def steps(self, n: int, every: int = 0, on_chunk: Callable[[int, float], None] | None = None) -> tuple[float, float, int]:
         """Run n steps; returns (seconds, CPU seconds, page faults). `on_chunk(done, chunk_tok_s)` every `every` steps."""
         before = HostCounters.now()
-        t0 = t_chunk = time.perf_counter()
+        t_chunk = time.perf_counter()
         for i in range(1, n + 1):
             self.step()
             if on_chunk and every and (i % every == 0 or i == n):
