@@ -10,8 +10,11 @@ each event, as a dict, to its `on_event` callback unchanged (plus a "t_s" it add
 since the worker started):
 
   {"event": "phase",    "phase": P, "message": "...", "total": N|null}
-        a new phase began; P is one of PHASES below. "total" is the size of the phase's
-        progress measure when it has one (tokens, modules, object files).
+        a new phase began; P is one of protocol.PHASES: start (with "protocol" and "pid"),
+        import, build (the JIT build, with "build_dir"), bandwidth, load, prefill, warmup,
+        decode, unload and reload (an independent second load), done. The synthetic-model
+        child (synthetic.py) speaks the same protocol with the phase "synthetic".
+        "total" is the size of the phase's progress measure when it has one.
   {"event": "progress", "phase": P, "done": n, "total": N|null, "unit": "tokens"|"modules"|"objects"|"bytes",
         "message": "..."}
   {"event": "sample",   "phase": P, "pass": k, "run": i, "tokens": n, "tok_s": x, "cpu_wall": r,
@@ -23,5 +26,7 @@ since the worker started):
 The runner itself adds {"event": "cancelled"} and {"event": "timeout", "phase": P} when it
 stops the worker, so a UI folding events sees every ending.
 
-Results are plain dataclasses (results.py) so they serialize into Report.probe.
+Results are plain dataclasses (results.py) so they serialize into Report.probe; the verdict
+(doctor/verdict.py) is computed from them in the parent. stage.after_checks() is the one entry
+point for the CLI and the TUI: it runs the probe when it can, or says why not.
 """
