@@ -36,6 +36,10 @@ NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
 BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
 
 
+class NoCeiling(ValueError):
+    """Neither the knowledge base nor a measurement gives this card's bandwidth: no ceiling to compare with."""
+
+
 @dataclass(frozen=True)
 class BytesPerToken:
     weights: float  # bytes of weights on the GPU (read once per token) plus one embedding row
@@ -134,7 +138,8 @@ def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | N
     ref = datasheet or measured
     notes: list[str] = []
     if ref is None:
-        raise ValueError("no bandwidth for this card: neither the knowledge base nor a measurement has it")
+        raise NoCeiling(f"{r.device_name} is not in the knowledge base and its bandwidth was not measured "
+                        "(run the probe without --no-bandwidth)")
     if datasheet is None:
         notes.append(f"{r.device_name} is not in the knowledge base; the ceiling uses the measured copy bandwidth")
     tok_s = r.decode_tok_s

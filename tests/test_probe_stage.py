@@ -86,3 +86,14 @@ def test_schema_accepts_a_probe_and_a_verdict(validate):
     probe = from_jsonable(ProbeReport, json.loads((PROBES / "v100-offloaded.json").read_text())["probe"])
     validate(report_to_dict(fold(report(model_path="/m"), probe)))
     validate(report_to_dict(replace(report(), probe=ProbeReport(status="timeout", summary="load took too long"))))
+
+
+def test_an_unknown_card_without_a_bandwidth_measurement_has_no_ceiling_but_keeps_its_speed():
+    doc = json.loads((PROBES / "v100-host-bound.json").read_text())["probe"]
+    probe = from_jsonable(ProbeReport, doc)
+    unknown_card = replace(probe, result=replace(probe.result, device_name="Mystery Accelerator 9000", bandwidth=None))
+    no_spec = build_report(replace(V100, nvml=replace(V100.nvml, gpus=())), Plan(model_path="/m"), [])
+    folded = fold(no_spec, unknown_card)
+    speed = folded.finding("decode-speed")
+    assert folded.verdict is None and speed.status is Status.INFO
+    assert "30.0 tok/s measured; no ceiling" in speed.summary and not folded.errors

@@ -111,7 +111,7 @@ def run_stage(report: Report, spec: ProbeSpec, synthetic: SyntheticRequest | Non
 
 def fold(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
-    from doctor.verdict import build_verdict, verdict_finding
+    from doctor.verdict import NoCeiling, build_verdict, verdict_finding
 
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
     if not probe.ok:
@@ -121,6 +121,11 @@ def fold(report: Report, probe: ProbeReport) -> Report:
                        errors=errors)
     try:
         verdict = build_verdict(probe, report.facts, report.plan)
+    except NoCeiling as exc:
+        speed = Finding(id="decode-speed", title="Measured decode speed vs this card's ceiling", status=Status.INFO,
+                        summary=f"{probe.result.decode_tok_s:.1f} tok/s measured; no ceiling to compare with: {exc}",
+                        evidence={"measured_tok_s": probe.result.decode_tok_s})
+        return replace(report, probe=probe, timings_ms=timings, findings=merge_findings(report.findings, [speed]))
     except Exception as exc:  # noqa: BLE001 - the measurement is still worth its report
         return replace(report, probe=probe, timings_ms=timings,
                        errors=report.errors + (f"verdict failed: {type(exc).__name__}: {exc} (a bug; please report it)",))
