@@ -42,7 +42,8 @@ TRANSFORMERS_BNB_NF4 = KernelPathCost(
     key="bnb-nf4-transformers", engine="transformers+bitsandbytes", versions="as used in the reference story",
     what="HF Transformers eager decode with bitsandbytes 4-bit (NF4) weights, dequantized per op",
     decode_time_factor=round((900 / 14.0) / 4.0, 1),  # ceiling 64 tok/s at ~14 GB vs 4 tok/s measured
-    spread="one published figure",
+    spread=("one published figure; the demo's seed-1 example shows the same figure, so its share there holds by "
+            "construction"),
     card="Tesla V100 16 GB",
     source="the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt §1.3): Qwen 27B, ~14 GB NF4, 4 tok/s on a V100",
     confidence="S",
