@@ -35,7 +35,7 @@ def scenarios(save_dir: Path) -> dict[str, tuple[list[str], list[tuple[str, list
     if h200.exists():
         out["replay-h200-probe"] = (["--replay", str(h200)], [("start", []), ("decode-speed", ["End"])])
     for example in sorted((ROOT / "fixtures" / "examples").glob("*.json")):
-        out[f"example-{example.stem}"] = (["--replay", str(example)], [("start", []), ("next", ["j"])])
+        out[f"example-{example.stem}"] = (["--replay", str(example)], [("start", []), ("decode-speed", ["End"])])
     return out
 
 

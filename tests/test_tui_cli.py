@@ -95,3 +95,17 @@ def test_a_saved_report_with_its_probe_replays_read_only_with_panels(tmp_path):
     assert (verdict.measured_tok_s, verdict.reference_tok_s) == (64.05, 64.0) and verdict.fix_first.startswith("use 3.25 bpw")
     assert decode == "✓"
     assert json.loads(path.read_text())["verdict"]["near_ceiling"] is True
+
+
+def test_a_recorded_example_opens_labelled_with_todays_checks_and_verdict():
+    example = ROOT / "fixtures" / "examples" / "seed-2-exl2-4.25bpw.json"
+    session = session_from_args(build_parser().parse_args(["--replay", str(example)]), None)
+
+    async def script(app, pilot):
+        await pilot.pause()
+        return app.banner.source, app.query_one("VerdictPanel").view, app.checklist.symbol_of("decode-speed")
+
+    source, verdict, decode = run_app(DoctorApp(session), script)
+    assert source.startswith("RECORDED EXAMPLE (seed-2-exl2-4.25bpw), not this machine")
+    assert session.run_probe is None and verdict is not None and verdict.measured_tok_s == 25.0
+    assert decode in ("!", "✗")  # 25 tok/s is far from the ceiling: the verdict is not a pass

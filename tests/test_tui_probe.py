@@ -88,3 +88,49 @@ def test_the_app_draws_the_probe_as_its_events_arrive():
     assert texts["speed"] == "63.8 tok/s"
     assert texts["live"] == "mem 877 MHz · 64 °C · PCIe RX 0.01 GB/s"
     assert spark == [30.5, 58.0, 63.8]
+
+
+def test_p_where_the_probe_cannot_run_says_why_as_the_plain_run_does():
+    from doctor.findings import Status
+    from doctor.tui.probe_feed import run_probe_for_tui
+    from test_tui_support import TORCH_211
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("p")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        return app.checklist.findings.get("probe"), app.probe_state, app.checklist.symbol_of("probe")
+
+    finding, state, symbol = run_app(DoctorApp(fixture_session(TORCH_211, run_probe=run_probe_for_tui)), script)
+    assert finding.status is Status.SKIP and "cuda-pairing" in finding.summary and symbol == "–"
+    assert state.state == "skipped" and "cuda-pairing" in state.error
+
+
+def test_the_samplers_latest_reading_reaches_the_screen_as_gpu_events():
+    import time
+
+    from doctor.sampling.series import GpuSample
+    from doctor.tui import probe_feed
+
+    class FakeSampler:
+        def __init__(self):
+            self.stopped = False
+
+        def latest(self, index):
+            return GpuSample(t_s=1.0, mem_clock_mhz=810, temperature_c=86, pcie_rx_mbs=11000.0)
+
+        def stop(self):
+            self.stopped = True
+            return "the series"
+
+    events: list[dict] = []
+    sampler = FakeSampler()
+    relay = probe_feed._Relay(sampler, 0, events.append)
+    deadline = time.monotonic() + 5
+    while not events and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert relay.stop() == "the series" and sampler.stopped
+    assert events[0] == {"event": "gpu", "mem_clock_mhz": 810, "temperature_c": 86, "pcie_rx_mbs": 11000.0}
+    view = fold(ProbeView(), events[0])
+    assert (view.mem_clock_mhz, view.temperature_c, view.pcie_rx_mbs) == (810, 86, 11000.0)

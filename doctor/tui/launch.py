@@ -25,6 +25,9 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
 
         loaded = load_document(args.replay)
         read_only = "a replay is read-only: the probe would measure this machine, not the one recorded"
+        if loaded.report is not None and loaded.report.source.startswith("example:"):
+            return Session(plan=loaded.report.plan, source=loaded.report.source, saved=_example(args.replay),
+                           note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
         if loaded.report is not None:  # a whole report: show it as the user saw it
             return Session(plan=loaded.report.plan, source=f"replay:{args.replay}", saved=loaded.report,
                            note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
@@ -33,6 +36,15 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
     return Session(plan=plan_from_args(args), checks=checks, save_path=args.output,
                    options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh),
                    **probe_arguments(args))
+
+
+def _example(path: str) -> Report:
+    """A recorded example keeps no conclusions: today's checks and verdict on it, as `v100-doctor demo` shows it."""
+    from pathlib import Path
+
+    from doctor.examples import replay_example
+
+    return replay_example(Path(path).stem, Path(path).parent)
 
 
 def probe_arguments(args: argparse.Namespace) -> dict:

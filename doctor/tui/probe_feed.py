@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import threading
+from dataclasses import replace
 from typing import Any, Callable
 
 from doctor.report import Report
@@ -26,13 +27,14 @@ def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: 
     """doctor.probe.stage's run, with the sampler's latest readings relayed to the screen; the report comes
     back with the probe, its verdict and findings folded in by the stage, exactly as the CLI gets them."""
     from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe
-    from doctor.probe.stage import fold, skip_reason, spec_for, synthetic_size_gb
+    from doctor.probe.failures import merge_findings
+    from doctor.probe.stage import fold, skip_finding, skip_reason, spec_for, synthetic_size_gb
 
     synthetic = not report.plan.model_path
     why = skip_reason(report, synthetic=synthetic)
-    if why:
-        on_event({"event": "error", "message": f"not run: {why}"})
-        return report
+    if why:  # as after the checks in the plain run: a `probe` line that says why
+        on_event({"event": "skipped", "message": why})
+        return replace(report, findings=merge_findings(report.findings, [skip_finding(why, asked=False)]))
     gpu = report.facts.gpu(report.plan.gpu_index)
     if gpu is not None and known(gpu.mem_clock_max_mhz):
         on_event({"event": "gpu", "mem_clock_max_mhz": gpu.mem_clock_max_mhz})

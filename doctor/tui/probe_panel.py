@@ -46,6 +46,8 @@ def _phase_line(view: ProbeView) -> str:
         return "not run yet"
     if view.state == "failed":
         return f"failed: {view.error}"
+    if view.state == "skipped":
+        return f"not run: {view.error}"
     if view.state == "cancelled":
         return "cancelled"
     if view.state == "done":

@@ -13,7 +13,7 @@ SPARK_POINTS = 120  # the last decode readings kept for the sparkline
 
 @dataclass(frozen=True)
 class ProbeView:
-    state: str = "idle"  # idle | running | done | failed | cancelled
+    state: str = "idle"  # idle | running | done | failed | skipped | cancelled
     phase: str = ""
     message: str = ""
     done: float = 0.0
@@ -48,6 +48,8 @@ def fold(view: ProbeView, event: dict[str, Any]) -> ProbeView:
         return replace(view, state="failed", error=str(event.get("message", "the probe failed")))
     if kind == "timeout":
         return replace(view, state="failed", error=f"timed out in {event.get('phase', 'a phase')}")
+    if kind == "skipped":
+        return replace(view, state="skipped", error=str(event.get("message", "")))
     if kind == "cancelled":
         return replace(view, state="cancelled")
     return view
