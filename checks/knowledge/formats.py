@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from checks.knowledge.attention import cc_at_least
+from checks.knowledge.engines import ACT_ORDER_EXLLAMAV2
 
 EXL2 = "https://github.com/turboderp-org/exllamav2/blob/v0.3.2/"
 SEED = "the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt), measured on a V100 16 GB"
-H200_ACT_ORDER = ("measured on the H200 (../shared/notes/device-recipes.md, 'GPTQ act-order on ExLlamaV2 0.3.2'): "
-                  "random act-order g_idx 309.7/299.5/279.1 tok/s vs sequential 269.7/266.0/263.0 tok/s")
+H200_ACT_ORDER = (f"Measured by this project ({ACT_ORDER_EXLLAMAV2.card}; {ACT_ORDER_EXLLAMAV2.source.split(';')[0]}): "
+                  f"{ACT_ORDER_EXLLAMAV2.spread.split('. 1.05')[0]}")
 
 
 @dataclass(frozen=True)
