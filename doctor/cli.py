@@ -221,8 +221,6 @@ def start_torch_early(args: argparse.Namespace):
 
 def run_main(args: argparse.Namespace) -> ExitCode:
     early_torch = start_torch_early(args)
-    from doctor.pipeline import GatherOptions, diagnose
-
     if args.list_checks:
         from checks.registry import all_checks
 
@@ -236,11 +234,14 @@ def run_main(args: argparse.Namespace) -> ExitCode:
         for s in GPUS:
             print(f"{s.key:<18} {s.name:<26} cc {s.cc:<4} {s.memory_gb:>5g} GB  {s.bandwidth_gbs:>6g} GB/s  [{s.confidence}]")
         return ExitCode.OK
-    checks = select_checks(args.only)
     if wants_tui(args):
         from doctor.tui.launch import run_tui  # the only road to textual: a terminal on both ends
 
-        return run_tui(args, checks)
+        # wrong --check ids still exit 3 before any screen; the default list loads after the first frame
+        return run_tui(args, select_checks(args.only) if args.only else None)
+    from doctor.pipeline import GatherOptions, diagnose
+
+    checks = select_checks(args.only)
     if args.replay:
         from doctor.report import load_document
 

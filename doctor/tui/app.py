@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -17,12 +18,9 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, OptionList
 from textual.worker import Worker, WorkerFailed, WorkerState
 
-from doctor.render.common import counts_line, machine_line, source_line
-from doctor.report import Report
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.detail import DetailPane
-from doctor.tui.probe_feed import probe_view, verdict_view
 from doctor.tui.probe_panel import ProbePanel
 from doctor.tui.probe_state import GPU_READINGS as LIVE_READINGS
 from doctor.tui.probe_state import ProbeView, fold
@@ -30,8 +28,14 @@ from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.session import Session
 from doctor.tui.verdict_panel import VerdictPanel
 
+if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
+    from doctor.report import Report
 
-class DoctorApp(App[Report | None]):
+
+FIRST_FRAME_GRACE_S = 0.05
+
+
+class DoctorApp(App["Report | None"]):
     CSS_PATH = "app.tcss"
     TITLE = "v100-doctor"
     ENABLE_COMMAND_PALETTE = False
@@ -72,9 +76,10 @@ class DoctorApp(App[Report | None]):
             self._show_saved(self.session.saved)
 
     def on_ready(self) -> None:
-        """The first frame is on screen: only now start the checks, whose gathering thread competes for the GIL."""
+        """The first frame is composed: start the checks a moment later, once textual's writer thread has put it
+        on the terminal (the imports and the gathering thread would otherwise hold the GIL against it)."""
         if self.session.saved is None and self.report is None:
-            self._start_checks()
+            self.set_timer(FIRST_FRAME_GRACE_S, self._start_checks)
 
     @property
     def checklist(self) -> Checklist:
@@ -90,9 +95,9 @@ class DoctorApp(App[Report | None]):
 
     # ---- checks -----------------------------------------------------------------------------
     def _start_checks(self) -> None:
-        from checks.registry import all_checks
+        from checks.registry import checks_for  # the pipeline's own default: model checks only with --model
 
-        checks = self.session.checks if self.session.checks is not None else all_checks()
+        checks = self.session.checks if self.session.checks is not None else checks_for(self.session.plan)
         self._check_count = len(checks)
         self.checklist.reset([(c.id, c.title) for c in checks])
         self.banner.set_status("gathering facts (NVML, Python packages, torch in a child process)…"
@@ -101,10 +106,11 @@ class DoctorApp(App[Report | None]):
         self.run_worker(lambda: self._diagnose(checks), thread=True, group="checks", exclusive=True, exit_on_error=False)
 
     def _diagnose(self, checks) -> Report:
-        from doctor.pipeline import diagnose
+        from doctor.pipeline import GatherOptions, diagnose
 
         s = self.session
-        return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks, options=s.options,
+        return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks,
+                        options=GatherOptions(torch_timeout_s=s.torch_timeout_s, fresh=s.fresh),
                         on_event=lambda event: self.call_from_thread(self._on_check_event, event))
 
     def _on_check_event(self, event) -> None:
@@ -128,6 +134,8 @@ class DoctorApp(App[Report | None]):
             self.action_probe()
 
     def _show_saved(self, report: Report) -> None:
+        from doctor.tui.probe_feed import probe_view, verdict_view
+
         self._paint_source()
         self.checklist.show_findings(report.findings)
         self.banner.set_status(self._summary_text())
@@ -225,6 +233,9 @@ class DoctorApp(App[Report | None]):
         if worker.state is WorkerState.ERROR:
             self._on_probe_event({"event": "error", "message": f"{type(worker.error).__name__}: {worker.error}"})
             return
+        from doctor.report import Report
+        from doctor.tui.probe_feed import probe_view, verdict_view
+
         report = worker.result
         if isinstance(report, Report):
             self.report = report
@@ -313,6 +324,8 @@ class DoctorApp(App[Report | None]):
 
     # ---- text -------------------------------------------------------------------------------
     def _source_text(self) -> str:
+        from doctor.render.common import source_line
+
         report, session = self.report, self.session
         where = session.source.removeprefix("replay:").rsplit("/", 1)[-1]
         if report is not None and report.source.startswith("example:"):
@@ -324,9 +337,13 @@ class DoctorApp(App[Report | None]):
         return "this machine, live"
 
     def _paint_source(self) -> None:
+        from doctor.render.common import machine_line
+
         self.banner.set_source(self._source_text(), machine_line(self.report) if self.report is not None else "")
 
     def _summary_text(self) -> str:
+        from doctor.render.common import counts_line
+
         report = self.report
         if report is None:
             return ""

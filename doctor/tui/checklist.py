@@ -12,7 +12,6 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from doctor.findings import Finding, Status
-from doctor.render.common import SYMBOLS
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PENDING = "·"
@@ -78,6 +77,8 @@ class Checklist(OptionList):
     def symbol_of(self, check_id: str) -> str:
         """The glyph a line shows now; tests and the detail header read it from here."""
         if check_id in self.findings:
+            from doctor.render.common import SYMBOLS  # after the first frame: it loads the report model
+
             return SYMBOLS[self.findings[check_id].status]
         if check_id in self._busy:
             return SPINNER[self._spin_frame % len(SPINNER)]

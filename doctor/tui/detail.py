@@ -13,7 +13,6 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from doctor.findings import Finding
-from doctor.render.common import SYMBOLS, evidence_items
 
 
 class DetailPane(VerticalScroll):
@@ -41,6 +40,8 @@ class DetailPane(VerticalScroll):
                 part.update("")
                 part.display = False
             return
+        from doctor.render.common import SYMBOLS, evidence_items  # after the first frame: it loads the report model
+
         head.update(Text(f"{SYMBOLS[finding.status]} {finding.status.value.upper()}  {finding.title}  ({finding.id})"))
         head.set_classes(f"-{finding.status.value}")
         summary.update(Text(finding.summary))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from doctor.exitcodes import ExitCode
-from doctor.pipeline import GatherOptions
-from doctor.report import Report
 from doctor.tui.session import Session
+
+if TYPE_CHECKING:
+    from doctor.report import Report
 
 QUIT_EARLY = 130  # the user left before the checks finished, as after Ctrl-C
 
@@ -33,9 +35,8 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
                            note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
         return Session(plan=plan_from_args(args, loaded.plan), source=f"replay:{args.replay}", facts=loaded.facts,
                        note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
-    return Session(plan=plan_from_args(args), checks=checks, save_path=args.output,
-                   options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh),
-                   **probe_arguments(args))
+    return Session(plan=plan_from_args(args), checks=checks, save_path=args.output, torch_timeout_s=args.torch_timeout,
+                   fresh=args.fresh, **probe_arguments(args))
 
 
 def _example(path: str) -> Report:
@@ -56,7 +57,8 @@ def probe_arguments(args: argparse.Namespace) -> dict:
     return probe_feed.probe_arguments(args)
 
 
-def run_tui(args: argparse.Namespace, checks) -> int:
+def run_tui(args: argparse.Namespace, checks=None) -> int:
+    """checks: the selected checks, or None for the CLI's default list (loaded after the first frame)."""
     from doctor.cli import exit_code_for, write_report_file
     from doctor.tui.app import DoctorApp
 

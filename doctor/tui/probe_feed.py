@@ -8,12 +8,14 @@ from __future__ import annotations
 import argparse
 import threading
 from dataclasses import replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from doctor.report import Report
 from doctor.unknown import known
 from doctor.tui.probe_state import ProbeView
 from doctor.tui.verdict_state import CauseBar, VerdictView
+
+if TYPE_CHECKING:
+    from doctor.report import Report
 
 LIVE_EVERY_S = 0.5  # how often the sampler's latest reading is put on screen while the probe runs
 

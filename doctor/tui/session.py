@@ -1,19 +1,21 @@
 """What one TUI run shows: a live diagnosis, today's checks on recorded facts, or a saved report read-only.
 
-Plain data without textual, so the CLI can build it before deciding to import the TUI.
+Plain data without textual, so the CLI can build it before deciding to import the TUI; it imports
+nothing heavy, so that the TUI's first frame does not wait for the checks and the report to load.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from checks.base import Check
-from doctor.facts.types import Facts
-from doctor.pipeline import GatherOptions
 from doctor.plan import Plan
-from doctor.report import Report
+
+if TYPE_CHECKING:  # kept out of the import path: the first frame is painted before these load
+    from checks.base import Check
+    from doctor.facts.types import Facts
+    from doctor.report import Report
 
 
 @dataclass
@@ -24,7 +26,8 @@ class Session:
     saved: Report | None = None  # a saved report, shown as the user saw it
     note: str = ""
     checks: tuple[Check, ...] | None = None  # None: the whole registry
-    options: GatherOptions = field(default_factory=GatherOptions)
+    torch_timeout_s: float = 20.0  # as GatherOptions: give up on torch's import/CUDA init after this
+    fresh: bool = False  # as GatherOptions: import torch again instead of using its cached static facts
     save_path: str | None = None  # -o FILE: the default target of `s`
     # runs the probe on its worker thread: (report, on_event, cancel) -> the report with probe and verdict;
     # it returns (never raises) when the probe ends, fails or is cancelled. None: the probe is not offered here.
