@@ -240,3 +240,48 @@ def test_fits_80_by_24_with_every_check_line_and_the_footer_visible():
 
     height, lines, footer = run_app(DoctorApp(fixture_session(TORCH_211, checks=None)), script)
     assert height >= lines and footer.y == 23 and footer.width == 80
+
+
+def test_q_while_facts_are_gathered_stops_the_torch_child_and_does_not_wait_for_it(monkeypatch):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from doctor.facts import torch_facts
+    from doctor.facts.types import TorchFacts
+
+    class HangingTorchChild:  # a torch import that would take a minute
+        def __init__(self):
+            self.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+
+        def kill(self):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    class SlowTorchGatherer:
+        def __init__(self, timeout_s=20.0, fresh=False, **kw):
+            self.child = HangingTorchChild()
+
+        def result(self):
+            self.child.proc.wait()
+            return TorchFacts(installed=True, reason="stopped")
+
+    monkeypatch.setattr(torch_facts, "TorchGatherer", SlowTorchGatherer)
+
+    async def script(app, pilot):
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if app._torch is not None:
+                break
+        pid = app._torch.child.proc.pid
+        was_alive = alive(pid)
+        started = time.monotonic()
+        await pilot.press("q")
+        return pid, was_alive, time.monotonic() - started
+
+    app = DoctorApp(Session(checks=ENV_CHECKS))  # live: this machine's facts
+    pid, was_alive, took = run_app(app, script)
+    assert was_alive and wait_gone([pid]) == [] and took < 5
+    assert app.return_value is None  # a run cut short is no report

@@ -7,6 +7,7 @@ and every line on screen comes from their events or from a saved report.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
 
 
 FIRST_FRAME_GRACE_S = 0.05
+QUIT_WAIT_S = 5.0  # at most this long for a check run to wind down after its torch child is stopped
 
 
 class DoctorApp(App["Report | None"]):
@@ -55,6 +57,8 @@ class DoctorApp(App["Report | None"]):
         self.probe_state = ProbeView()
         self._probe_cancel = threading.Event()
         self._check_count = 0
+        self._torch = None  # the torch-facts child of a live gathering, so quitting can stop it
+        self._quitting = False
 
     # ---- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -106,11 +110,13 @@ class DoctorApp(App["Report | None"]):
         self.run_worker(lambda: self._diagnose(checks), thread=True, group="checks", exclusive=True, exit_on_error=False)
 
     def _diagnose(self, checks) -> Report:
+        from doctor.facts.torch_facts import TorchGatherer
         from doctor.pipeline import GatherOptions, diagnose
 
         s = self.session
+        self._torch = TorchGatherer(timeout_s=s.torch_timeout_s, fresh=s.fresh) if s.facts is None else None
         return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks,
-                        options=GatherOptions(torch_timeout_s=s.torch_timeout_s, fresh=s.fresh),
+                        options=GatherOptions(torch_timeout_s=s.torch_timeout_s, fresh=s.fresh, torch_gatherer=self._torch),
                         on_event=lambda event: self.call_from_thread(self._on_check_event, event))
 
     def _on_check_event(self, event) -> None:
@@ -125,6 +131,8 @@ class DoctorApp(App["Report | None"]):
             self._show_highlighted()
 
     def _checks_done(self, report: Report) -> None:
+        if self._quitting:  # a run cut short by quitting is not the machine's report
+            return
         self.report = report
         self._paint_source()
         self.banner.set_status(self._summary_text())
@@ -155,6 +163,7 @@ class DoctorApp(App["Report | None"]):
             if event.state is WorkerState.SUCCESS:
                 self._checks_done(worker.result)
             elif event.state is WorkerState.ERROR:
+                self.checklist.stop_running()
                 self.banner.set_status(f"☠ the doctor itself failed: {type(worker.error).__name__}: {worker.error} "
                                        "(a bug; please report it)")
         elif worker.group == "probe" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
@@ -177,8 +186,7 @@ class DoctorApp(App["Report | None"]):
             return
         finding = self.checklist.findings.get(check_id)
         if finding is None:
-            state = "running…" if self.checklist.symbol_of(check_id) not in ("·",) else "waiting to run…"
-            self.detail.show(None, f"{check_id}: {state}")
+            self.detail.show(None, f"{check_id}: {'running…' if self.checklist.is_running(check_id) else 'waiting to run…'}")
         else:
             self.detail.show(finding)
 
@@ -296,8 +304,7 @@ class DoctorApp(App["Report | None"]):
         except OSError as exc:
             self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
             return
-        self.saved_to = path.resolve()
-        self.notify(f"{what} saved to {self.saved_to}")
+        self.notify(f"{what} saved to {path.resolve()}")
 
     def _default_path(self, suffix: str) -> str:
         if self.session.save_path and suffix == ".json":
@@ -307,7 +314,18 @@ class DoctorApp(App["Report | None"]):
 
     # ---- quit -------------------------------------------------------------------------------
     async def action_quit_doctor(self) -> None:
-        """Quit; a running probe is cancelled first and its process group reaped, so no child outlives us."""
+        """Quit; a running probe is cancelled first and its process group reaped, so no child outlives us;
+        a gathering in progress has its torch child stopped, so quitting never waits out its timeout."""
+        self._quitting = True
+        checks = self._active_worker("checks")
+        if checks is not None:
+            child = getattr(self._torch, "child", None)
+            if child is not None:
+                await asyncio.to_thread(child.kill)
+            try:
+                await asyncio.wait_for(checks.wait(), QUIT_WAIT_S)
+            except (asyncio.TimeoutError, WorkerFailed):
+                pass
         probe = self._active_worker("probe")
         if probe is not None:
             self.banner.set_status("cancelling the probe…")
@@ -324,11 +342,11 @@ class DoctorApp(App["Report | None"]):
 
     # ---- text -------------------------------------------------------------------------------
     def _source_text(self) -> str:
-        from doctor.render.common import source_line
-
         report, session = self.report, self.session
         where = session.source.removeprefix("replay:").rsplit("/", 1)[-1]
         if report is not None and report.source.startswith("example:"):
+            from doctor.render.common import source_line
+
             return source_line(report)
         if session.saved is not None:
             return f"saved report {where}, read-only: as recorded {report.created_at}"

@@ -68,6 +68,15 @@ class Checklist(OptionList):
             self.add_option(Option(self._prompt(finding.id), id=finding.id))
         self._redraw(finding.id)
 
+    def is_running(self, check_id: str) -> bool:
+        return check_id in self._busy
+
+    def stop_running(self) -> None:
+        """The run broke off: lines still spinning go back to pending."""
+        busy, self._busy = self._busy, set()
+        for check_id in busy:
+            self._redraw(check_id)
+
     @property
     def highlighted_id(self) -> str | None:
         if self.highlighted is None or not self.option_count:
