@@ -285,3 +285,33 @@ def test_q_while_facts_are_gathered_stops_the_torch_child_and_does_not_wait_for_
     pid, was_alive, took = run_app(app, script)
     assert was_alive and wait_gone([pid]) == [] and took < 5
     assert app.return_value is None  # a run cut short is no report
+
+
+def test_a_dropped_ssh_connection_sighup_cancels_the_probe_like_q(tmp_path):
+    import os
+    import signal
+
+    pids: list[int] = []
+    watchdog: list[str] = []
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        await pilot.press("p")
+        for _ in range(300):
+            await pilot.pause(0.02)
+            if app.probe_state.done == 12:
+                break
+        handled = signal.getsignal(signal.SIGHUP) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+        assert handled, "no SIGHUP handler: the signal would kill the doctor and orphan the probe"
+        running = [alive(p) for p in pids]
+        os.kill(os.getpid(), signal.SIGHUP)  # what the terminal sends when the SSH session goes away
+        for _ in range(500):  # the app quits by itself
+            if app.return_value is not None:
+                break
+            await pilot.pause(0.02)
+        return running
+
+    app = DoctorApp(fixture_session(HEALTHY, run_probe=hanging_probe(tmp_path, pids, watchdog)))
+    running = run_app(app, script)
+    assert running == [True, True] and watchdog == [] and wait_gone(pids) == []
+    assert app.report.probe.status == "cancelled"

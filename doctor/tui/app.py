@@ -8,6 +8,7 @@ and every line on screen comes from their events or from a saved report.
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
 
 
 FIRST_FRAME_GRACE_S = 0.05
+HANGUP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
 QUIT_WAIT_S = 5.0  # at most this long for a check run to wind down after its torch child is stopped
 
 
@@ -42,7 +44,7 @@ class DoctorApp(App["Report | None"]):
     TITLE = "v100-doctor"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
-        Binding("q", "quit_doctor", "Quit"),
+        Binding("q", "quit", "Quit"),  # ctrl+q (textual's own) comes here too
         Binding("p", "probe", "Probe"),
         Binding("r", "rerun", "Re-run"),
         Binding("s", "save_json", "Save"),
@@ -78,6 +80,23 @@ class DoctorApp(App["Report | None"]):
         self.checklist.focus()
         if self.session.saved is not None:
             self._show_saved(self.session.saved)
+        self._watch_signals(True)
+
+    def on_unmount(self) -> None:
+        self._watch_signals(False)
+
+    def _watch_signals(self, on: bool) -> None:
+        """SIGHUP (the SSH connection dropped) or SIGTERM: quit as `q` does, the probe's process group first."""
+        loop = asyncio.get_running_loop()
+        for sig in HANGUP_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self._on_hangup) if on else loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass  # not the main thread, or no such signals here
+
+    def _on_hangup(self) -> None:
+        self._probe_cancel.set()  # at once: the runner stops the worker even if the screen cannot be drawn any more
+        self.call_later(self.action_quit)
 
     def on_ready(self) -> None:
         """The first frame is composed: start the checks a moment later, once textual's writer thread has put it
@@ -313,7 +332,7 @@ class DoctorApp(App["Report | None"]):
         return f"v100-doctor-report-{stamp or 'now'}{suffix}"
 
     # ---- quit -------------------------------------------------------------------------------
-    async def action_quit_doctor(self) -> None:
+    async def action_quit(self) -> None:
         """Quit; a running probe is cancelled first and its process group reaped, so no child outlives us;
         a gathering in progress has its torch child stopped, so quitting never waits out its timeout."""
         self._quitting = True
