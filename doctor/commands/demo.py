@@ -45,6 +45,10 @@ def run(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"no example named {', '.join(unknown)}; known: {', '.join(names)}")
     if args.json and len(chosen) > 1:
         raise UsageError("--json prints one report: name one example (see --list)")
+    from doctor.cli import wants_tui
+
+    if wants_tui(args):
+        return open_in_tui(chosen)
     for i, name in enumerate(chosen):
         try:
             report = replay_example(name)
@@ -54,3 +58,16 @@ def run(args: argparse.Namespace) -> ExitCode:
             sys.stdout.write("\n" + "=" * 100 + "\n\n")
         emit(report, args)
     return ExitCode.OK
+
+
+def open_in_tui(chosen: list[str]) -> ExitCode:
+    """On a terminal the demo is the TUI's first screen: the first chosen example, read-only."""
+    from doctor.cli import build_parser
+    from doctor.examples import EXAMPLES
+    from doctor.tui.launch import run_tui
+
+    first = chosen[0]
+    if len(chosen) > 1:
+        print(f"v100-doctor demo: showing {first}; the others: v100-doctor demo NAME (--list names them, "
+              "--no-tui prints them all)", file=sys.stderr)
+    return ExitCode(run_tui(build_parser().parse_args(["--replay", str(EXAMPLES / f"{first}.json")])))

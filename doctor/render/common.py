@@ -32,7 +32,8 @@ def machine_line(report: Report) -> str:
 
 def counts_line(findings: tuple[Finding, ...] | list[Finding]) -> str:
     c = Counter(x.status for x in findings)
-    parts = [f"{c[s]} {name}" for s, name in ((Status.FAIL, "failed"), (Status.ERROR, "crashed"), (Status.WARN, "warnings"),
+    parts = [f"{c[s]} {name}" for s, name in ((Status.FAIL, "failed"), (Status.ERROR, "crashed"),
+                                              (Status.WARN, "warning" if c[Status.WARN] == 1 else "warnings"),
                                               (Status.PASS, "passed"), (Status.INFO, "info"), (Status.SKIP, "skipped")) if c[s]]
     return ", ".join(parts) or "no checks ran"
 
