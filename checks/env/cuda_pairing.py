@@ -5,10 +5,10 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from checks.base import Check, CheckContext
+from checks.env.jit_toolchain import nvcc_problems, toolkit_commands
 from checks.env.torch_choice import choose_torch, driver_runs_cuda, wheel_has_kernel
-from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
+from checks.knowledge.cuda import DRIVER_BRANCHES
 from checks.knowledge.torch_wheels import arch_list_to_ccs, lookup
-from checks.knowledge.attention import cc_at_least
 from doctor.findings import Finding, Status
 from doctor.unknown import known
 
@@ -43,21 +43,6 @@ def _driver_branch_problem(cc: str, driver: str) -> str | None:
             return (f"driver {driver} (R{branch}) no longer supports {b.architecture} (cc {cc}); "
                     f"R{b.last_branch} is the last branch for it")
     return None
-
-
-def _nvcc_problems(cc: str, nvcc_version, torch_cuda) -> list[str]:
-    if not known(nvcc_version):
-        return []
-    problems = []
-    nvcc_major = int(nvcc_version.split(".")[0])
-    rng = next((r for r in NVCC_ARCHS if r.cuda_major == nvcc_major), None)
-    if rng and not (cc_at_least(cc, rng.min_cc) and cc_at_least(rng.max_cc, cc)):
-        problems.append(f"nvcc {nvcc_version} cannot compile for sm_{cc.replace('.', '')} (CUDA {nvcc_major} targets {rng.min_cc}-{rng.max_cc}): "
-                        f"JIT builds such as ExLlamaV2's fail with \"Unsupported gpu architecture 'compute_{cc.replace('.', '')}'\"")
-    if known(torch_cuda) and torch_cuda != "none" and int(torch_cuda.split(".")[0]) != nvcc_major:
-        problems.append(f"nvcc {nvcc_version} and torch's CUDA {torch_cuda} differ in major version: JIT builds fail with "
-                        "\"The detected CUDA version ... mismatches the version that was used to compile PyTorch\"")
-    return problems
 
 
 def run(ctx: CheckContext) -> Finding:
@@ -109,15 +94,14 @@ def run(ctx: CheckContext) -> Finding:
                 fails.append(f"driver {driver} is too old for torch's CUDA {torch.cuda}: torch reports \"The NVIDIA driver on your system is too old\"")
             elif mode == "mvc":
                 ev["note"] = f"CUDA {torch.cuda} runs on driver {driver} through minor-version compatibility (no PTX JIT of newer code)"
-    warns += _nvcc_problems(cc, nvcc.version, torch.cuda)
+    warns += nvcc_problems(cc, nvcc.version, torch.cuda)
     if torch.warnings:
         ev["torch_warnings"] = list(torch.warnings)
 
     if best and (fails or any("torch" in w for w in warns)):
         commands.append(best.command)
     if any("nvcc" in w for w in warns):
-        commands.append("# for JIT builds (ExLlamaV2): install CUDA toolkit 12.x matching torch's CUDA major, then:")
-        commands.append("export CUDA_HOME=/usr/local/cuda-12.6 PATH=/usr/local/cuda-12.6/bin:$PATH")
+        commands += toolkit_commands(cc, best.row.cuda if best and fails else torch.cuda)
     fix = ""
     if best:
         fix = (f"A torch that fits this card and driver: torch {best.row.torch} with CUDA {best.row.cuda} "

@@ -12,20 +12,12 @@ from __future__ import annotations
 import re
 
 from checks.base import Check, CheckContext
-from checks.knowledge.attention import cc_at_least
-from checks.knowledge.cuda import NVCC_ARCHS
+from checks.env.jit_toolchain import nvcc_problems, toolkit_commands
 from doctor.findings import Finding, Status
 from doctor.probe.extbuild import JIT_UNITS
 from doctor.unknown import known
 
 PIP = "pip install exllamav2 tokenizers"
-
-
-def _major(version: object) -> int | None:
-    try:
-        return int(str(version).split(".")[0])
-    except ValueError:
-        return None
 
 
 def prebuilt_torch_tag(exllamav2_version: str) -> str | None:
@@ -44,15 +36,10 @@ def _jit_problems(ctx: CheckContext, cc: str) -> tuple[list[str], list[str]]:
     if not known(nvcc.ninja):
         problems.append("no ninja on PATH: the build fails with \"Ninja is required to load C++ extensions\"")
         commands.append("pip install ninja")
-    nv, tc = _major(nvcc.version) if known(nvcc.version) else None, _major(torch.cuda) if known(torch.cuda) else None
-    if nv is not None and tc is not None and nv != tc:
-        problems.append(f"nvcc {nvcc.version} vs torch's CUDA {torch.cuda}: the build fails with \"The detected CUDA "
-                        "version ... mismatches the version that was used to compile PyTorch\"")
-    if nv is not None:
-        rng = next((r for r in NVCC_ARCHS if r.cuda_major == nv), None)
-        if rng and not (cc_at_least(cc, rng.min_cc) and cc_at_least(rng.max_cc, cc)):
-            problems.append(f"nvcc {nvcc.version} cannot compile for sm_{cc.replace('.', '')}: the build fails with "
-                            f"\"Unsupported gpu architecture 'compute_{cc.replace('.', '')}'\" ({rng.source.split(' ')[0]})")
+    toolchain = nvcc_problems(cc, nvcc.version, torch.cuda)
+    problems += toolchain
+    if toolchain:
+        commands += toolkit_commands(cc, torch.cuda)
     return problems, commands
 
 
@@ -83,7 +70,7 @@ def run(ctx: CheckContext) -> Finding:
         problems, commands = _jit_problems(ctx, cc) if cc else ([], [])
         if problems:
             return CHECK.finding(Status.FAIL, f"exllamav2 {version}: a JIT build here would fail: " + "; ".join(problems),
-                                 {**ev, "problems": problems, "probe_can_run": False}, "Fix the toolchain.", commands)
+                                 {**ev, "problems": problems, "probe_can_run": False}, "Give the build a toolchain that fits (commands below); see cuda-pairing for the torch side.", commands)
         return CHECK.finding(Status.PASS, f"exllamav2 {version} is installed and the JIT toolchain is in place (the build "
                              "cache was not recorded: a first import may build for 2-3 minutes)", {**ev, "probe_can_run": True})
     ev.update(build_dir=build.build_dir, cached_build=build.built, prebuilt=build.prebuilt)
@@ -110,7 +97,7 @@ def run(ctx: CheckContext) -> Finding:
     if problems:
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} must JIT-build its extension here, and the build would fail: "
                              + "; ".join(problems), {**ev, "problems": problems, "probe_can_run": False},
-                             "Fix the toolchain, or install a prebuilt exllamav2 wheel matching this torch and CUDA.", commands)
+                             "Give the build a toolchain that fits (commands below), or install a prebuilt exllamav2 wheel matching this torch and CUDA.", commands)
     if build.lock_age_s is not None:
         return CHECK.finding(Status.WARN, f"a JIT build of exllamav2 seems to be running now (lock {build.lock_age_s:.0f} s old)",
                              {**ev, "probe_can_run": True})
