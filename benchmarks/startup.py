@@ -9,14 +9,14 @@ Prints a table of medians and the ratios the issue asks for.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from timing_table import print_table, save_json
 
 
 def timed(cmd: list[str], env: dict) -> float:
@@ -58,17 +58,11 @@ def main() -> None:
     env_doctor = shutil.which("env-doctor")
     if env_doctor:
         rows["env-doctor check --json"] = series([env_doctor, "check", "--json"], args.runs, False, warm)
-    med = {k: statistics.median(v) for k, v in rows.items()}
-    print(f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs})")
-    for k, v in rows.items():
-        print(f"{k:<26} {med[k]:>9.3f} {min(v):>7.3f} {max(v):>7.3f}")
+    med = print_table(rows, f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs})")
     fastest_other = min(med["collect_env"], med.get("env-doctor check --json", float("inf")))
     print(f"\ncold / fastest of (collect_env, env-doctor) = {med['v100-doctor cold'] / fastest_other:.2f} (target <= 1.00)")
     print(f"repeated / collect_env = {med['v100-doctor repeated'] / med['collect_env']:.2f} (target <= 0.33)")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"runs": rows, "median": med, "python": sys.version, "cpus": os.cpu_count()}, fh, indent=2)
-
+    save_json(args.json, rows)
 
 if __name__ == "__main__":
     main()

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import os
 import pty
 import select
 import signal
-import statistics
 import struct
 import subprocess
 import sys
 import termios
 import time
 from pathlib import Path
+
+from timing_table import print_table, save_json
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "machines" / "v100-pcie-16gb-healthy.json"
@@ -87,18 +87,13 @@ def main() -> None:
     for name, argv in scenarios.items():
         first_frame_s(argv)  # one untimed run: the page cache holds the modules afterwards
         rows[name] = [first_frame_s(argv)[0] for _ in range(args.runs)]
-    med = {k: statistics.median(v) for k, v in rows.items()}
     pyc = "off (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
-    print(f"{'from spawn to':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs}, 80x24 pty, "
-          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, bytecode cache {pyc}, load {os.getloadavg()[0]:.1f})")
-    for k, v in rows.items():
-        print(f"{k:<26} {med[k]:>9.3f} {min(v):>7.3f} {max(v):>7.3f}")
+    med = print_table(rows, f"{'from spawn to':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs}, 80x24 pty, "
+                            f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, bytecode cache {pyc}, "
+                            f"load {os.getloadavg()[0]:.1f})")
     worst = max(med["TUI first frame, replay"], med["TUI first frame, live"])
     print(f"\nslowest median to the first frame: {worst:.3f} s (target < 1 s: {'met' if worst < 1 else 'MISSED'})")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"runs": rows, "median": med, "python": sys.version, "cpus": os.cpu_count()}, fh, indent=2)
-
+    save_json(args.json, rows)
 
 if __name__ == "__main__":
     main()

@@ -7,7 +7,6 @@ Later gatherers (model directory, sampler, probe) add their own sections beside 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from doctor.facts.launch_config import LaunchConfigFacts
 from doctor.sampling.series import SampleSeries
