@@ -19,6 +19,7 @@ def render_markdown(report: Report) -> str:
         from doctor.render.verdict_text import report_probe_lines
 
         out += ["", "```text", *report_probe_lines(report), "```"]
+    out += [f"> **Partial report:** {_cell(e)}" for e in report.errors]
     out += ["", "<details><summary>Evidence and fixes</summary>", ""]
     for f in report.findings:
         out.append(f"#### `{f.id}` — {f.status.value}")

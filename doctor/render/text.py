@@ -21,8 +21,8 @@ def render_text(report: Report, verbose: bool = False) -> str:
             lines += textwrap.wrap(f.fix, width=100, initial_indent="    fix: ", subsequent_indent="         ")
         if show_detail and f.commands:
             lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
-    for extra in report.errors:
-        lines.append(f"[☠] {extra}")
+    for extra in report.errors:  # the run was cut short: the report is partial, not a crashed check
+        lines.append(f"[!] partial report: {extra}")
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict
         from doctor.render.verdict_text import report_probe_lines
 
