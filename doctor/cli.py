@@ -26,8 +26,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 DESCRIPTION = """\
 Diagnose a quantized-LLM setup on an old data-centre GPU (V100 first; P100, P40, T4,
-TITAN V, RTX 2080 Ti too): ordered checks of the GPU, driver, CUDA/PyTorch pairing and
-flash-attn, each with the numbers behind it and the exact fix. It never changes anything.
+TITAN V, RTX 2080 Ti too). Ordered checks of the GPU, driver, CUDA/PyTorch pairing and
+flash-attn; with --model, the model's format, kernel path, memory budget and decode
+ceiling; runtime health (throttling, offload, other processes); then a timed ExLlamaV2
+probe and a verdict that names what explains the gap to the ceiling. Every finding has
+the numbers behind it and the exact fix. It never changes anything: it prints commands.
 """
 
 EXAMPLES = """\
@@ -38,6 +41,11 @@ examples:
   v100-doctor --replay report.json     re-run today's checks on a saved report's facts
   v100-doctor --list-checks            what is checked, in order
   v100-doctor --check cuda-pairing -v  one check, with its evidence
+  v100-doctor --model /data/qwen27b-exl2 --max-seq-len 8192 --cache-mode q8
+                                       does it fit, how fast can it go, how fast does it go
+  v100-doctor --target-gpu v100-pcie-16gb --model DIR --no-probe
+                                       plan a V100 deployment from a laptop
+  v100-doctor demo                     the recorded examples (no GPU needed)
 """
 
 
