@@ -21,6 +21,19 @@ class CheckContext:
     def target_gpu(self) -> GpuFacts | None:
         return self.facts.gpu(self.plan.gpu_index)
 
+    def card(self) -> tuple[str, str, bool] | None:
+        """(cc, name, planned): the --target-gpu card from the knowledge base, else this machine's GPU."""
+        from checks.knowledge.gpus import spec_for_key
+        from doctor.unknown import known
+
+        spec = spec_for_key(self.plan.target_gpu) if self.plan.target_gpu else None
+        if spec:
+            return spec.cc, spec.name, True
+        gpu = self.target_gpu()
+        if gpu is None or not known(gpu.compute_capability):
+            return None
+        return gpu.compute_capability, gpu.name if known(gpu.name) else "this GPU", False
+
 
 @dataclass(frozen=True)
 class Check:

@@ -100,3 +100,14 @@ def test_flash_attn_on_ampere_passes():
                     python=replace(HEALTHY.python, packages={**HEALTHY.python.packages, "flash-attn": "2.6.3"}))
     f = FLASH.run(ctx(facts))
     assert f.status is Status.PASS and f.evidence["exllamav2_attention"] == "flash-attn"
+
+
+def test_compute_capability_judges_the_planned_card_without_a_gpu():
+    from checks.env.compute_capability import CHECK as CC
+
+    no_gpu = load_document(str(MACHINES / "no-nvml.json")).facts
+    f = CC.run(CheckContext(facts=no_gpu, plan=Plan(target_gpu="p40")))
+    assert f.status is Status.WARN  # the P40's 1:64 FP16
+    assert f.evidence["planned_for"] == "Tesla P40 24 GB" and f.evidence["sm"] == "sm_61"
+    assert f.summary.startswith("planning for Tesla P40")
+    assert CC.run(CheckContext(facts=no_gpu, plan=Plan())).status is Status.SKIP

@@ -5,7 +5,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from checks.knowledge.attention import FLASH_ATTN, NUMBER_FORMATS, cc_at_least, flash_attn_supports
 from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
-from checks.knowledge.gpus import spec_for_name
+from checks.knowledge.gpus import spec_for_key, spec_for_name
 from doctor.findings import Finding, Status
 from doctor.unknown import known
 
@@ -28,11 +28,14 @@ def capability_profile(cc: str) -> dict:
 
 
 def run(ctx: CheckContext) -> Finding:
-    gpu = ctx.target_gpu()
-    if gpu is None or not known(gpu.compute_capability):
+    card = ctx.card()
+    if card is None:
+        gpu = ctx.target_gpu()
+        if gpu is None:
+            return CHECK.finding(Status.SKIP, "skipped: no GPU here and no --target-gpu to plan for")
         return CHECK.finding(Status.WARN, "Compute capability unknown: the checks below cannot judge kernels for this card",
-                             {"reason": str(gpu.compute_capability) if gpu else "no GPU"})
-    cc = gpu.compute_capability
+                             {"reason": str(gpu.compute_capability)})
+    cc, name, planned = card
     p = capability_profile(cc)
     lacks = [name for name, ok in (("bf16", p["bf16_native"]), ("fp8", p["fp8_native"]),
                                    ("FlashAttention-2", p["flash_attn"]["fa2"])) if not ok]
@@ -41,11 +44,11 @@ def run(ctx: CheckContext) -> Finding:
         notes.append("CUDA 13 cannot compile for it (use nvcc 12.x)")
     if p["last_driver_branch"]:
         notes.append(f"driver branches after R{p['last_driver_branch']} drop it")
-    spec = spec_for_name(gpu.name) if known(gpu.name) else None
-    evidence = dict(p)
+    spec = spec_for_key(ctx.plan.target_gpu) if planned else spec_for_name(name)
+    evidence = dict(p, planned_for=name if planned else None)
     if spec:
         evidence.update(bandwidth_gbs=spec.bandwidth_gbs, memory_type=spec.memory_type, spec_source=spec.source)
-    summary = f"{p['sm']} ({p['architecture']})"
+    summary = (f"planning for {name}: " if planned else "") + f"{p['sm']} ({p['architecture']})"
     if lacks:
         summary += f": no {', no '.join(lacks)}"
     if notes:
@@ -58,4 +61,6 @@ def run(ctx: CheckContext) -> Finding:
                          "Use fp16 (not bf16) weights and caches; install packages that still ship sm_70/this card's kernels." if lacks else "")
 
 
-CHECK = Check(id="compute-capability", title="Compute capability", run=run, depends_on=("gpu-present",))
+# gpu-present skips when planning for --target-gpu on a machine without a GPU: then this check judges the planned card
+CHECK = Check(id="compute-capability", title="Compute capability", run=run, depends_on=("gpu-present",),
+              blocked_by=(Status.FAIL, Status.ERROR))

@@ -20,7 +20,7 @@ def exllamav2_attention_path(packages: dict, env: dict, flash_ok: bool) -> str:
 
 
 def run(ctx: CheckContext) -> Finding:
-    cc = ctx.target_gpu().compute_capability
+    cc = ctx.card()[0]  # compute-capability passed or warned, so a card is known
     packages, env = ctx.facts.python.packages, ctx.facts.python.env
     version = packages.get("flash-attn")
     if not known(version):
