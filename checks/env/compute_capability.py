@@ -7,7 +7,6 @@ from checks.knowledge.attention import FLASH_ATTN, NUMBER_FORMATS, cc_at_least, 
 from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
 from checks.knowledge.gpus import spec_for_key, spec_for_name
 from doctor.findings import Finding, Status
-from doctor.unknown import known
 
 
 def capability_profile(cc: str) -> dict:
