@@ -125,6 +125,8 @@ def build_parser() -> Parser:
     g.add_argument("--check", action="append", metavar="ID", dest="only", help="run only this check (repeatable)")
     g.add_argument("--no-probe", action="store_true", help="skip the timed ExLlamaV2 generation")
     g.add_argument("--fresh", action="store_true", help="import torch again instead of using its cached static facts")
+    g.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write ~/.cache/v100-doctor (the only file the doctor ever writes unasked)")
     g.add_argument("--torch-timeout", type=float, default=20.0, metavar="S", help="give up on torch's import/CUDA init after S seconds (default 20)")
     return p
 
@@ -224,7 +226,7 @@ def start_torch_early(args: argparse.Namespace):
         return None  # the TUI gathers in its own worker
     from doctor.facts.torch_facts import TorchGatherer
 
-    return TorchGatherer(timeout_s=args.torch_timeout, fresh=args.fresh)
+    return TorchGatherer(timeout_s=args.torch_timeout, fresh=args.fresh, use_cache=not args.no_cache)
 
 
 def run_main(args: argparse.Namespace) -> ExitCode:
@@ -259,6 +261,7 @@ def run_main(args: argparse.Namespace) -> ExitCode:
     else:
         report = diagnose(plan_from_args(args), checks=checks,
                           options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh,
+                                                use_cache=not args.no_cache,
                                                 torch_gatherer=early_torch))
         if report.plan.model_path and not args.no_probe and not args.only:  # then the timed probe, or why not
             from doctor.probe.console import ConsoleProgress

@@ -84,3 +84,20 @@ def test_gatherer_without_torch_says_so(monkeypatch):
     monkeypatch.setattr(torch_facts, "torch_installed", lambda python=sys.executable: False)
     facts = torch_facts.TorchGatherer().result()
     assert not facts.installed and "not installed" in facts.reason
+
+
+def test_no_cache_writes_nothing_while_the_default_caches(tmp_path):
+    """--no-cache: a strictly read-only run leaves no file behind (the default run, as a control, does)."""
+    import subprocess
+
+    from conftest import ROOT
+
+    (tmp_path / "site").mkdir()
+    env = fake_torch(tmp_path / "site", WORKING)
+    (tmp_path / "site" / "torch" / "version.py").write_text("cuda = '13.0'\n")
+    for flag, cache in (("--no-cache", tmp_path / "c1"), (None, tmp_path / "c2")):
+        cache.mkdir()
+        args = [sys.executable, "-m", "doctor", "--json", "--no-probe"] + ([flag] if flag else [])
+        subprocess.run(args, capture_output=True, cwd=ROOT, env={**env, "XDG_CACHE_HOME": str(cache)}, timeout=60)
+    assert list((tmp_path / "c1").iterdir()) == []
+    assert [p.name for p in (tmp_path / "c2").iterdir()] == ["v100-doctor"]

@@ -133,9 +133,10 @@ class DoctorApp(App["Report | None"]):
         from doctor.pipeline import GatherOptions, diagnose
 
         s = self.session
-        self._torch = TorchGatherer(timeout_s=s.torch_timeout_s, fresh=s.fresh) if s.facts is None else None
+        self._torch = TorchGatherer(timeout_s=s.torch_timeout_s, fresh=s.fresh, use_cache=s.use_cache) if s.facts is None else None
         return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks,
-                        options=GatherOptions(torch_timeout_s=s.torch_timeout_s, fresh=s.fresh, torch_gatherer=self._torch),
+                        options=GatherOptions(torch_timeout_s=s.torch_timeout_s, fresh=s.fresh, use_cache=s.use_cache,
+                                              torch_gatherer=self._torch),
                         on_event=lambda event: self.call_from_thread(self._on_check_event, event))
 
     def _on_check_event(self, event) -> None:

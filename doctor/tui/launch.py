@@ -36,7 +36,7 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
         return Session(plan=plan_from_args(args, loaded.plan), source=f"replay:{args.replay}", facts=loaded.facts,
                        note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
     return Session(plan=plan_from_args(args), checks=checks, save_path=args.output, torch_timeout_s=args.torch_timeout,
-                   fresh=args.fresh, **probe_arguments(args))
+                   fresh=args.fresh, use_cache=not getattr(args, "no_cache", False), **probe_arguments(args))
 
 
 def _example(path: str) -> Report:

@@ -28,6 +28,7 @@ class Session:
     checks: tuple[Check, ...] | None = None  # None: the whole registry
     torch_timeout_s: float = 20.0  # as GatherOptions: give up on torch's import/CUDA init after this
     fresh: bool = False  # as GatherOptions: import torch again instead of using its cached static facts
+    use_cache: bool = True  # as GatherOptions: False with --no-cache
     save_path: str | None = None  # -o FILE: the default target of `s`
     # runs the probe on its worker thread: (report, on_event, cancel) -> the report with probe and verdict;
     # it returns (never raises) when the probe ends, fails or is cancelled. None: the probe is not offered here.
