@@ -8,7 +8,6 @@ Prints a table of medians and the ratios the issue asks for.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ import sys
 import tempfile
 import time
 
-from timing_table import print_table, save_json
+from timing_table import parse_args, print_table, save_json
 
 
 def timed(cmd: list[str], env: dict) -> float:
@@ -40,10 +39,7 @@ def series(cmd: list[str], runs: int, fresh_cache: bool, warm_cache_dir: str) ->
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--json", metavar="OUT", help="also write the raw timings as JSON")
-    args = ap.parse_args()
+    args = parse_args(__doc__)
     py = sys.executable
     doctor = [py, "-m", "doctor", "--json", "--no-probe", "--no-tui"]
     warm = tempfile.mkdtemp(prefix="v100-bench-warm-")

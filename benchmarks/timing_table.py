@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -24,3 +25,11 @@ def save_json(path: str | None, rows: dict[str, list[float]]) -> None:
     if path:
         with open(path, "w") as fh:
             json.dump({"runs": rows, "median": medians(rows), "python": sys.version, "cpus": os.cpu_count()}, fh, indent=2)
+
+
+def parse_args(doc: str) -> argparse.Namespace:
+    """--runs and --json, the two options every start-up benchmark takes."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--json", metavar="OUT", help="also write the raw timings as JSON")
+    return ap.parse_args()

@@ -13,7 +13,6 @@ sets it): without .pyc files every start compiles the doctor's sources again. Th
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import os
 import pty
@@ -26,7 +25,7 @@ import termios
 import time
 from pathlib import Path
 
-from timing_table import print_table, save_json
+from timing_table import parse_args, print_table, save_json
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "machines" / "v100-pcie-16gb-healthy.json"
@@ -73,10 +72,7 @@ def plain_s(argv: list[str]) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--json", metavar="OUT", help="also write the raw timings as JSON")
-    args = ap.parse_args()
+    args = parse_args(__doc__)
     py = sys.executable
     rows: dict[str, list[float]] = {
         "python -c pass": [plain_s([py, "-c", "pass"]) for _ in range(args.runs)],
