@@ -55,7 +55,7 @@ def write_model_like_original(out: str, layers: int) -> None:
     import torch
     from safetensors.torch import save_file
 
-    from doctor.probe.extbuild import exllamav2_location
+    from doctor.facts.build_cache import exllamav2_location
     from doctor.probe.synthetic import QWEN_27B_LIKE, calibration_texts, config_json, train_tokenizer
     from dataclasses import replace
 
@@ -196,7 +196,7 @@ def main() -> int:
         torch.backends.cuda.enable_cudnn_sdp(False)
     info["sdpa_backend_for_decode"] = sdpa_choice(torch)
 
-    from doctor.sampling import start
+    from doctor.facts.sampling import start
 
     sampler = start([0], pids=[os.getpid()], hz=10)
     t0 = time.perf_counter()

@@ -38,8 +38,8 @@ from checks.knowledge.exllamav2_memory import CUDA_CONTEXT_MIB, cuda_context_byt
 from checks.knowledge.gpus import spec_for_name  # noqa: E402
 from checks.knowledge.kv_cache import CACHE_MODE_ORDER  # noqa: E402
 from doctor.facts.model_dir import gather_model  # noqa: E402
-from doctor.model_bytes import dims, model_bytes  # noqa: E402
-from doctor.vram_budget import GpuRoom, plan_budget  # noqa: E402
+from checks.arithmetic.model_bytes import dims, model_bytes  # noqa: E402
+from checks.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
 
 MIB = 1024 * 1024
 SHAPE = dict(hidden=4096, intermediate=14336, layers=8, heads=32, kv_heads=8, head_dim=128, vocab=32000)

@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from doctor.sampling.sampler import Sampler  # noqa: E402
+from doctor.facts.sampling.sampler import Sampler  # noqa: E402
 
-SAMPLER_PROCESS = ("import sys, time; from doctor.sampling.sampler import Sampler; "
+SAMPLER_PROCESS = ("import sys, time; from doctor.facts.sampling.sampler import Sampler; "
                    "s = Sampler([0], pids=[int(sys.argv[1])], hz=float(sys.argv[2])).start(); "
                    "sys.stdout.write('ready\\n'); sys.stdout.flush(); sys.stdin.readline(); s.stop()")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from doctor.facts.types import Facts, GpuFacts
-from doctor.findings import Finding, Status
-from doctor.plan import Plan
+from doctor.model.facts import Facts, GpuFacts
+from doctor.model.findings import Finding, Status
+from doctor.model.plan import Plan
 
 
 @dataclass
@@ -24,7 +24,7 @@ class CheckContext:
     def card(self) -> tuple[str, str, bool] | None:
         """(cc, name, planned): the --target-gpu card from the knowledge base, else this machine's GPU."""
         from checks.knowledge.gpus import spec_for_key
-        from doctor.unknown import known
+        from doctor.model.unknown import known
 
         spec = spec_for_key(self.plan.target_gpu) if self.plan.target_gpu else None
         if spec:

@@ -12,8 +12,8 @@ import sys
 from typing import Sequence
 
 from doctor import __version__
-from doctor.exitcodes import EXIT_CODE_HELP, ExitCode
-from doctor.findings import Status
+from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode
+from doctor.model.findings import Status
 
 # subcommand -> module with add_arguments(parser) and run(args) -> ExitCode
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -141,7 +141,7 @@ def _subcommand_help() -> str:
 def plan_from_args(args: argparse.Namespace, base=None):
     from dataclasses import replace
 
-    from doctor.plan import Plan
+    from doctor.model.plan import Plan
 
     plan = base or Plan()
     changes = {}
@@ -171,7 +171,7 @@ def exit_code_for(report) -> ExitCode:
 
 def emit(report, args) -> ExitCode:
     """Write the report where asked, print it in the chosen format, return the exit code."""
-    from doctor.report import report_to_json
+    from doctor.model.report import report_to_json
 
     if getattr(args, "output", None):
         write_report_file(report, args.output)
@@ -192,7 +192,7 @@ def emit(report, args) -> ExitCode:
 
 
 def write_report_file(report, path: str) -> None:
-    from doctor.report import report_to_json
+    from doctor.model.report import report_to_json
 
     try:
         with open(path, "w", encoding="utf-8") as fh:
@@ -249,11 +249,11 @@ def run_main(args: argparse.Namespace) -> ExitCode:
 
         # wrong --check ids still exit 3 before any screen; the default list loads after the first frame
         return run_tui(args, select_checks(args.only) if args.only else None)
-    from doctor.pipeline import GatherOptions, diagnose
+    from doctor.run.pipeline import GatherOptions, diagnose
 
     checks = select_checks(args.only)
     if args.replay:
-        from doctor.report import load_document
+        from doctor.facts.replay import load_document
 
         loaded = load_document(args.replay)
         report = diagnose(plan_from_args(args, loaded.plan), loaded.facts, source=f"replay:{args.replay}",
@@ -265,7 +265,7 @@ def run_main(args: argparse.Namespace) -> ExitCode:
                                                 torch_gatherer=early_torch))
         if report.plan.model_path and not args.no_probe and not args.only:  # then the timed probe, or why not
             from doctor.probe.console import ConsoleProgress
-            from doctor.probe.stage import after_checks
+            from doctor.run.probe_stage import after_checks
 
             report = after_checks(report, on_event=ConsoleProgress())
             if report.probe is not None and report.probe.status == "cancelled":
@@ -292,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("v100-doctor: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001
-        from doctor.report import ReplayError
+        from doctor.model.report import ReplayError
 
         if isinstance(exc, ReplayError):
             print(f"v100-doctor: error: {exc}", file=sys.stderr)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from checks.model import MODEL_CHECKS
 from conftest import MACHINES, ROOT
-from doctor.engine import run_checks
+from checks.runner import run_checks
 from doctor.facts.model_dir import attach_model
-from doctor.plan import Plan
-from doctor.report import load_document
+from doctor.model.plan import Plan
+from doctor.facts.replay import load_document
 
 MODELS = ROOT / "fixtures" / "models"
 V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import run_cli
-from doctor.examples import example_names, load_example, replay_example
+from doctor.run.examples import example_names, load_example, replay_example
 from doctor.render.text import render_text
 
 SEED_STAGES = {  # the reference story's journey: speed, and the pitfall its verdict must name
@@ -70,7 +70,7 @@ def test_demo_cli_lists_replays_and_prints_json():
 
 def test_demo_json_matches_the_schema(validate):
     for name in example_names():
-        from doctor.report import report_to_dict
+        from doctor.model.report import report_to_dict
 
         validate(report_to_dict(replay_example(name)))
 

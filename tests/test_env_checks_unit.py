@@ -9,10 +9,10 @@ from checks.env.flash_attn import CHECK as FLASH
 from checks.env.torch_choice import choose_torch, driver_runs_cuda
 from checks.knowledge.torch_wheels import arch_list_to_ccs, cubin_runs, ptx_runs
 from checks.base import CheckContext
-from doctor.findings import Status
-from doctor.plan import Plan
-from doctor.report import load_document
-from doctor.unknown import Unknown
+from doctor.model.findings import Status
+from doctor.model.plan import Plan
+from doctor.facts.replay import load_document
+from doctor.model.unknown import Unknown
 from conftest import MACHINES
 
 HEALTHY = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts

@@ -1,7 +1,7 @@
 """The nvcc rules shared by cuda-pairing and exllamav2-ready."""
 
 from checks.env.jit_toolchain import nvcc_problems, toolkit_commands
-from doctor.unknown import Unknown
+from doctor.model.unknown import Unknown
 
 
 def test_cuda13_cannot_target_volta():

@@ -6,10 +6,10 @@ import pytest
 
 from checks.knowledge.gpus import SEED_REFERENCE
 from checks.knowledge.kv_cache import KV_CACHE_MODES
-from doctor.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s, decode_ceiling
+from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s, decode_ceiling
 from doctor.facts.model_dir import gather_model
-from doctor.model_bytes import dims, model_bytes
-from doctor.vram_budget import MIB, GpuRoom, largest_fitting_seq_len, plan_budget
+from checks.arithmetic.model_bytes import dims, model_bytes
+from checks.arithmetic.vram_budget import MIB, GpuRoom, largest_fitting_seq_len, plan_budget
 from model_support import MODELS, V100
 
 SEED_375 = gather_model(str(MODELS / "qwen2-27b-exl2-3.75bpw"))

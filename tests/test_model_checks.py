@@ -9,9 +9,9 @@ import pytest
 from checks.base import CheckContext
 from checks.model.path_quirks import quirks, rename_command
 from checks.registry import checks_for
-from doctor.engine import run_checks
-from doctor.findings import Status
-from doctor.plan import Plan
+from checks.runner import run_checks
+from doctor.model.findings import Status
+from doctor.model.plan import Plan
 from model_support import MODELS, NO_GPU, V100, copy_fixture, findings, running_as_root, tree_digest
 
 PASS, WARN, FAIL, SKIP, INFO = Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.INFO

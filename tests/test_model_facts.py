@@ -9,10 +9,11 @@ import pytest
 
 from doctor.facts.gguf_header import read_gguf
 from doctor.facts.model_config import parse_config
-from doctor.facts.model_dir import ModelFacts, gather_model
+from doctor.facts.model_dir import gather_model
+from doctor.model.model_dir import ModelFacts
 from doctor.facts.safetensors_header import HeaderError, read_header
-from doctor.facts.types import Facts
-from doctor.serialize import from_jsonable, to_jsonable
+from doctor.model.facts import Facts
+from doctor.model.serialize import from_jsonable, to_jsonable
 from model_support import MODELS, V100, copy_fixture, tree_digest
 
 # fixture -> (quant method, tensor format, extra expectations on the facts)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from doctor.facts.nvml import decode_clocks_event_mask, gather_nvml
-from doctor.unknown import Unknown, known
+from doctor.model.unknown import Unknown, known
 
 import fake_nvml
 

@@ -12,14 +12,14 @@ import time
 import pytest
 
 from doctor.probe import errors
-from doctor.probe.extbuild import extensions_root, inspect_cache
-from doctor.probe.failures import failure_finding, merge_findings
+from doctor.facts.build_cache import extensions_root, inspect_cache
+from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.probe.hoststate import first_use, judge, wants_second_pass
 from doctor.probe.protocol import Emitter, ProbeSpec, parse_event, spec_from_json, spec_to_json
-from doctor.probe.results import DecodePass, DecodeRun, ProbeReport
+from doctor.model.probe_results import DecodePass, DecodeRun, ProbeReport
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
 from doctor.probe.synthetic import GIB, LLAMA_8B_LIKE, QWEN_27B_LIKE, layer_bytes, layers_for, target_bytes_for
-from doctor.findings import Finding, Status
+from doctor.model.findings import Finding, Status
 
 
 def test_spec_round_trip_and_bad_spec():
@@ -138,7 +138,7 @@ def test_build_cache_location_follows_torch(tmp_path):
 
 
 def test_a_build_older_than_the_installed_sources_will_rebuild(tmp_path, monkeypatch):
-    import doctor.probe.extbuild as eb
+    import doctor.facts.build_cache as eb
 
     env = {"XDG_CACHE_HOME": str(tmp_path)}
     build = extensions_root("13.0", env) / "exllamav2_ext"

@@ -9,11 +9,11 @@ import pytest
 from checks.base import CheckContext
 from checks.probe.exllamav2_ready import CHECK, prebuilt_torch_tag
 from conftest import MACHINES
-from doctor.findings import Status
-from doctor.plan import Plan
-from doctor.probe.extbuild import BuildCache
-from doctor.report import load_document
-from doctor.unknown import Unknown
+from doctor.model.findings import Status
+from doctor.model.plan import Plan
+from doctor.model.facts import BuildCache
+from doctor.facts.replay import load_document
+from doctor.model.unknown import Unknown
 
 BASE = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
 CACHE = BuildCache(root="/home/u/.cache/torch_extensions/py310_cu121", build_dir="/home/u/.cache/torch_extensions/py310_cu121/exllamav2_ext",

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from doctor.findings import Status
+from doctor.model.findings import Status
 from doctor.probe.child import child_env
-from doctor.probe.failures import failure_finding
+from doctor.verdict.failures import failure_finding
 from doctor.probe.protocol import ProbeSpec
 from doctor.probe.runner import run_probe
-from doctor.sampling.series import GpuSample, GpuSeries, SampleSeries
+from doctor.model.samples import GpuSample, GpuSeries, SampleSeries
 
 FAKES = Path(__file__).parent / "probe_fakes"
 
@@ -173,10 +173,11 @@ def test_ctrl_c_in_the_parent_leaves_no_child(tmp_path):
 @pytest.mark.parametrize("label, check_id", [("error-oom", "memory-budget"), ("error-model-load", "model-load")])
 def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, check_id):
     from doctor.cli import exit_code_for
-    from doctor.exitcodes import ExitCode
-    from doctor.probe.stage import fold
-    from doctor.report import build_report, load_document
-    from doctor.plan import Plan
+    from doctor.model.exitcodes import ExitCode
+    from doctor.run.probe_stage import fold
+    from doctor.model.report import build_report
+    from doctor.facts.replay import load_document
+    from doctor.model.plan import Plan
     from conftest import MACHINES
 
     facts = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
@@ -189,10 +190,11 @@ def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, c
 def test_the_real_worker_says_when_exllamav2_is_missing(tmp_path):
     """The real worker, no GPU needed: a stand-in `torch` package is found, exllamav2 is not."""
     from doctor.cli import exit_code_for
-    from doctor.exitcodes import ExitCode
-    from doctor.probe.stage import fold
-    from doctor.report import build_report, load_document
-    from doctor.plan import Plan
+    from doctor.model.exitcodes import ExitCode
+    from doctor.run.probe_stage import fold
+    from doctor.model.report import build_report
+    from doctor.facts.replay import load_document
+    from doctor.model.plan import Plan
     from conftest import MACHINES
 
     (tmp_path / "torch").mkdir()

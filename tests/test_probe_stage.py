@@ -7,12 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from conftest import MACHINES, run_cli
-from doctor.findings import Finding, Status
-from doctor.plan import Plan
-from doctor.probe.results import ProbeReport
-from doctor.probe.stage import after_checks, fold, skip_reason
-from doctor.report import build_report, load_document, parse_document, report_to_dict, report_to_json
-from doctor.serialize import from_jsonable
+from doctor.model.findings import Finding, Status
+from doctor.model.plan import Plan
+from doctor.model.probe_results import ProbeReport
+from doctor.run.probe_stage import after_checks, fold, skip_reason
+from doctor.model.report import build_report, parse_document, report_to_dict, report_to_json
+from doctor.facts.replay import load_document
+from doctor.model.serialize import from_jsonable
 
 PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "probes"
 V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts

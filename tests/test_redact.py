@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from doctor.redact import HOST, SECRET, SERIAL, USER, UUID, Redactor, secret_name
+from doctor.render.redact import HOST, SECRET, SERIAL, USER, UUID, Redactor, secret_name
 
 
 def redactor(**learned) -> Redactor:

@@ -10,14 +10,14 @@ import pytest
 from checks.base import CheckContext
 from checks.runtime import cpu_offload, gpu_memory_health, gpu_processes, pcie_link, thermal
 from conftest import MACHINES
-from doctor.engine import run_one
+from checks.runner import run_one
 from doctor.facts.launch_config import parse_launch_config
-from doctor.facts.types import GpuProcess
-from doctor.findings import Status
-from doctor.plan import Plan
-from doctor.report import load_document
-from doctor.sampling.series import GpuProcessUse, GpuSample, GpuSeries, ProcessSample, ProcessSeries, SampleSeries, WindowCounters
-from doctor.unknown import Unknown
+from doctor.model.facts import GpuProcess
+from doctor.model.findings import Status
+from doctor.model.plan import Plan
+from doctor.facts.replay import load_document
+from doctor.model.samples import GpuProcessUse, GpuSample, GpuSeries, ProcessSample, ProcessSeries, SampleSeries, WindowCounters
+from doctor.model.unknown import Unknown
 
 BASE = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
 V100 = dict(name="Tesla V100-PCIE-16GB", sm_clock_max_mhz=1380, mem_clock_max_mhz=877, power_limit_w=250.0,
@@ -298,7 +298,7 @@ def test_memory_health_consumer_card_is_skipped():
 
 
 def test_offload_reads_the_model_groups_arithmetic_for_real_model_facts():
-    """No fake: the 27B EXL2 3.75 bpw fixture's config, sized by doctor.model_bytes (~12.5 GB on the GPU)."""
+    """No fake: the 27B EXL2 3.75 bpw fixture's config, sized by checks.arithmetic.model_bytes (~12.5 GB on the GPU)."""
     from conftest import ROOT
     from doctor.facts.model_dir import gather_model
 

@@ -14,9 +14,9 @@ import pytest
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.runtime import RUNTIME_CHECKS
 from conftest import ROOT
-from doctor.findings import Status
-from doctor.pipeline import diagnose
-from doctor.report import load_document
+from doctor.model.findings import Status
+from doctor.run.pipeline import diagnose
+from doctor.facts.replay import load_document
 
 SAMPLES = ROOT / "fixtures" / "samples"
 

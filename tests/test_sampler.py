@@ -10,11 +10,11 @@ import pytest
 
 import fake_nvml
 from doctor.facts.nvml import gather_nvml
-from doctor.facts.types import Facts, HostFacts, PythonFacts
-from doctor.sampling.counters import CounterSnapshot, window_counters
-from doctor.sampling.host_reader import HostReader, owner_problem
-from doctor.sampling.sampler import MAX_HZ, Sampler
-from doctor.serialize import from_jsonable, to_jsonable
+from doctor.model.facts import Facts, HostFacts, PythonFacts
+from doctor.facts.sampling.counters import CounterSnapshot, window_counters
+from doctor.facts.sampling.host_reader import HostReader, owner_problem
+from doctor.facts.sampling.sampler import MAX_HZ, Sampler
+from doctor.model.serialize import from_jsonable, to_jsonable
 
 MIB = 1024 * 1024
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from doctor.sampling.render import render_series
-from doctor.sampling.series import GpuProcessUse, GpuSample, GpuSeries, SampleSeries, WindowCounters
-from doctor.sampling.summary import is_busy, summarize_gpu
+from doctor.render.samples import render_series
+from doctor.model.samples import GpuProcessUse, GpuSample, GpuSeries, SampleSeries, WindowCounters
+from checks.arithmetic.sample_summary import is_busy, summarize_gpu
 
 
 def g(samples, counters=None, **kw):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from doctor.facts.types import Facts
-from doctor.report import load_document
-from doctor.serialize import LoadError, from_jsonable, to_jsonable
-from doctor.unknown import Unknown
+from doctor.model.facts import Facts
+from doctor.facts.replay import load_document
+from doctor.model.serialize import LoadError, from_jsonable, to_jsonable
+from doctor.model.unknown import Unknown
 from conftest import MACHINES
 
 import pytest

@@ -9,9 +9,9 @@ from checks.base import Check
 from checks.env import ENV_CHECKS
 from checks.registry import checks_for
 from conftest import MACHINES
-from doctor.findings import Status
-from doctor.pipeline import diagnose
-from doctor.report import load_document
+from doctor.model.findings import Status
+from doctor.run.pipeline import diagnose
+from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.session import Session
@@ -250,7 +250,7 @@ def test_q_while_facts_are_gathered_stops_the_torch_child_and_does_not_wait_for_
     import time
 
     from doctor.facts import torch_facts
-    from doctor.facts.types import TorchFacts
+    from doctor.model.facts import TorchFacts
 
     class HangingTorchChild:  # a torch import that would take a minute
         def __init__(self):

@@ -12,9 +12,10 @@ import time
 
 from checks.env import ENV_CHECKS
 from conftest import MACHINES, ROOT, run_cli
-from doctor.pipeline import diagnose
-from doctor.probe.stage import fold
-from doctor.report import load_document, report_to_json
+from doctor.run.pipeline import diagnose
+from doctor.run.probe_stage import fold
+from doctor.model.report import report_to_json
+from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.tui.launch import session_from_args
 from doctor.cli import build_parser

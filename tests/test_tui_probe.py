@@ -91,7 +91,7 @@ def test_the_app_draws_the_probe_as_its_events_arrive():
 
 
 def test_p_where_the_probe_cannot_run_says_why_as_the_plain_run_does():
-    from doctor.findings import Status
+    from doctor.model.findings import Status
     from doctor.tui.probe_feed import run_probe_for_tui
     from test_tui_support import TORCH_211
 
@@ -110,7 +110,7 @@ def test_p_where_the_probe_cannot_run_says_why_as_the_plain_run_does():
 def test_the_samplers_latest_reading_reaches_the_screen_as_gpu_events():
     import time
 
-    from doctor.sampling.series import GpuSample
+    from doctor.model.samples import GpuSample
     from doctor.tui import probe_feed
 
     class FakeSampler:

@@ -28,7 +28,7 @@ def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
 
 
 def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
-    from doctor.probe.stage import fold
+    from doctor.run.probe_stage import fold
     from test_tui_probe import EVENTS
     from test_tui_support import recorded_probe
 

@@ -11,7 +11,7 @@ import time
 
 from checks.env import ENV_CHECKS
 from conftest import MACHINES
-from doctor.report import load_document
+from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.tui.session import Session
 
@@ -118,7 +118,7 @@ def recorded_probe(name: str):
     import json
 
     from conftest import ROOT
-    from doctor.probe.results import ProbeReport
-    from doctor.serialize import from_jsonable
+    from doctor.model.probe_results import ProbeReport
+    from doctor.model.serialize import from_jsonable
 
     return from_jsonable(ProbeReport, json.loads((ROOT / "fixtures" / "probes" / f"{name}.json").read_text())["probe"])

@@ -1,7 +1,7 @@
 """The attribution on probe fixtures: each case names its pitfall as the top cause, with its share.
 
 The V100 fixtures are constructed (fixtures/probes/make_probe_fixtures.py says from what); the
-shares follow from their readings by the arithmetic in doctor/verdict_causes.py, worked out in
+shares follow from their readings by the arithmetic in doctor/verdict/causes.py, worked out in
 each test's comment, so a change to that arithmetic shows up here.
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from doctor.probe.results import ProbeReport
-from doctor.serialize import from_jsonable
-from doctor.verdict import build_verdict
+from doctor.model.probe_results import ProbeReport
+from doctor.model.serialize import from_jsonable
+from doctor.verdict.build import build_verdict
 
 PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "probes"
 

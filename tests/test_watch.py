@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from doctor.cli import main
-from doctor.report import load_document
+from doctor.facts.replay import load_document
 
 HEALTHY = load_document(str(ROOT / "fixtures" / "samples" / "v100-decode-healthy.json")).facts
 
@@ -52,8 +52,8 @@ class FakeSampler:
 
 @pytest.fixture
 def fake_machine(monkeypatch):
-    monkeypatch.setattr("doctor.sampling.sampler.Sampler", FakeSampler)
-    monkeypatch.setattr("doctor.pipeline.gather", lambda plan, options=None: replace(HEALTHY, samples=None))
+    monkeypatch.setattr("doctor.facts.sampling.sampler.Sampler", FakeSampler)
+    monkeypatch.setattr("doctor.run.pipeline.gather", lambda plan, options=None: replace(HEALTHY, samples=None))
     FakeSampler.exit_after_s, FakeSampler.interrupt = None, False
     return FakeSampler
 
@@ -145,7 +145,7 @@ def test_watch_never_signals_the_watched_process(child, monkeypatch, capsys):
             monkeypatch.setattr(os, name, forbidden)
     for name in ("send_signal", "terminate", "kill", "suspend", "resume", "nice", "ionice", "cpu_affinity"):
         monkeypatch.setattr(psutil.Process, name, forbidden)
-    monkeypatch.setattr("doctor.pipeline.gather", lambda plan, options=None: replace(HEALTHY, samples=None))
+    monkeypatch.setattr("doctor.run.pipeline.gather", lambda plan, options=None: replace(HEALTHY, samples=None))
     code = main(["watch", "--pid", str(child.pid), "--seconds", "1", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code in (0, 1, 2) and child.poll() is None  # still running, untouched

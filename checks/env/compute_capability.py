@@ -6,7 +6,7 @@ from checks.base import Check, CheckContext
 from checks.knowledge.attention import FLASH_ATTN, NUMBER_FORMATS, cc_at_least, flash_attn_supports
 from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
 from checks.knowledge.gpus import spec_for_key, spec_for_name
-from doctor.findings import Finding, Status
+from doctor.model.findings import Finding, Status
 
 
 def capability_profile(cc: str) -> dict:

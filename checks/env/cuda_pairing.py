@@ -9,8 +9,8 @@ from checks.env.jit_toolchain import nvcc_problems, toolkit_commands
 from checks.env.torch_choice import choose_torch, driver_runs_cuda, wheel_has_kernel
 from checks.knowledge.cuda import DRIVER_BRANCHES
 from checks.knowledge.torch_wheels import arch_list_to_ccs, lookup
-from doctor.findings import Finding, Status
-from doctor.unknown import known
+from doctor.model.findings import Finding, Status
+from doctor.model.unknown import known
 
 
 def _torch_minor(version: str) -> str | None:

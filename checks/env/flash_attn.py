@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.knowledge.attention import EXLLAMAV2_ATTN_ORDER, EXLLAMAV2_FLASH_TRAP, flash_attn_generation, flash_attn_supports
-from doctor.findings import Finding, Status
-from doctor.unknown import known
+from doctor.model.findings import Finding, Status
+from doctor.model.unknown import known
 
 
 def exllamav2_attention_path(packages: dict, env: dict, flash_ok: bool) -> str:

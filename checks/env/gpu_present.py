@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.knowledge.cuda import DRIVER_BRANCHES
-from doctor.findings import Finding, Status
-from doctor.unknown import known, show
+from doctor.model.findings import Finding, Status
+from doctor.model.unknown import known, show
 
 
 R580_BRANCH = 580

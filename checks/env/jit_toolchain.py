@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks.knowledge.attention import cc_at_least
 from checks.knowledge.cuda import NVCC_ARCHS
-from doctor.unknown import known
+from doctor.model.unknown import known
 
 
 def major(version: object) -> int | None:

@@ -1,6 +1,6 @@
 """How ExLlamaV2 0.3.2 spends VRAM besides weights and cache: defaults, reserves, scratch rules.
 
-Each constant carries (value, source, confidence). The formulas that use them live in doctor/vram_budget.py.
+Each constant carries (value, source, confidence). The formulas that use them live in checks/arithmetic/vram_budget.py.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from checks.base import CheckContext
 from checks.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION
 from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
-from doctor.unknown import known
-from doctor.vram_budget import GpuRoom
+from doctor.model.unknown import known
+from checks.arithmetic.vram_budget import GpuRoom
 
 
 @dataclass(frozen=True)

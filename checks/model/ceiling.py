@@ -1,6 +1,6 @@
 """`ceiling`: the fastest single-stream decode this card can physically give this model (information).
 
-Ceiling = memory bandwidth / bytes read per token (doctor/decode_bytes.py), shown at an empty cache (the
+Ceiling = memory bandwidth / bytes read per token (checks/arithmetic/decode_bytes.py), shown at an empty cache (the
 seed's basis) and at the full max_seq_len, next to the seed's reference figures.
 """
 
@@ -11,9 +11,9 @@ from checks.knowledge.gpus import SEED_REFERENCE
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from checks.model.memory_budget import seq_len_for
-from doctor.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
-from doctor.model_bytes import human_bytes
-from doctor.findings import Finding, Status
+from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
+from checks.arithmetic.model_bytes import human_bytes
+from doctor.model.findings import Finding, Status
 
 
 def run(ctx: CheckContext) -> Finding:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.findings import Status
+from doctor.model.findings import Status
 
 # model-path failing for a path quirk (brackets, spaces) must not hide the budget: the later checks run
 # unless model-path was skipped or crashed, and skip on their own when the model could not be read.

@@ -7,8 +7,8 @@ from checks.knowledge.attention import NUMBER_FORMATS, cc_at_least
 from checks.knowledge.formats import BF16_EMULATION
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
-from doctor.findings import Finding, Status
-from doctor.unknown import known
+from doctor.model.findings import Finding, Status
+from doctor.model.unknown import known
 
 FP16_ROUTE = ("ExLlamaV2 casts BF16 weights to FP16 when it loads them, so it needs no change. For transformers load "
               "with torch_dtype=torch.float16; for vLLM pass --dtype half. FP16's range ends at 65504: if a BF16-trained "

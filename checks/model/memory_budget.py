@@ -1,6 +1,6 @@
 """`memory-budget`: weights + KV cache + scratch + CUDA context against free VRAM on each GPU.
 
-The arithmetic is doctor/vram_budget.py; this check picks the plan's numbers, judges the margin, and
+The arithmetic is checks/arithmetic/vram_budget.py; this check picks the plan's numbers, judges the margin, and
 orders the fixes by cost: lower max_seq_len, quantize the cache, fewer bits per weight, a smaller model.
 """
 
@@ -14,10 +14,10 @@ from checks.knowledge.exllamav2_memory import (CUDA_CONTEXT_HOPPER_MIB, CUDA_CON
 from checks.knowledge.kv_cache import CACHE_MODE_ORDER, KV_CACHE_MODES, SLIDING_WINDOW_NOTE
 from checks.model.card import Card, card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
-from doctor.findings import Finding, Status
-from doctor.model_bytes import ArithmeticUnavailable, ModelBytes, ModelDims, dims, human_bytes, model_bytes
-from doctor.unknown import known
-from doctor.vram_budget import MIB, Budget, largest_fitting_seq_len, plan_budget
+from doctor.model.findings import Finding, Status
+from checks.arithmetic.model_bytes import ArithmeticUnavailable, ModelBytes, ModelDims, dims, human_bytes, model_bytes
+from doctor.model.unknown import known
+from checks.arithmetic.vram_budget import MIB, Budget, largest_fitting_seq_len, plan_budget
 
 NOT_EXLLAMAV2 = ("awq", "bnb-4bit", "bnb-8bit", "gguf")  # checks/knowledge/formats.py: cannot-load rows
 TIGHT_MARGIN_MIB = 128  # the CUDA context alone varies by about this much across drivers and torch builds

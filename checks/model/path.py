@@ -8,7 +8,7 @@ import shlex
 
 from checks.base import Check, CheckContext
 from checks.model.path_quirks import parent_has_quirks, quirks, rename_command
-from doctor.findings import Finding, Status
+from doctor.model.findings import Finding, Status
 
 NO_MODEL = "no --model given"
 

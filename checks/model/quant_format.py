@@ -11,8 +11,8 @@ from checks.base import Check, CheckContext
 from checks.knowledge.formats import FormatPath, paths_for
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
-from doctor.findings import Finding, Status
-from doctor.unknown import known
+from doctor.model.findings import Finding, Status
+from doctor.model.unknown import known
 
 EXL2_HINT = "For ExLlamaV2's fast path get an EXL2 quant (or a 4-bit GPTQ one) of the same model."
 

@@ -13,9 +13,9 @@ import re
 
 from checks.base import Check, CheckContext
 from checks.env.jit_toolchain import nvcc_problems, toolkit_commands
-from doctor.findings import Finding, Status
-from doctor.probe.extbuild import JIT_UNITS
-from doctor.unknown import known
+from doctor.model.findings import Finding, Status
+from doctor.facts.build_cache import JIT_UNITS
+from doctor.model.unknown import known
 
 PIP = "pip install exllamav2 tokenizers"
 

@@ -1,6 +1,6 @@
 """What the runtime checks share: the target GPU's sampled series, the model's GPU bytes, units.
 
-The model's size comes from the model group's arithmetic (doctor.model_bytes) over Facts.model;
+The model's size comes from the model group's arithmetic (checks.arithmetic.model_bytes) over Facts.model;
 this module only asks it, it does not size models itself.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from checks.base import CheckContext
 from checks.knowledge.gpus import spec_for_name
-from doctor.facts.types import GpuFacts
-from doctor.sampling.series import GpuSeries
-from doctor.sampling.summary import GpuSummary, summarize_gpu
-from doctor.unknown import Unknown, known
+from doctor.model.facts import GpuFacts
+from doctor.model.samples import GpuSeries
+from checks.arithmetic.sample_summary import GpuSummary, summarize_gpu
+from doctor.model.unknown import Unknown, known
 
 GIB = 1024**3
 MIB = 1024**2
@@ -37,7 +37,7 @@ def model_bytes(ctx: CheckContext):
     if model is None:
         return None, "no model given (--model)"
     try:
-        from doctor.model_bytes import ArithmeticUnavailable, model_bytes as compute
+        from checks.arithmetic.model_bytes import ArithmeticUnavailable, model_bytes as compute
     except ImportError as exc:  # the model group is not part of this build
         return None, f"model arithmetic unavailable ({exc})"
     try:

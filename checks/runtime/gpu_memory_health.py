@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.runtime.context import value
-from doctor.findings import Finding, Status
+from doctor.model.findings import Finding, Status
 
 MAX_RETIRED_PAGES = 64  # legacy (pre-Ampere) page retirement capacity
 RETIRED_WARN = 48  # three quarters used: our threshold for "ask about an RMA before it runs out"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.runtime.context import model_bytes, target_series, value
-from doctor.facts.types import GpuFacts
-from doctor.findings import Finding, Status
-from doctor.sampling.series import GpuSeries
-from doctor.sampling.summary import summarize_gpu
+from doctor.model.facts import GpuFacts
+from doctor.model.findings import Finding, Status
+from doctor.model.samples import GpuSeries
+from checks.arithmetic.sample_summary import summarize_gpu
 
 NOTABLE_MIB = 1024.0  # another process holding this much is worth a warning
 NOTABLE_SHARE = 0.05  # ... or this share of the card

@@ -11,7 +11,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from checks.knowledge import pcie
 from checks.runtime.context import model_bytes, target_summary, value
-from doctor.findings import Finding, Status
+from doctor.model.findings import Finding, Status
 
 REFERENCE_BYTES = 10e9  # cost examples use the model's GPU bytes, or "per 10 GB" without a model
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.runtime.context import pct, target_summary, value
-from doctor.facts.types import GpuFacts
-from doctor.findings import Finding, Status
-from doctor.sampling.series import GpuSeries
-from doctor.sampling.summary import HEAT_REASONS, THROTTLE_REASONS, GpuSummary
+from doctor.model.facts import GpuFacts
+from doctor.model.findings import Finding, Status
+from doctor.model.samples import GpuSeries
+from checks.arithmetic.sample_summary import HEAT_REASONS, THROTTLE_REASONS, GpuSummary
 
 TEMP_MARGIN_WARN_C = 5  # closer than this to the slowdown threshold is a warning
 POWER_LIMIT_SLACK = 0.98  # an enforced limit below 98% of the default was lowered by someone

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from doctor.cli import UsageError, add_plan_arguments, exit_code_for, plan_from_args
-from doctor.exitcodes import ExitCode
+from doctor.model.exitcodes import ExitCode
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.archive import ArchiveError, archive_kind, write_archive
+    from doctor.facts.archive import ArchiveError, archive_kind, write_archive
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     output = args.output or f"v100-doctor-bundle-{stamp}.tar.gz"
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> ExitCode:
     files = _files(report, _analysis(args, report) if args.log else None)
     redactor = None
     if not args.no_redact:
-        from doctor.redact import Redactor
+        from doctor.render.redact import Redactor
 
         redactor = Redactor(live=not args.replay)
         files = _redacted(files, redactor)
@@ -71,10 +71,10 @@ def run(args: argparse.Namespace) -> ExitCode:
 
 
 def _report(args: argparse.Namespace):
-    from doctor.pipeline import diagnose
+    from doctor.run.pipeline import diagnose
 
     if args.replay:
-        from doctor.report import load_document
+        from doctor.facts.replay import load_document
 
         loaded = load_document(args.replay)
         return diagnose(plan_from_args(args, loaded.plan), loaded.facts, source=f"replay:{args.replay}", note=loaded.note)
@@ -93,8 +93,8 @@ def _analysis(args: argparse.Namespace, report):
 
 def _files(report, analysis) -> dict[str, object]:
     from doctor.render.markdown import render_markdown
-    from doctor.report import report_to_dict
-    from doctor.serialize import to_jsonable
+    from doctor.model.report import report_to_dict
+    from doctor.model.serialize import to_jsonable
 
     files: dict[str, object] = {"report.json": report_to_dict(report), "summary.md": render_markdown(report)}
     if report.facts.samples is not None:
@@ -102,8 +102,8 @@ def _files(report, analysis) -> dict[str, object]:
     if report.probe is not None:
         files["probe.json"] = to_jsonable(report.probe)
     if analysis is not None:
-        from doctor.logscan.analysis import analysis_to_dict
-        from doctor.logscan.render import render_markdown as render_log_markdown
+        from doctor.model.log_analysis import analysis_to_dict
+        from doctor.render.log_analysis import render_markdown as render_log_markdown
 
         files["log-analysis.json"] = analysis_to_dict(analysis)
         files["log-analysis.md"] = render_log_markdown(analysis)

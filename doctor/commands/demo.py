@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from doctor.exitcodes import ExitCode
+from doctor.model.exitcodes import ExitCode
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> ExitCode:
     from doctor.cli import UsageError, emit
-    from doctor.examples import example_names, load_example, replay_example
-    from doctor.report import ReplayError
+    from doctor.run.examples import example_names, load_example, replay_example
+    from doctor.model.report import ReplayError
 
     names = example_names()
     if args.list:
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> ExitCode:
 def open_in_tui(chosen: list[str]) -> ExitCode:
     """On a terminal the demo is the TUI's first screen: the first chosen example, read-only."""
     from doctor.cli import build_parser
-    from doctor.examples import EXAMPLES
+    from doctor.run.examples import EXAMPLES
     from doctor.tui.launch import run_tui
 
     first = chosen[0]

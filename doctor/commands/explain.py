@@ -34,10 +34,10 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
 from doctor.cli import UsageError, add_plan_arguments, plan_from_args
-from doctor.exitcodes import ExitCode
-from doctor.logscan.analysis import LogAnalysis, analysis_to_json
+from doctor.model.exitcodes import ExitCode
+from doctor.model.log_analysis import LogAnalysis, analysis_to_json
 from doctor.logscan.source import LogInputError, open_log
-from doctor.plan import Plan
+from doctor.model.plan import Plan
 
 PROGRESS_MIN_BYTES = 64 << 20
 
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> ExitCode:
 def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
     if args.json:
         return analysis_to_json(analysis) + "\n"
-    from doctor.logscan.render import render_markdown, render_text
+    from doctor.render.log_analysis import render_markdown, render_text
 
     return render_markdown(analysis) if args.markdown else render_text(analysis, verbose=args.verbose)
 
@@ -106,7 +106,7 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
         facts_source = "not gathered (--no-live)" if getattr(args, "no_live", False) else "not needed (no known pitfall in the log)"
     plan = plan_with_hints(plan_from_args(args, base_plan), result.plan_hints, args)
     if confirm:
-        from doctor.logscan.confirm import confirm_matches
+        from doctor.run.confirm import confirm_matches
 
         matches, _ = confirm_matches(matches, plan, facts, source=facts_source)
     return LogAnalysis(log=result.stats, matches=matches, unexplained=result.unexplained,
@@ -124,7 +124,7 @@ def plan_with_hints(plan: Plan, hints, args: argparse.Namespace) -> Plan:
 def _facts_for(args: argparse.Namespace):
     """(facts, the saved plan, a label): a replayed document's, or None to gather this machine's."""
     if args.replay:
-        from doctor.report import load_document
+        from doctor.facts.replay import load_document
 
         loaded = load_document(args.replay)
         return loaded.facts, loaded.plan, f"replay:{args.replay}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from doctor.exitcodes import ExitCode
+from doctor.model.exitcodes import ExitCode
 
 FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like layers, ExLlamaV2's quantized kernels and "
                "CUDA graphs, like the models people run), gptq-sequential, gptq-act-order, fp16 (plain torch matmuls)")
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> ExitCode:
     from doctor.cli import UsageError, emit, plan_from_args
     from doctor.probe.console import ConsoleProgress
     from doctor.probe.runner import SyntheticRequest
-    from doctor.probe.stage import after_checks, checked_report
+    from doctor.run.probe_stage import after_checks, checked_report
     from doctor.probe.synthetic import FORMATS
     from checks.env import ENV_CHECKS
     from checks.probe import PROBE_CHECKS

@@ -28,8 +28,8 @@ import time
 from dataclasses import replace
 
 from doctor.cli import UsageError, add_output_arguments, emit, positive_int
-from doctor.exitcodes import ExitCode
-from doctor.plan import Plan
+from doctor.model.exitcodes import ExitCode
+from doctor.model.plan import Plan
 
 MAX_SECONDS = 3600
 INTERRUPTED = 130  # the shell's code for Ctrl-C, as the main command uses
@@ -46,7 +46,7 @@ def _seconds(text: str) -> float:
 
 
 def _hz(text: str) -> float:
-    from doctor.sampling.sampler import MAX_HZ, MIN_HZ
+    from doctor.facts.sampling.sampler import MAX_HZ, MIN_HZ
 
     try:
         value = float(text)
@@ -86,7 +86,7 @@ def _progress_line(sampler, index: int, seconds: float, label: str) -> str:
 def _gather(plan: Plan):
     """The machine's facts, read before sampling starts: the torch child initialises CUDA, and its short-lived
     context would otherwise show up in the samples as a process competing for the GPU."""
-    from doctor.pipeline import gather
+    from doctor.run.pipeline import gather
 
     print("v100-doctor: reading the machine (driver, torch, host)...", file=sys.stderr)
     try:
@@ -114,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
     from checks.env.gpu_present import CHECK as GPU_PRESENT
     from checks.runtime import RUNTIME_CHECKS
     from doctor.facts.launch_config import read_launch_config
-    from doctor.pipeline import diagnose
-    from doctor.sampling.host_reader import owner_problem
-    from doctor.sampling.sampler import Sampler
+    from doctor.run.pipeline import diagnose
+    from doctor.facts.sampling.host_reader import owner_problem
+    from doctor.facts.sampling.sampler import Sampler
 
     if args.pid is not None and (problem := owner_problem(args.pid)):
         raise UsageError(problem)

@@ -1,12 +1,4 @@
-"""Machine facts: one immutable snapshot, gathered live or loaded from a saved report."""
+"""Gatherers: the only code that reads the machine, the model directory or a saved report.
 
-from doctor.facts.types import (  # noqa: F401
-    Facts,
-    GpuFacts,
-    GpuProcess,
-    HostFacts,
-    NvccFacts,
-    NvmlFacts,
-    PythonFacts,
-    TorchFacts,
-)
+Each returns fact types from doctor.model and never raises for what it finds broken.
+"""

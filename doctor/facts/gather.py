@@ -11,8 +11,8 @@ from doctor.facts.host import gather_host
 from doctor.facts.nvml import gather_nvml
 from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
 from doctor.facts.torch_facts import TorchGatherer
-from doctor.facts.types import Facts, PythonFacts
-from doctor.probe.extbuild import gather_build_cache
+from doctor.model.facts import Facts, PythonFacts
+from doctor.facts.build_cache import gather_build_cache
 
 
 def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True,

@@ -7,11 +7,11 @@ llama.cpp's format; ExLlamaV2 cannot load it, which is the point of recognising 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from doctor.unknown import Maybe, Unknown
+from doctor.model.unknown import Unknown
+from doctor.model.model_dir import GgufFacts
 
 MAGIC = b"GGUF"
 MAX_WALK_BYTES = 64 * 1024 * 1024
@@ -23,19 +23,6 @@ FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9:
               12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K",
               19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL",
               26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16"}
-
-
-@dataclass(frozen=True)
-class GgufFacts:
-    path: str
-    file_bytes: int
-    version: Maybe[int]
-    tensor_count: Maybe[int]
-    kv_count: Maybe[int]
-    architecture: Maybe[str]
-    name: Maybe[str]
-    file_type: Maybe[str]  # "Q4_K_M"
-    problem: str = ""
 
 
 class _Walker:

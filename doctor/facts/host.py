@@ -6,8 +6,8 @@ import os
 import platform
 import socket
 
-from doctor.facts.types import HostFacts
-from doctor.unknown import Unknown
+from doctor.model.facts import HostFacts
+from doctor.model.unknown import Unknown
 
 MIB = 1024 * 1024
 

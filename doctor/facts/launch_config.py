@@ -10,28 +10,10 @@ Each hit keeps its line number and text, so the finding can quote it. Commented 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from doctor.model.launch_config import ConfigHint, LaunchConfigFacts
 
 MAX_BYTES = 2 * 1024 * 1024  # a launch config is small; anything bigger is not one
-
-
-@dataclass(frozen=True)
-class ConfigHint:
-    line: int
-    setting: str  # device_map | max_memory | offload_folder | cpu_offload_gb | n_gpu_layers | ...
-    text: str  # the line as written (trimmed)
-    offload: str  # "certain": weights are placed in host memory; "possible": they will be if VRAM runs short
-    meaning: str  # one line for the report
-    offload_gib: float | None = None  # host memory the setting names for weights
-    gpu_gib: float | None = None  # GPU memory the setting allows (max_memory / --gpu-memory)
-
-
-@dataclass(frozen=True)
-class LaunchConfigFacts:
-    path: str
-    hints: tuple[ConfigHint, ...] = ()
-    error: str = ""  # why the file could not be read
 
 
 _SIZE = r"['\"]?\s*(\d+(?:\.\d+)?)\s*(GiB|GB|MiB|MB|G)?"

@@ -7,47 +7,17 @@ is the part that decodes tokens, so it is the part read here.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from doctor.unknown import Maybe, Unknown
+from doctor.model.unknown import Maybe, Unknown
+from doctor.model.model_dir import MISSING, ModelConfig
 
-MISSING = Unknown("not in config.json")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text")  # transformers' defaults for these model types
 # Keys a published config.json may omit because transformers' config class supplies them (S: Gemma3TextConfig
 # defaults as copied in several public repositories; ExLlamaV2 0.3.2 applies the same vocab default for Gemma-3)
 CLASS_DEFAULTS = {"gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6}}
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    architecture: Maybe[str] = MISSING
-    model_type: Maybe[str] = MISSING
-    num_hidden_layers: Maybe[int] = MISSING
-    hidden_size: Maybe[int] = MISSING
-    num_attention_heads: Maybe[int] = MISSING
-    num_key_value_heads: Maybe[int] = MISSING
-    head_dim: Maybe[int] = MISSING
-    intermediate_size: Maybe[int] = MISSING
-    vocab_size: Maybe[int] = MISSING
-    tie_word_embeddings: Maybe[bool] = MISSING
-    torch_dtype: Maybe[str] = MISSING
-    max_position_embeddings: Maybe[int] = MISSING
-    sliding_window: Maybe[int] = MISSING
-    sliding_layers: Maybe[int] = MISSING  # how many layers use the sliding window
-    rope_theta: Maybe[float] = MISSING
-    rope_scaling: Maybe[str] = MISSING  # compact JSON of the rope_scaling block
-    num_experts: Maybe[int] = MISSING
-    attention_bias: bool = False
-
-    @property
-    def kv_width(self) -> Maybe[int]:
-        """E = kv_heads x head_dim, the K (or V) elements per token per layer."""
-        if isinstance(self.num_key_value_heads, int) and isinstance(self.head_dim, int):
-            return self.num_key_value_heads * self.head_dim
-        return Unknown("kv heads or head_dim unknown")
 
 
 class ConfigError(ValueError):

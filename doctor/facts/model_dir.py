@@ -11,70 +11,22 @@ import json
 import os
 import re
 import struct
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-from doctor.facts.gguf_header import GgufFacts, is_gguf, read_gguf
-from doctor.facts.model_config import ConfigError, ModelConfig, load_config_json, parse_config
-from doctor.facts.quant_config import QuantFacts, combine, declared_quant, tensor_format
+from doctor.facts.gguf_header import is_gguf, read_gguf
+from doctor.model.model_dir import GgufFacts
+from doctor.facts.model_config import ConfigError, load_config_json, parse_config
+from doctor.facts.quant_config import combine, declared_quant, tensor_format
+from doctor.model.model_dir import QuantFacts
 from doctor.facts.safetensors_header import HeaderError, read_header, read_tensor_bytes
-from doctor.unknown import Maybe, Unknown
+from doctor.model.unknown import Maybe, Unknown
+from doctor.model.model_dir import ModelFacts, ShardFacts, WeightFacts
 
 MAX_LISTED = 500
 LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)\.")
 EMBEDDING = re.compile(r"(?:^|\.)(?:embed_tokens|wte|word_embeddings|tok_embeddings)\.weight$")
 VISION = re.compile(r"(?:^|\.)(?:vision_tower|vision_model|visual|multi_modal_projector|vision_embed)\.|^mm_")
-
-
-@dataclass(frozen=True)
-class ShardFacts:
-    name: str
-    file_bytes: int
-    tensor_count: int
-    data_bytes: int
-    problem: str = ""
-
-
-@dataclass(frozen=True)
-class WeightFacts:
-    """Tensor sizes as the safetensors headers state them (after checking the headers against the files)."""
-
-    source: str
-    shards: tuple[ShardFacts, ...]
-    total_bytes: int
-    tensor_count: int
-    dtype_bytes: dict[str, int] = field(default_factory=dict)
-    suffix_counts: dict[str, int] = field(default_factory=dict)  # last name part: weight, q_weight, qweight, g_idx ...
-    embedding_bytes: Maybe[int] = Unknown("no embedding tensor found")
-    embedding_dtype: Maybe[str] = Unknown("no embedding tensor found")
-    embedding_shape: tuple[int, ...] = ()  # (vocab, hidden)
-    lm_head_bytes: int = 0  # 0: no lm_head tensor, the head is tied to the embedding
-    layer_bytes: tuple[int, ...] = ()  # per decoder layer
-    vision_bytes: int = 0  # vision tower / projector: not read when decoding text
-    other_bytes: int = 0  # final norm and anything else
-    fp32_bytes: int = 0  # unquantized FP32 tensors (halved on the GPU by ExLlamaV2)
-    index_missing: tuple[str, ...] = ()
-    problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ModelFacts:
-    path: str  # as given
-    exists: bool
-    kind: str  # directory | gguf-file | safetensors-file | file | missing | unreadable
-    resolved: Maybe[str] = Unknown("not resolved")
-    problem: str = ""  # what stops the model from being read at all
-    files: tuple[str, ...] = ()  # top-level names, capped
-    config: ModelConfig | None = None
-    config_problem: str = ""
-    quant: QuantFacts | None = None
-    weights: WeightFacts | None = None
-    gguf: GgufFacts | None = None
-    bytes_read: int = 0  # how much the doctor read: headers and configs only
-
-    @property
-    def estimated_from_config(self) -> bool:
-        return self.weights is None and self.config is not None
 
 
 def _weights(directory: Path, names: list[str]) -> tuple[WeightFacts | None, int, Maybe[bool]]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from doctor.facts.types import GpuFacts, GpuProcess, NvmlFacts
-from doctor.unknown import Unknown
+from doctor.model.facts import GpuFacts, GpuProcess, NvmlFacts
+from doctor.model.unknown import Unknown
 
 MIB = 1024 * 1024
 

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from importlib import metadata
 
-from doctor.facts.types import NvccFacts
-from doctor.unknown import Maybe, Unknown
+from doctor.model.facts import NvccFacts
+from doctor.model.unknown import Maybe, Unknown
 
 PACKAGES = (
     "torch", "flash-attn", "xformers", "exllamav2", "bitsandbytes", "vllm", "transformers",

@@ -7,31 +7,10 @@ are recorded, and a disagreement between them is a finding of its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-from doctor.unknown import Maybe, Unknown
+from doctor.model.unknown import Maybe, Unknown
+from doctor.model.model_dir import NOT_DECLARED, QuantFacts
 
-NOT_DECLARED = Unknown("not declared")
-
-
-@dataclass(frozen=True)
-class QuantFacts:
-    method: str  # exl2 | gptq | awq | bnb-4bit | bnb-8bit | fp16 | bf16 | fp32 | gguf | unknown
-    declared_in: str  # where the method came from: config.json quantization_config | quantize_config.json | tensors | ...
-    tensor_format: str = "none"  # what the tensor names say: exl2 | gptq | unquantized | mixed | none
-    bits: Maybe[float] = NOT_DECLARED
-    head_bits: Maybe[float] = NOT_DECLARED
-    group_size: Maybe[int] = NOT_DECLARED
-    desc_act: Maybe[bool] = NOT_DECLARED
-    sym: Maybe[bool] = NOT_DECLARED
-    checkpoint_format: Maybe[str] = NOT_DECLARED
-    awq_version: Maybe[str] = NOT_DECLARED  # gemm | gemv | ...
-    bnb_quant_type: Maybe[str] = NOT_DECLARED  # nf4 | fp4
-    compute_dtype: Maybe[str] = NOT_DECLARED  # bnb_4bit_compute_dtype: the dtype the matmuls run in
-    g_idx_present: bool = False
-    act_order_in_tensors: Maybe[bool] = Unknown("no g_idx tensor read")  # g_idx not sequential
-    disagreement: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _num(v) -> Maybe[float]:

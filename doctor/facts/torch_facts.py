@@ -17,8 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from doctor.facts.types import TorchFacts
-from doctor.unknown import Unknown
+from doctor.model.facts import TorchFacts
+from doctor.model.unknown import Unknown
 
 MARKER = "@@TORCH_FACTS@@"
 CACHE_VERSION = 1

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from checks.knowledge.signatures import PLAN_HINTS, SIGNATURES, PlanHint as HintRule, Signature
-from doctor.logscan.analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
+from doctor.model.log_analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
                                      UnexplainedGroup)
 from doctor.logscan.keywords import KeywordFinder, minimal_keywords
 from doctor.logscan.lines import CLASSIFY_KEYWORDS, kind_of, shape

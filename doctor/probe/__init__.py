@@ -27,6 +27,6 @@ The runner itself adds {"event": "cancelled"} and {"event": "timeout", "phase": 
 stops the worker, so a UI folding events sees every ending.
 
 Results are plain dataclasses (results.py) so they serialize into Report.probe; the verdict
-(doctor/verdict.py) is computed from them in the parent. stage.after_checks() is the one entry
+(doctor/verdict/build.py) is computed from them in the parent. stage.after_checks() is the one entry
 point for the CLI and the TUI: it runs the probe when it can, or says why not.
 """

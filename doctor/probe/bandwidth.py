@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from doctor.probe.results import BandwidthResult
+from doctor.model.probe_results import BandwidthResult
 
 MIB = 1024 * 1024
 

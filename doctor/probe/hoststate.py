@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from doctor.probe.results import DecodePass
+from doctor.model.probe_results import DecodePass
 
 CHURN_FAULTS_PER_TOKEN = 20.0  # a healthy steady decode touches no new host memory (0 faults/token)
 SLOWER_BY = 0.8  # a pass below 80% of an independent second load is not the card's speed

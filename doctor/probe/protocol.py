@@ -83,7 +83,7 @@ class Emitter:
 
 
 def _jsonable(obj: Any) -> Any:
-    from doctor.serialize import to_jsonable
+    from doctor.model.serialize import to_jsonable
 
     return to_jsonable(obj)
 

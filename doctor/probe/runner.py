@@ -4,7 +4,7 @@
     report = run_synthetic_probe(ProbeSpec(model_path=""), SyntheticRequest())  # engine self-test
 
 Both return a ProbeReport (never raise for a probe that failed, hung or was cancelled); the
-sampler from doctor.sampling runs from the first timed phase to the end, and the phase windows
+sampler from doctor.facts.sampling runs from the first timed phase to the end, and the phase windows
 are kept on its clock so the verdict can read GPU utilisation during the decode runs only.
 """
 
@@ -22,16 +22,16 @@ from typing import Any, Callable
 
 from doctor.probe.child import ChildOutcome, EventSink, child_env, run_child
 from doctor.probe.protocol import TIMED_PHASES, ProbeSpec, spec_to_json
-from doctor.probe.results import PhaseWindow, ProbeReport, ProbeResult
-from doctor.serialize import LoadError, from_jsonable
+from doctor.model.probe_results import PhaseWindow, ProbeReport, ProbeResult
+from doctor.model.serialize import LoadError, from_jsonable
 
 SamplerFactory = Callable[[int, list[int]], Any]  # (worker pid, gpu indices) -> object with .stop() -> SampleSeries
 
 
 def default_sampler(pid: int, gpus: list[int]) -> Any:
-    """The runtime-health sampler (doctor.sampling), or None where it cannot run."""
+    """The runtime-health sampler (doctor.facts.sampling), or None where it cannot run."""
     try:
-        from doctor.sampling import start
+        from doctor.facts.sampling import start
     except ImportError:
         return None
     try:

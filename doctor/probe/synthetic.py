@@ -251,7 +251,7 @@ def build(out_dir: str, fmt: str = "fp16", shape: Shape = LLAMA_8B_LIKE, target_
 
 def main(argv: list[str] | None = None) -> int:
     """Child entry point: build one model, speaking the probe protocol on stdout."""
-    from doctor.probe.extbuild import exllamav2_location
+    from doctor.facts.build_cache import exllamav2_location
     from doctor.probe.protocol import Emitter
 
     p = argparse.ArgumentParser(prog="python -m doctor.probe.synthetic")

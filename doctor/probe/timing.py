@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from doctor.probe.results import DecodeRun
+from doctor.model.probe_results import DecodeRun
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from doctor.probe import errors
-from doctor.probe.extbuild import JIT_UNITS, has_prebuilt_extension, inspect_cache
+from doctor.facts.build_cache import JIT_UNITS, has_prebuilt_extension, inspect_cache
 from doctor.probe.hoststate import judge, wants_second_pass
 from doctor.probe.protocol import PROTOCOL, Emitter, ProbeSpec, spec_from_json
-from doctor.probe.results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
+from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.probe.timing import Decoder, time_prefill
-from doctor.unknown import Unknown
+from doctor.model.unknown import Unknown
 
 PROMPT_TEXT = (
     "A deployment note for an old data-centre GPU. The card has sixteen gigabytes of HBM2 and about nine hundred "
@@ -332,7 +332,7 @@ def main() -> int:
         text = f"{type(exc).__name__}: {exc}"
         em.error(errors.classify(text), worker._phase, text.splitlines()[0][:400], errors.tail(traceback.format_exc()))
         return 2
-    from doctor.serialize import to_jsonable
+    from doctor.model.serialize import to_jsonable
 
     em.emit("result", summary=f"{result.decode_tok_s:.1f} tok/s decode, {result.prefill.tok_s:.0f} tok/s prefill",
             result=to_jsonable(result))

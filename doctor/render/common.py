@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from doctor.findings import Finding, Status
-from doctor.report import Report
-from doctor.unknown import known, show
+from doctor.model.findings import Finding, Status
+from doctor.model.report import Report
+from doctor.model.unknown import known, show
 
 SYMBOLS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "–", Status.ERROR: "☠", Status.INFO: "i"}
 

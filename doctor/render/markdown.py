@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, source_line
-from doctor.report import Report
+from doctor.model.report import Report
 
 
 def _cell(text: str) -> str:
@@ -32,7 +32,7 @@ def render_markdown(report: Report) -> str:
         out.append("")
     out += ["</details>", ""]
     if report.facts.samples is not None:
-        from doctor.sampling.render import render_series
+        from doctor.render.samples import render_series
 
         out += ["<details><summary>Samples</summary>", "", "```text", *render_series(report.facts.samples), "```",
                 "", "</details>", ""]

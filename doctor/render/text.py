@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from doctor.findings import Status
+from doctor.model.findings import Status
 from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, source_line
-from doctor.report import Report
+from doctor.model.report import Report
 
 
 def render_text(report: Report, verbose: bool = False) -> str:
@@ -28,7 +28,7 @@ def render_text(report: Report, verbose: bool = False) -> str:
 
         lines += [""] + report_probe_lines(report, verbose)
     if report.facts.samples is not None:  # watch / probe: what the sampler saw, raw samples behind -v
-        from doctor.sampling.render import render_series
+        from doctor.render.samples import render_series
 
         lines += [""] + render_series(report.facts.samples, verbose)
     lines += ["", f"Summary: {counts_line(report.findings)}."]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from doctor.probe.results import ProbeReport
-from doctor.report import Report
-from doctor.verdict import Verdict
+from doctor.model.probe_results import ProbeReport
+from doctor.model.report import Report
+from doctor.model.verdict import Verdict
 
 WIDTH = 100
 

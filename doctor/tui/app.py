@@ -31,7 +31,7 @@ from doctor.tui.session import Session
 from doctor.tui.verdict_panel import VerdictPanel
 
 if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
-    from doctor.report import Report
+    from doctor.model.report import Report
 
 
 FIRST_FRAME_GRACE_S = 0.05
@@ -130,7 +130,7 @@ class DoctorApp(App["Report | None"]):
 
     def _diagnose(self, checks) -> Report:
         from doctor.facts.torch_facts import TorchGatherer
-        from doctor.pipeline import GatherOptions, diagnose
+        from doctor.run.pipeline import GatherOptions, diagnose
 
         s = self.session
         self._torch = TorchGatherer(timeout_s=s.torch_timeout_s, fresh=s.fresh, use_cache=s.use_cache) if s.facts is None else None
@@ -261,7 +261,7 @@ class DoctorApp(App["Report | None"]):
         if worker.state is WorkerState.ERROR:
             self._on_probe_event({"event": "error", "message": f"{type(worker.error).__name__}: {worker.error}"})
             return
-        from doctor.report import Report
+        from doctor.model.report import Report
         from doctor.tui.probe_feed import probe_view, verdict_view
 
         report = worker.result
@@ -309,7 +309,7 @@ class DoctorApp(App["Report | None"]):
         self.push_screen(SaveDialog(what, default), chosen)
 
     def _write_json(self, path: Path) -> None:
-        from doctor.report import report_to_json
+        from doctor.model.report import report_to_json
 
         self._write(path, report_to_json(self.report) + "\n", "report")
 

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from doctor.findings import Finding, Status
+from doctor.model.findings import Finding, Status
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PENDING = "·"

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from doctor.findings import Finding
+from doctor.model.findings import Finding
 
 
 class DetailPane(VerticalScroll):

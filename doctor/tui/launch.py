@@ -10,11 +10,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from doctor.exitcodes import ExitCode
+from doctor.model.exitcodes import ExitCode
 from doctor.tui.session import Session
 
 if TYPE_CHECKING:
-    from doctor.report import Report
+    from doctor.model.report import Report
 
 QUIT_EARLY = 130  # the user left before the checks finished, as after Ctrl-C
 
@@ -23,7 +23,7 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
     from doctor.cli import plan_from_args
 
     if args.replay:
-        from doctor.report import load_document
+        from doctor.facts.replay import load_document
 
         loaded = load_document(args.replay)
         read_only = "a replay is read-only: the probe would measure this machine, not the one recorded"
@@ -43,7 +43,7 @@ def _example(path: str) -> Report:
     """A recorded example keeps no conclusions: today's checks and verdict on it, as `v100-doctor demo` shows it."""
     from pathlib import Path
 
-    from doctor.examples import replay_example
+    from doctor.run.examples import replay_example
 
     return replay_example(Path(path).stem, Path(path).parent)
 

@@ -10,12 +10,12 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from doctor.unknown import known
+from doctor.model.unknown import known
 from doctor.tui.probe_state import ProbeView
 from doctor.tui.verdict_state import CauseBar, VerdictView
 
 if TYPE_CHECKING:
-    from doctor.report import Report
+    from doctor.model.report import Report
 
 LIVE_EVERY_S = 0.5  # how often the sampler's latest reading is put on screen while the probe runs
 
@@ -26,11 +26,11 @@ def probe_arguments(args: argparse.Namespace) -> dict:
 
 
 def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: threading.Event) -> Report:
-    """doctor.probe.stage's run, with the sampler's latest readings relayed to the screen; the report comes
+    """doctor.run.probe_stage's run, with the sampler's latest readings relayed to the screen; the report comes
     back with the probe, its verdict and findings folded in by the stage, exactly as the CLI gets them."""
     from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe
-    from doctor.probe.failures import merge_findings
-    from doctor.probe.stage import fold, skip_finding, skip_reason, spec_for, synthetic_size_gb
+    from doctor.verdict.failures import merge_findings
+    from doctor.run.probe_stage import fold, skip_finding, skip_reason, spec_for, synthetic_size_gb
 
     synthetic = not report.plan.model_path
     why = skip_reason(report, synthetic=synthetic)
@@ -82,7 +82,7 @@ class _Relay:
 
 def probe_view(probe: Any) -> ProbeView | None:
     """A finished probe (a ProbeReport, or its JSON from a saved report) as the probe panel draws it."""
-    from doctor.probe.results import ProbeReport
+    from doctor.model.probe_results import ProbeReport
 
     probe = _as(ProbeReport, probe)
     if probe is None:
@@ -113,9 +113,9 @@ CAUSE_LABELS = {"kv-reads": "KV cache reads", "throttled-clocks": "throttled clo
 
 
 def verdict_view(verdict: Any) -> VerdictView | None:
-    """The verdict (doctor.verdict.Verdict, or its JSON) as bars: ranked causes, fix first, the 64 tok/s reference."""
+    """The verdict (doctor.verdict.build.Verdict, or its JSON) as bars: ranked causes, fix first, the 64 tok/s reference."""
     from checks.knowledge.gpus import SEED_REFERENCE
-    from doctor.verdict import Verdict
+    from doctor.model.verdict import Verdict
 
     v = _as(Verdict, verdict)
     if v is None:
@@ -136,7 +136,7 @@ def _as(cls: type, value: Any) -> Any:
     """The dataclass itself, or rebuilt from a saved report's JSON; None when it does not fit."""
     if value is None or isinstance(value, cls):
         return value
-    from doctor.serialize import LoadError, from_jsonable
+    from doctor.model.serialize import LoadError, from_jsonable
 
     try:
         return from_jsonable(cls, value)

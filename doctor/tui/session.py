@@ -10,12 +10,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from doctor.plan import Plan
+from doctor.model.plan import Plan
 
 if TYPE_CHECKING:  # kept out of the import path: the first frame is painted before these load
     from checks.base import Check
-    from doctor.facts.types import Facts
-    from doctor.report import Report
+    from doctor.model.facts import Facts
+    from doctor.model.report import Report
 
 
 @dataclass

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from conftest import ROOT
-from doctor.sampling.sampler import Sampler
-from doctor.sampling.summary import THROTTLE_REASONS, summarize_gpu
+from doctor.facts.sampling.sampler import Sampler
+from checks.arithmetic.sample_summary import THROTTLE_REASONS, summarize_gpu
 
 pytestmark = pytest.mark.gpu
 

@@ -12,8 +12,8 @@ import sys
 import time
 
 from doctor.probe.protocol import Emitter, spec_from_json
-from doctor.probe.results import DecodePass, DecodeRun, MemoryUse, ModelShape, PrefillResult, ProbeResult
-from doctor.serialize import to_jsonable
+from doctor.model.probe_results import DecodePass, DecodeRun, MemoryUse, ModelShape, PrefillResult, ProbeResult
+from doctor.model.serialize import to_jsonable
 
 
 def result(model_path: str) -> ProbeResult:

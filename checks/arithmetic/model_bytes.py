@@ -1,0 +1,167 @@
+"""Where a model's bytes live under ExLlamaV2: per decoder layer and LM head on the GPU, embedding in host RAM.
+
+From the safetensors headers when the weights are there; otherwise estimated from config.json and the
+declared bits per weight (said so in `source`). Pure arithmetic on ModelFacts: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from doctor.model.model_dir import ModelConfig
+from doctor.model.model_dir import ModelFacts
+from doctor.model.unknown import known
+
+EXL2_DEFAULT_HEAD_BITS = 6.0  # exllamav2/conversion/convert_exl2.py default -hb 6
+BNB_4BIT_BPW = 4.5  # 4-bit codes + one FP32 absmax per 64 weights (no double quantisation)
+UNQUANTIZED_BYTES = 2  # ExLlamaV2 holds unquantized weights as FP16, whatever the file's dtype
+
+
+def human_bytes(n: float) -> str:
+    """1e9-based units, as the seed and bandwidth figures use (GB/s = 1e9 bytes/s)."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)} B"
+
+
+class ArithmeticUnavailable(ValueError):
+    """The model's sizes cannot be worked out; the message says which fact is missing."""
+
+
+@dataclass(frozen=True)
+class ModelDims:
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int
+    vocab: int
+    tied: bool
+    experts: int = 1
+
+    @property
+    def kv_width(self) -> int:
+        return self.kv_heads * self.head_dim
+
+
+@dataclass(frozen=True)
+class ModelBytes:
+    layer_bytes: tuple[int, ...]  # GPU bytes of each decoder layer
+    lm_head_bytes: int  # on the GPU (a tied head is loaded again from the embedding, as FP16)
+    norm_bytes: int  # final norm and other small GPU tensors
+    embedding_bytes: int  # stays in host RAM under ExLlamaV2
+    embedding_row_bytes: int  # what one decoded token reads of it
+    source: str  # "safetensors headers" | "estimated from config.json at X bpw"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def gpu_bytes(self) -> int:
+        return sum(self.layer_bytes) + self.lm_head_bytes + self.norm_bytes
+
+
+def dims(config: ModelConfig | None) -> ModelDims:
+    if config is None:
+        raise ArithmeticUnavailable("no usable config.json, so the model's shape is unknown")
+    need = {"num_hidden_layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
+            "num_attention_heads": config.num_attention_heads, "num_key_value_heads": config.num_key_value_heads,
+            "head_dim": config.head_dim, "intermediate_size": config.intermediate_size, "vocab_size": config.vocab_size}
+    missing = [k for k, v in need.items() if not known(v)]
+    if missing:
+        raise ArithmeticUnavailable(f"config.json lacks {', '.join(missing)}")
+    return ModelDims(config.num_hidden_layers, config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
+                     config.head_dim, config.intermediate_size, config.vocab_size,
+                     bool(config.tie_word_embeddings) if known(config.tie_word_embeddings) else False,
+                     config.num_experts if known(config.num_experts) else 1)
+
+
+def _matrices(d: ModelDims) -> list[tuple[int, int]]:
+    """(in, out) of every weight matrix in one decoder layer: q, k, v, o, then gate, up, down per expert."""
+    q_out, kv_out = d.heads * d.head_dim, d.kv_heads * d.head_dim
+    attn = [(d.hidden, q_out), (d.hidden, kv_out), (d.hidden, kv_out), (q_out, d.hidden)]
+    mlp = [(d.hidden, d.intermediate), (d.hidden, d.intermediate), (d.intermediate, d.hidden)] * d.experts
+    return attn + mlp
+
+
+def _matrix_bytes(method: str, m_in: int, m_out: int, bits: float, group: int) -> float:
+    n = m_in * m_out
+    if method == "exl2":
+        return n * bits / 8  # EXL2's bpw already includes its scales and permutations
+    if method in ("gptq", "awq"):
+        groups = max(1, m_in // group)
+        g_idx = m_in * 4 if method == "gptq" else 0
+        return n * bits / 8 + groups * m_out * 2 + groups * m_out * bits / 8 + g_idx
+    if method == "bnb-4bit":
+        return n * BNB_4BIT_BPW / 8
+    if method == "bnb-8bit":
+        return n + m_out * 4
+    return n * UNQUANTIZED_BYTES
+
+
+def _from_config(model: ModelFacts, d: ModelDims) -> ModelBytes:
+    q = model.quant
+    method = q.method if q else "unknown"
+    if method == "gguf":
+        raise ArithmeticUnavailable("a GGUF model: ExLlamaV2 cannot load it, so its ExLlamaV2 budget does not apply")
+    bits = float(q.bits) if q and known(q.bits) else None
+    group = int(q.group_size) if q and known(q.group_size) and q.group_size > 0 else 128
+    if method in ("exl2", "gptq", "awq") and bits is None:
+        raise ArithmeticUnavailable(f"{method} model without declared bits: cannot estimate its size from config.json")
+    if method == "unknown":
+        method = "fp16"
+    layer = sum(_matrix_bytes(method, i, o, bits or 16, group) for i, o in _matrices(d))
+    layer += 2 * d.hidden * 2  # input and post-attention norms
+    notes = []
+    if method == "exl2":
+        head_bits = float(q.head_bits) if known(q.head_bits) else EXL2_DEFAULT_HEAD_BITS
+        if not known(q.head_bits):
+            notes.append(f"head_bits not declared: assumed {EXL2_DEFAULT_HEAD_BITS:g} (the converter's default)")
+        head = d.vocab * d.hidden * head_bits / 8
+        label = f"{bits:g} bpw, head {head_bits:g} bits"
+    else:
+        head = d.vocab * d.hidden * UNQUANTIZED_BYTES
+        label = f"{bits:g}-bit {method}, FP16 head" if bits else f"{method}, held as FP16"
+    if d.experts > 1:
+        notes.append(f"MoE with {d.experts} experts: every expert is counted as resident and read")
+    return ModelBytes(tuple([int(layer)] * d.layers), int(head), d.hidden * 2, d.vocab * d.hidden * 2, d.hidden * 2,
+                      f"estimated from config.json at {label}", tuple(notes))
+
+
+def _from_headers(model: ModelFacts, d: ModelDims | None) -> ModelBytes:
+    w = model.weights
+    emb = w.embedding_bytes if known(w.embedding_bytes) else 0
+    emb_width = {"F32": 4, "F16": 2, "BF16": 2}.get(w.embedding_dtype, 2) if known(w.embedding_dtype) else 2
+    notes = []
+    head = w.lm_head_bytes
+    if head == 0 and emb:
+        head = emb * UNQUANTIZED_BYTES // emb_width  # tied: ExLlamaV2 loads the embedding again as the FP16 head
+        notes.append("lm_head is tied to the embedding: ExLlamaV2 keeps an FP16 copy of it on the GPU")
+    layer_bytes = w.layer_bytes
+    if w.fp32_bytes:
+        share = w.fp32_bytes / max(1, sum(layer_bytes) + w.other_bytes)
+        layer_bytes = tuple(int(b * (1 - share / 2)) for b in layer_bytes)
+        notes.append("FP32 tensors are halved: ExLlamaV2 casts unquantized weights to FP16")
+    if w.vision_bytes:
+        notes.append(f"vision tower ({w.vision_bytes / 1e9:.2f} GB) not counted: not read when decoding text")
+    hidden = w.embedding_shape[-1] if w.embedding_shape else (d.hidden if d else 0)
+    row = hidden * emb_width
+    return ModelBytes(layer_bytes, head, w.other_bytes, emb, row, "safetensors headers", tuple(notes))
+
+
+def model_bytes(model: ModelFacts) -> ModelBytes:
+    """GPU/host bytes of this model under ExLlamaV2; raises ArithmeticUnavailable when they cannot be known."""
+    if model is None or model.problem and model.weights is None and model.config is None:
+        raise ArithmeticUnavailable(model.problem if model else "no model facts")
+    if model.quant and model.quant.method == "gguf":
+        raise ArithmeticUnavailable("a GGUF model: ExLlamaV2 cannot load it, so its ExLlamaV2 budget does not apply")
+    w = model.weights
+    if w is not None and not w.problems and w.layer_bytes:
+        try:
+            d = dims(model.config)
+        except ArithmeticUnavailable:
+            d = None
+        return _from_headers(model, d)
+    if w is not None and w.problems:
+        raise ArithmeticUnavailable(f"the weight files are damaged ({w.problems[0]})")
+    return _from_config(model, dims(model.config))

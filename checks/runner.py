@@ -1,0 +1,52 @@
+"""Run the ordered checks: dependencies, isolation of crashing checks, and events for live UIs."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Callable, Iterable
+
+from checks.base import Check, CheckContext
+from doctor.model.facts import Facts
+from doctor.model.findings import Finding, Status
+from doctor.model.plan import Plan
+
+Event = tuple[str, object]  # ("started", check) | ("finished", finding)
+
+
+def _past(status: Status) -> str:
+    return {Status.FAIL: "failed", Status.SKIP: "was skipped", Status.ERROR: "crashed", Status.WARN: "warned"}.get(status, status.value)
+
+
+def run_one(check: Check, ctx: CheckContext) -> Finding:
+    for dep in check.depends_on:
+        prior = ctx.prior.get(dep)
+        if prior is not None and prior.status in check.blocked_by:
+            return check.finding(Status.SKIP, f"skipped: needs {dep}, which {_past(prior.status)}",
+                                 {"needs": dep})
+    start = time.perf_counter()
+    try:
+        finding = check.run(ctx)
+    except Exception as exc:  # a crashing check is a ☠ line, not a crashed doctor
+        tb = traceback.extract_tb(exc.__traceback__)[-1]
+        finding = check.finding(
+            Status.ERROR, f"the check itself crashed: {type(exc).__name__}: {exc}",
+            {"where": f"{tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}"},
+            fix="This is a bug in v100-doctor; please report it with the --json output.",
+        )
+    return finding.with_duration((time.perf_counter() - start) * 1000)
+
+
+def run_checks(facts: Facts, plan: Plan, checks: Iterable[Check],
+               on_event: Callable[[Event], None] | None = None) -> list[Finding]:
+    ctx = CheckContext(facts=facts, plan=plan)
+    findings: list[Finding] = []
+    for check in checks:
+        if on_event:
+            on_event(("started", check))
+        finding = run_one(check, ctx)
+        ctx.prior[check.id] = finding
+        findings.append(finding)
+        if on_event:
+            on_event(("finished", finding))
+    return findings

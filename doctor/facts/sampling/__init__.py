@@ -1,0 +1,32 @@
+"""Runtime sampling: one NVML + psutil sampler thread, its time series, and their summary.
+
+Use it around any timed work (the probe does):
+
+    from doctor.facts.sampling import start
+    sampler = start([0], pids=[child.pid], hz=5)
+    ...                      # the work being watched
+    series = sampler.stop()  # a SampleSeries; put it in Facts.samples
+
+The sampler is imported lazily so that doctor.model.facts can import the series types
+without pulling in NVML or psutil.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from doctor.model.samples import SampleSeries
+
+__all__ = ["SampleSeries", "Sampler", "start", "summarize"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Sampler", "start"):
+        from doctor.facts.sampling import sampler
+
+        return getattr(sampler, name)
+    if name == "summarize":
+        from checks.arithmetic.sample_summary import summarize
+
+        return summarize
+    raise AttributeError(name)

@@ -1,0 +1,90 @@
+"""The versioned Report: facts + plan + findings (+ later: samples, probe, verdict), and loading it back.
+
+A report or a bare facts fixture can be replayed: today's checks run on yesterday's facts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from doctor import __version__
+from doctor.model.facts import Facts
+from doctor.model.findings import Finding
+from doctor.model.plan import Plan
+from doctor.model.probe_results import ProbeReport
+from doctor.model.serialize import LoadError, from_jsonable, to_jsonable
+from doctor.model.verdict import Verdict
+
+SCHEMA = "v100-doctor/report/1"
+SCHEMA_FAMILY = "v100-doctor/report/"
+
+
+@dataclass(frozen=True)
+class Report:
+    facts: Facts
+    plan: Plan
+    findings: tuple[Finding, ...]
+    source: str = "live"  # live | replay:<file> | example:<name> (recorded, not this machine)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    created_at: str = ""
+    doctor_version: str = __version__
+    schema: str = SCHEMA
+    note: str = ""  # provenance of a recorded example or fixture
+    probe: ProbeReport | None = None  # the probe's measurements, when it ran (doctor/model/probe_results.py)
+    verdict: Verdict | None = None  # measured vs ceiling and why, when a probe measured (doctor/verdict/build.py)
+    errors: tuple[str, ...] = ()  # problems that cut the run short (the report is partial)
+
+    def finding(self, check_id: str) -> Finding | None:
+        return next((f for f in self.findings if f.id == check_id), None)
+
+
+def build_report(facts: Facts, plan: Plan, findings: list[Finding], **kw: Any) -> Report:
+    return Report(facts=facts, plan=plan, findings=tuple(findings),
+                  created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), **kw)
+
+
+def report_to_dict(report: Report) -> dict:
+    data = to_jsonable(report)
+    data = {"schema": data.pop("schema"), **data}
+    return data
+
+
+def report_to_json(report: Report) -> str:
+    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False)
+
+
+class ReplayError(Exception):
+    """A file given to --replay cannot be used; the message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    facts: Facts
+    plan: Plan
+    note: str
+    report: Report | None  # present when the file was a whole report
+
+
+def parse_document(data: Any, name: str) -> Loaded:
+    if not isinstance(data, dict):
+        raise ReplayError(f"{name}: not a v100-doctor report (the top level is not a JSON object)")
+    schema = data.get("schema")
+    if not isinstance(schema, str) or not (schema.startswith(SCHEMA_FAMILY) or schema.startswith("v100-doctor/facts/")):
+        raise ReplayError(f"{name}: not a v100-doctor report (no \"schema\": \"{SCHEMA}\" field)")
+    version = schema.rsplit("/", 1)[-1]
+    if version != "1":
+        raise ReplayError(f"{name}: schema {schema} is newer than this doctor understands ({SCHEMA}); "
+                          "upgrade: pip install -U v100-doctor")
+    try:
+        facts = from_jsonable(Facts, data.get("facts"), "$.facts")
+        plan = from_jsonable(Plan, data.get("plan", {}), "$.plan")
+        report = None
+        if schema.startswith(SCHEMA_FAMILY) and "findings" in data:
+            report = from_jsonable(Report, data, "$")
+    except LoadError as exc:
+        raise ReplayError(f"{name}: the report is damaged: {exc}") from None
+    return Loaded(facts=facts, plan=plan, note=str(data.get("note", "")), report=report)
+

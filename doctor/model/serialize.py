@@ -1,0 +1,109 @@
+"""Dataclasses <-> JSON-able dicts, so Facts and Reports can be saved and replayed.
+
+Unknown values travel as {"unknown": "reason"}. Loading is strict about types it
+knows and tolerant of extra keys, so an older doctor can read a newer minor report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from functools import lru_cache
+from typing import Any, Union, get_args, get_origin
+
+from doctor.model.unknown import Unknown
+
+
+class LoadError(ValueError):
+    """A saved document does not have the shape this doctor expects."""
+
+
+def to_jsonable(obj: Any) -> Any:
+    if isinstance(obj, Unknown):
+        return {"unknown": obj.reason}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if hasattr(obj, "value") and type(obj).__module__ != "builtins" and isinstance(obj.value, (str, int)):
+        return obj.value  # enums
+    return obj
+
+
+@lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def from_jsonable(tp: Any, data: Any, where: str = "$") -> Any:
+    """Rebuild a value of type `tp` from JSON data; raises LoadError with the path on a mismatch."""
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = get_args(tp)
+        if isinstance(data, dict) and set(data) == {"unknown"} and Unknown in args:
+            return Unknown(str(data["unknown"]))
+        if data is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg in (Unknown, type(None)):
+                continue
+            try:
+                return from_jsonable(arg, data, where)
+            except LoadError as exc:
+                errors.append(str(exc))
+        raise LoadError(errors[0] if errors else f"{where}: unexpected value {data!r}")
+    if tp is Any:
+        return data
+    if origin in (list, tuple) or tp in (list, tuple):
+        if not isinstance(data, list):
+            raise LoadError(f"{where}: expected a list, got {type(data).__name__}")
+        args = get_args(tp)
+        item = args[0] if args else Any
+        return tuple(from_jsonable(item, v, f"{where}[{i}]") for i, v in enumerate(data))
+    if origin is dict or tp is dict:
+        if not isinstance(data, dict):
+            raise LoadError(f"{where}: expected an object, got {type(data).__name__}")
+        args = get_args(tp)
+        val = args[1] if len(args) == 2 else Any
+        return {k: from_jsonable(val, v, f"{where}.{k}") for k, v in data.items()}
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise LoadError(f"{where}: expected an object, got {type(data).__name__}")
+        hints = _hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in data:
+                kwargs[f.name] = from_jsonable(hints[f.name], data[f.name], f"{where}.{f.name}")
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise LoadError(f"{where}: missing field '{f.name}'")
+        return tp(**kwargs)
+    if isinstance(tp, type) and issubclass(tp, Unknown):
+        if isinstance(data, dict) and "unknown" in data:
+            return Unknown(str(data["unknown"]))
+        raise LoadError(f"{where}: expected {{'unknown': reason}}")
+    if tp is float:
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return float(data)
+        raise LoadError(f"{where}: expected a number, got {data!r}")
+    if tp is int:
+        if isinstance(data, int) and not isinstance(data, bool):
+            return data
+        raise LoadError(f"{where}: expected an integer, got {data!r}")
+    if tp is bool:
+        if isinstance(data, bool):
+            return data
+        raise LoadError(f"{where}: expected true/false, got {data!r}")
+    if tp is str:
+        if isinstance(data, str):
+            return data
+        raise LoadError(f"{where}: expected text, got {data!r}")
+    if isinstance(tp, type) and hasattr(tp, "__members__"):  # Enum
+        try:
+            return tp(data)
+        except ValueError as exc:
+            raise LoadError(f"{where}: {exc}") from None
+    return data

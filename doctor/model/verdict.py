@@ -1,0 +1,81 @@
+"""The verdict's data: what the report stores and the renderers draw. Computed in doctor/verdict/."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Cause:
+    id: str  # kv-reads | throttled-clocks | cpu-offload | host-bound | kernel-path | gpu-contention | unexplained
+    title: str
+    lost_ms: float | None  # per token; None: present but not estimable from the evidence
+    share: float | None = None  # of the gap, 0..1 (set by the verdict)
+    evidence: dict = field(default_factory=dict)
+    sentence: str = ""  # the evidence in words, for the one-sentence headline
+    estimated: bool = True  # every share is an estimate; the evidence figures are measured unless said
+
+
+class NoCeiling(ValueError):
+    """Neither the knowledge base nor a measurement gives this card's bandwidth: no ceiling to compare with."""
+
+
+@dataclass(frozen=True)
+class BytesPerToken:
+    weights: float  # bytes of weights on the GPU (read once per token) plus one embedding row
+    kv_read: float  # KV bytes read per token at `context`
+    offloaded: float  # bytes crossing PCIe per token
+    context: int
+    cache_mode: str
+    source: str
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.kv_read + self.offloaded
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    bandwidth_gbs: float
+    tok_s: float  # at the probe's context (weights + KV)
+    tok_s_weights_only: float  # at zero context: the reference story's arithmetic
+    source: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    cause: str
+    action: str
+    expected_gain_tok_s: float | None  # None: not estimable from the evidence
+    basis: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    measured_tok_s: float
+    spread_pct: float
+    bytes: BytesPerToken
+    datasheet: Ceiling | None
+    measured: Ceiling | None
+    ceiling_tok_s: float
+    efficiency: float
+    near_ceiling: bool
+    lost_ms_per_token: float
+    causes: tuple[Cause, ...]
+    headline: str
+    fixes: tuple[Fix, ...] = ()
+    set_aside: tuple[str, ...] = ()
+    first_use: str = ""  # a per-context-length first-use cost seen in the warm-up (never counted as the speed)
+    reference: str = ""
+    notes: tuple[str, ...] = ()
+    gpu: str = ""
+
+    @property
+    def top_cause(self) -> Cause | None:
+        """The named cause with the largest share ("unexplained" is never a cause)."""
+        named = [c for c in self.causes if c.share and c.id != "unexplained"]
+        return max(named, key=lambda c: c.share) if named else None
+
+    @property
+    def unexplained(self) -> float:
+        return next((c.share or 0.0 for c in self.causes if c.id == "unexplained"), 0.0)

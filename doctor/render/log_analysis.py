@@ -1,0 +1,117 @@
+"""The log analysis as terminal text or Markdown: each known pitfall with its line, fix and the machine's answer, then what stayed unexplained."""
+
+from __future__ import annotations
+
+import textwrap
+
+from doctor.model.log_analysis import LogAnalysis, MatchGroup
+
+SYMBOL = {"error": "✗", "warning": "!", "info": "i"}
+VERDICT = {"confirmed": "confirmed", "ruled-out": "ruled out", "cannot-tell": "cannot tell"}
+SHOWN_GROUPS = 15  # unexplained kinds listed in text; -v lists all kept
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n} B"
+
+
+def header(a: LogAnalysis) -> str:
+    s = a.log
+    enc = s.encoding + (f", {s.undecodable_lines} line(s) not valid {s.encoding} (shown as �)" if s.undecodable_lines else "")
+    return f"{s.name}: {s.lines:,} lines, {_size(s.bytes)}, {enc} · facts: {a.facts_source}"
+
+
+def _lines(m: MatchGroup) -> str:
+    shown = ", ".join(str(n) for n in m.lines)
+    return f"line {shown}" if m.count == 1 else f"{m.count}× (lines {shown}{', …' if m.count > len(m.lines) else ''})"
+
+
+def _numbers(m: MatchGroup) -> str:
+    return ", ".join(f"{k}={v}" for k, v in m.numbers.items())
+
+
+def summary_line(a: LogAnalysis) -> str:
+    verdicts = [m.confirmation.verdict for m in a.matches if m.confirmation]
+    parts = [f"{len(a.matches)} known pitfall message(s)"]
+    for v in ("confirmed", "ruled-out", "cannot-tell"):
+        if verdicts.count(v):
+            parts.append(f"{verdicts.count(v)} {VERDICT[v]}")
+    u = a.unexplained
+    parts.append(f"{u.error_lines} error-looking and {u.warning_lines} warning-looking line(s) left unexplained")
+    return ", ".join(parts) + "."
+
+
+def render_text(a: LogAnalysis, verbose: bool = False) -> str:
+    out = [f"v100-doctor explain — {header(a)}"]
+    if a.plan_hints:
+        out.append("plan read from the log: " + ", ".join(f"{h.field} {h.value} (line {h.line})" for h in a.plan_hints))
+    out.append("")
+    if a.matches:
+        out.append("Known pitfalls:")
+    for m in sorted(a.matches, key=lambda m: m.first_line):
+        out.append(f"[{SYMBOL[m.severity]}] line {m.first_line}: {m.text.strip()[:160]}")
+        out += textwrap.wrap(f"{m.check} — {m.title}", 100, initial_indent="    pitfall: ", subsequent_indent="             ")
+        if m.confirmation:
+            out += textwrap.wrap(f"{VERDICT[m.confirmation.verdict]}: {m.confirmation.reason}", 100,
+                                 initial_indent="    machine: ", subsequent_indent="             ")
+        out += textwrap.wrap(m.fix, 100, initial_indent="    fix: ", subsequent_indent="         ")
+        out += [f"      $ {c}" for c in m.commands]
+        if m.numbers:
+            out.append(f"    numbers: {_numbers(m)}")
+        out.append(f"    seen {_lines(m)} · {m.engine} · reported at {m.source}")
+    u = a.unexplained
+    out += ["", f"Unexplained: {u.error_lines} error-looking, {u.warning_lines} warning-looking line(s) in "
+                f"{len(u.groups)} kind(s); the other {a.log.ordinary_lines + a.log.framing_lines:,} line(s) are "
+                "ordinary output or traceback framing."]
+    shown = u.groups if verbose else u.groups[:SHOWN_GROUPS]
+    for g in shown:
+        count = f" (×{g.count})" if g.count > 1 else ""
+        out.append(f"  line {g.first_line}{count} {g.kind}: {g.example.strip()[:150]}")
+    hidden = len(u.groups) - len(shown)
+    if hidden:
+        out.append(f"  … {hidden} more kind(s) ({sum(g.count for g in u.groups[len(shown):])} lines): use -v or --json")
+    if u.lines_in_dropped_groups:
+        out.append(f"  … and {u.lines_in_dropped_groups} more line(s) of rarer kinds, counted but not listed")
+    out += ["", f"Summary: {summary_line(a)}"]
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").strip()
+
+
+def render_markdown(a: LogAnalysis) -> str:
+    out = [f"### v100-doctor explain: {summary_line(a)}", "", f"_{header(a)}_", ""]
+    if a.plan_hints:
+        out += ["Plan read from the log: " + ", ".join(f"`{h.field}` {h.value} (line {h.line})" for h in a.plan_hints), ""]
+    if a.matches:
+        out += ["| | line | pitfall | machine | message |", "|---|---|---|---|---|"]
+        for m in sorted(a.matches, key=lambda m: m.first_line):
+            verdict = VERDICT[m.confirmation.verdict] if m.confirmation else "not checked"
+            out.append(f"| {SYMBOL[m.severity]} | {m.first_line} | `{m.check}` | {verdict} | `{_cell(m.matched)}` |")
+        out += ["", "<details><summary>Fixes and evidence</summary>", ""]
+        for m in sorted(a.matches, key=lambda m: m.first_line):
+            out += [f"#### line {m.first_line}: `{m.signature}` ({m.engine})", "", f"- **pitfall**: {_cell(m.title)}"]
+            if m.confirmation:
+                out.append(f"- **machine**: {VERDICT[m.confirmation.verdict]} — {_cell(m.confirmation.reason)}")
+            if m.numbers:
+                out.append(f"- **numbers**: {_cell(_numbers(m))}")
+            out += [f"- **seen**: {_lines(m)}", f"- **reported at**: {m.source}", "", f"**Fix:** {m.fix}"]
+            if m.commands:
+                out += ["", "```sh", *m.commands, "```"]
+            out.append("")
+        out += ["</details>", ""]
+    u = a.unexplained
+    if u.groups:
+        out += [f"**Unexplained** ({u.error_lines} error-looking, {u.warning_lines} warning-looking lines):", ""]
+        out += [f"- line {g.first_line}{f' (×{g.count})' if g.count > 1 else ''} {g.kind}: `{_cell(g.example)[:150]}`"
+                for g in u.groups[:SHOWN_GROUPS]]
+        if len(u.groups) > SHOWN_GROUPS or u.lines_in_dropped_groups:
+            more = sum(g.count for g in u.groups[SHOWN_GROUPS:]) + u.lines_in_dropped_groups
+            out.append(f"- … {more} more line(s) of other kinds (see the JSON)")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,50 @@
+"""gather -> Facts -> checks -> Report. One place, used by the CLI, the TUI and the bundle."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from checks.base import Check
+from checks.registry import checks_for
+from checks.runner import Event, run_checks
+from doctor.model.facts import Facts
+from doctor.model.plan import Plan
+from doctor.model.report import Report, build_report
+
+
+@dataclass(frozen=True)
+class GatherOptions:
+    torch_timeout_s: float = 20.0
+    fresh: bool = False  # re-import torch even if the per-wheel cache has its static facts
+    use_cache: bool = True
+    torch_gatherer: Any = None  # a TorchGatherer already started (the CLI starts it before its heavy imports)
+
+
+def gather(plan: Plan, options: GatherOptions = GatherOptions()) -> Facts:
+    from doctor.facts.gather import gather_facts
+
+    return gather_facts(torch_timeout_s=options.torch_timeout_s, fresh=options.fresh, use_cache=options.use_cache,
+                        torch=options.torch_gatherer)
+
+
+def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", note: str = "",
+             checks: Iterable[Check] | None = None, options: GatherOptions = GatherOptions(),
+             on_event: Callable[[Event], None] | None = None) -> Report:
+    """Gather live facts (unless given, as in a replay), run the ordered checks, build the Report."""
+    timings: dict[str, float] = {}
+    if facts is None:
+        t0 = time.perf_counter()
+        facts = gather(plan, options)
+        timings["gather_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    if plan.model_path:  # live or replay: read --model now unless the facts already hold that directory
+        from doctor.facts.model_dir import attach_model
+
+        t0 = time.perf_counter()
+        facts = attach_model(facts, plan.model_path)
+        timings["model_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    t0 = time.perf_counter()
+    findings = run_checks(facts, plan, checks_for(plan) if checks is None else checks, on_event)
+    timings["checks_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings)

@@ -1,0 +1,134 @@
+"""The probe as a stage after the checks: whether it can run, running it, folding it into the Report.
+
+Used by `v100-doctor --model PATH` (after the checks), `v100-doctor probe` and the TUI, so the
+three never disagree about when the probe is skipped or how its outcome becomes findings.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from dataclasses import replace
+
+from doctor.model.findings import Finding, Status
+from doctor.model.plan import Plan
+from doctor.verdict.failures import failure_finding, merge_findings
+from doctor.probe.protocol import ProbeSpec
+from doctor.model.probe_results import ProbeReport
+from doctor.probe.runner import EventSink, SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
+from doctor.probe.synthetic import GIB, target_bytes_for
+from doctor.model.report import Report
+from doctor.model.unknown import known
+
+MIB = 1024 * 1024
+
+
+def skip_reason(report: Report, synthetic: bool = False) -> str | None:
+    """Why the probe cannot run here, in one line; None when it can."""
+    if not synthetic and not report.plan.model_path:
+        return "no model was given (--model PATH); `v100-doctor probe --synthetic` measures the engine without one"
+    if report.plan.target_gpu:
+        return f"planning for {report.plan.target_gpu}, a card that is not this one"
+    gpu = report.finding("gpu-present")
+    if gpu is not None and gpu.status is not Status.PASS:
+        return f"no usable GPU ({gpu.summary})"
+    if gpu is None and not report.facts.nvml.gpus:
+        return f"no usable GPU ({report.facts.nvml.reason or 'NVML reports none'})"
+    pairing = report.finding("cuda-pairing")
+    if pairing is not None and pairing.status is Status.FAIL:
+        return f"torch cannot run on this card yet (cuda-pairing: {pairing.summary})"
+    ready = report.finding("exllamav2-ready")
+    if ready is not None and ready.evidence.get("probe_can_run") is False:
+        return f"ExLlamaV2 is not ready (exllamav2-ready: {ready.summary})"
+    return None
+
+
+def skip_finding(reason: str, asked: bool) -> Finding:
+    """The probe did not run: a failure when it was asked for (`probe`), a skip after the checks."""
+    return Finding(id="probe", title="Timed ExLlamaV2 probe", status=Status.FAIL if asked else Status.SKIP,
+                   summary=f"not run: {reason}", evidence={"reason": reason})
+
+
+def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticRequest | None = None,
+                 on_event: EventSink | None = None, cancel: threading.Event | None = None, sampling: bool = True,
+                 **spec_overrides) -> Report:
+    """Run the probe when it can run; otherwise say why, as the `probe` finding."""
+    why = skip_reason(report, synthetic=synthetic is not None)
+    if why:
+        return replace(report, findings=report.findings + (skip_finding(why, asked),))
+    return run_stage(report, spec_for(report.plan, **spec_overrides), synthetic, on_event=on_event, cancel=cancel,
+                     sampling=sampling)
+
+
+def checked_report(plan: Plan, checks) -> Report:
+    """Live facts and the given checks only (the probe command's frame), without the full check list."""
+    import time
+
+    from checks.runner import run_checks
+    from doctor.facts.gather import gather_facts
+    from doctor.model.report import build_report
+
+    t0 = time.perf_counter()
+    facts = gather_facts()
+    t1 = time.perf_counter()
+    findings = run_checks(facts, plan, checks)
+    t2 = time.perf_counter()
+    return build_report(facts, plan, findings, timings_ms={"gather_ms": round((t1 - t0) * 1000, 1),
+                                                           "checks_ms": round((t2 - t1) * 1000, 1)})
+
+
+def spec_for(plan: Plan, **overrides) -> ProbeSpec:
+    return ProbeSpec(model_path=plan.model_path or "", max_seq_len=plan.max_seq_len, cache_mode=plan.cache_mode,
+                     gpu_split=plan.gpu_split, gpu_index=plan.gpu_index, **overrides)
+
+
+def synthetic_size_gb(report: Report, cap_gb: float | None = None) -> float:
+    """A synthetic model sized for this card, its free RAM and the temp disk."""
+    gpu = report.facts.gpu(report.plan.gpu_index)
+    free = gpu.memory_free_mib * MIB if gpu and known(gpu.memory_free_mib) else None
+    ram = report.facts.host.ram_available_mib * MIB if known(report.facts.host.ram_available_mib) else None
+    try:
+        disk = shutil.disk_usage(tempfile.gettempdir()).free
+    except OSError:
+        disk = None
+    kw = {"cap_gb": cap_gb} if cap_gb else {}
+    return round(target_bytes_for(free, ram, disk, **kw) / GIB, 2)
+
+
+def run_stage(report: Report, spec: ProbeSpec, synthetic: SyntheticRequest | None = None, *,
+              on_event: EventSink | None = None, cancel: threading.Event | None = None, sampling: bool = True) -> Report:
+    """Run the probe and return the report with its probe, verdict and findings folded in."""
+    sampler = default_sampler if sampling else None
+    if synthetic is not None:
+        if synthetic.target_gb is None:
+            synthetic = replace(synthetic, target_gb=synthetic_size_gb(report))
+        probe = run_synthetic_probe(spec, synthetic, on_event=on_event, cancel=cancel, sampler_factory=sampler)
+    else:
+        probe = run_probe(spec, on_event=on_event, cancel=cancel, sampler_factory=sampler)
+    return fold(report, probe)
+
+
+def fold(report: Report, probe: ProbeReport) -> Report:
+    """Put a finished (or failed) probe into the report: findings, verdict, errors."""
+    from doctor.verdict.build import build_verdict, verdict_finding
+    from doctor.model.verdict import NoCeiling
+
+    timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
+    if not probe.ok:
+        finding = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode)
+        errors = report.errors + ((f"probe {probe.status}: {probe.summary}",) if probe.status == "cancelled" else ())
+        return replace(report, probe=probe, findings=merge_findings(report.findings, [finding]), timings_ms=timings,
+                       errors=errors)
+    try:
+        verdict = build_verdict(probe, report.facts, report.plan)
+    except NoCeiling as exc:
+        speed = Finding(id="decode-speed", title="Measured decode speed vs this card's ceiling", status=Status.INFO,
+                        summary=f"{probe.result.decode_tok_s:.1f} tok/s measured; no ceiling to compare with: {exc}",
+                        evidence={"measured_tok_s": probe.result.decode_tok_s})
+        return replace(report, probe=probe, timings_ms=timings, findings=merge_findings(report.findings, [speed]))
+    except Exception as exc:  # noqa: BLE001 - the measurement is still worth its report
+        return replace(report, probe=probe, timings_ms=timings,
+                       errors=report.errors + (f"verdict failed: {type(exc).__name__}: {exc} (a bug; please report it)",))
+    return replace(report, probe=probe, verdict=verdict, timings_ms=timings,
+                   findings=merge_findings(report.findings, [verdict_finding(verdict, bool(probe.synthetic))]))

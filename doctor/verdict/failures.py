@@ -1,0 +1,90 @@
+"""A probe that did not finish becomes a finding named after the pitfall that stopped it.
+
+CUDA out of memory -> memory-budget (with the numbers), "FlashAttention only supports Ampere
+GPUs or newer" -> flash-attn, "no kernel image is available" -> cuda-pairing, a failed JIT
+build -> cuda-pairing with the build log's tail, a missing package -> exllamav2-ready, a model
+directory ExLlamaV2 cannot read -> model-load. A probe finding supersedes the static check of
+the same id: it was measured, the check only predicted (merge_findings keeps the prediction in
+the evidence).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from doctor.model.findings import Finding, Status
+from doctor.probe.errors import oom_figures
+from doctor.model.probe_results import ProbeReport
+
+TITLES = {
+    "memory-budget": "Memory budget (measured by the probe)",
+    "flash-attn": "flash-attn vs this card (seen by the probe)",
+    "cuda-pairing": "Driver, CUDA and PyTorch pairing (seen by the probe)",
+    "exllamav2-ready": "ExLlamaV2 ready to probe",
+    "model-load": "ExLlamaV2 can load the model",
+    "probe": "Timed ExLlamaV2 probe",
+}
+
+
+def _finding(check_id: str, status: Status, summary: str, evidence: dict, fix: str = "", commands: tuple[str, ...] = ()) -> Finding:
+    return Finding(id=check_id, title=TITLES[check_id], status=status, summary=summary, evidence=evidence, fix=fix,
+                   commands=commands)
+
+
+def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mode: str = "fp16") -> Finding:
+    """The finding for a probe that failed, timed out, crashed or was cancelled."""
+    kind, msg = probe.error_kind, probe.summary
+    ev = {"probe_status": probe.status, "phase": probe.error_phase, "error": msg}
+    tail = probe.error_detail.strip()
+    if kind == "oom":
+        ev.update(oom_figures(tail + "\n" + msg))
+        ev.update(max_seq_len=max_seq_len, cache_mode=cache_mode)
+        smaller = f"--max-seq-len {max(2048, (max_seq_len or 8192) // 2)}" if max_seq_len else "--max-seq-len 4096"
+        return _finding("memory-budget", Status.FAIL, f"the model did not fit: {msg}", ev,
+                        "Weights, cache and scratch do not fit in this card's memory. Lower max_seq_len first (the cache "
+                        "grows with it), then use a quantized cache (--cache-mode q8 halves it), then a lower bpw.",
+                        (f"v100-doctor probe --model MODEL {smaller} --cache-mode q8",))
+    if kind == "flash-attn":
+        return _finding("flash-attn", Status.FAIL, f"ExLlamaV2 crashed in flash-attn: {msg}", ev,
+                        "flash-attn 2 needs an Ampere (sm_80) or newer card. Uninstall it or set EXLLAMA_NO_FLASH_ATTN=1.",
+                        ("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1"))
+    if kind == "no-kernel-image":
+        return _finding("cuda-pairing", Status.FAIL, f"no CUDA kernel for this card: {msg}", ev,
+                        "torch (or an extension) was built without code for this card's architecture; see the "
+                        "cuda-pairing check for a torch build that has it.")
+    if kind == "jit-build":
+        ev["build_log_tail"] = tail[-1500:]
+        return _finding("cuda-pairing", Status.FAIL, f"ExLlamaV2's extension could not be built: {msg}", ev,
+                        "The JIT build needs nvcc of the same CUDA major version as torch, able to target this card "
+                        "(CUDA 13 cannot build for sm_70), plus ninja. The build log's tail is in the evidence.")
+    if kind in ("not-installed", "no-cuda"):
+        return _finding("exllamav2-ready", Status.FAIL, msg, ev,
+                        "The probe needs torch with CUDA, exllamav2 and tokenizers in the Python that runs the doctor.",
+                        ("pip install exllamav2 tokenizers",))
+    if kind == "model-load":
+        ev["log_tail"] = tail[-1500:]
+        return _finding("model-load", Status.FAIL, msg, ev,
+                        "ExLlamaV2 needs config.json, tokenizer.json and *.safetensors in one folder; square brackets in "
+                        "the folder name break its *.safetensors glob.")
+    if kind == "cancelled":
+        return _finding("probe", Status.SKIP, f"the probe was cancelled during {probe.error_phase}", ev)
+    if kind == "timeout":
+        return _finding("probe", Status.FAIL, msg, ev,
+                        "A phase ran past its time limit. A first import JIT-builds ExLlamaV2 (2-3 minutes); a stale "
+                        "'lock' file in ~/.cache/torch_extensions makes it wait forever.")
+    ev["log_tail"] = tail[-1500:]
+    return _finding("probe", Status.ERROR, f"the probe failed: {msg}", ev,
+                    "An unexpected failure; the log tail is in the evidence. Please report it with the --json output.")
+
+
+def merge_findings(findings: tuple[Finding, ...], new: list[Finding]) -> tuple[Finding, ...]:
+    """Measured findings replace predicted ones of the same id (in place); others are appended."""
+    out = list(findings)
+    for f in new:
+        idx = next((i for i, old in enumerate(out) if old.id == f.id), None)
+        if idx is None:
+            out.append(f)
+        else:
+            before = out[idx]
+            out[idx] = replace(f, evidence={**f.evidence, "predicted_before_probe": f"{before.status.value}: {before.summary}"})
+    return tuple(out)
