@@ -7,12 +7,10 @@ import traceback
 from typing import Callable, Iterable
 
 from checks.base import Check, CheckContext
+from doctor.model.events import CheckEvent, CheckFinished, CheckStarted
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
 from doctor.model.plan import Plan
-
-Event = tuple[str, object]  # ("started", check) | ("finished", finding)
-
 
 def _past(status: Status) -> str:
     return {Status.FAIL: "failed", Status.SKIP: "was skipped", Status.ERROR: "crashed", Status.WARN: "warned"}.get(status, status.value)
@@ -38,15 +36,15 @@ def run_one(check: Check, ctx: CheckContext) -> Finding:
 
 
 def run_checks(facts: Facts, plan: Plan, checks: Iterable[Check],
-               on_event: Callable[[Event], None] | None = None) -> list[Finding]:
+               on_event: Callable[[CheckEvent], None] | None = None) -> list[Finding]:
     ctx = CheckContext(facts=facts, plan=plan)
     findings: list[Finding] = []
     for check in checks:
         if on_event:
-            on_event(("started", check))
+            on_event(CheckStarted(check.id, check.title))
         finding = run_one(check, ctx)
         ctx.prior[check.id] = finding
         findings.append(finding)
         if on_event:
-            on_event(("finished", finding))
+            on_event(CheckFinished(finding))
     return findings

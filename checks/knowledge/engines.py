@@ -92,3 +92,7 @@ CUDNN_SDPA_PER_LENGTH = FirstUseTrap(
             "(check_prefer_cudnn_attention)"),
     confidence="P",
 )
+
+# ExLlamaV2 0.3.2's ext.py JIT-compiles 19 .cpp + 28 .cu translation units on its first import
+# (source: https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/ext.py, its sources list; P)
+JIT_UNITS = 47

@@ -14,7 +14,7 @@ import re
 from checks.base import Check, CheckContext
 from checks.env.jit_toolchain import nvcc_problems, toolkit_commands
 from doctor.model.findings import Finding, Status
-from doctor.facts.build_cache import JIT_UNITS
+from checks.knowledge.engines import JIT_UNITS
 from doctor.model.unknown import known
 
 PIP = "pip install exllamav2 tokenizers"

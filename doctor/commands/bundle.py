@@ -23,7 +23,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from doctor.cli import UsageError, add_plan_arguments, exit_code_for, plan_from_args
+from doctor.model.errors import UsageError
+from doctor.run.options import add_plan_arguments, plan_from_args
+from doctor.run.output import exit_code_for
 from doctor.model.exitcodes import ExitCode
 
 

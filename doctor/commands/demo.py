@@ -22,7 +22,7 @@ from doctor.model.exitcodes import ExitCode
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.cli import add_output_arguments
+    from doctor.run.options import add_output_arguments
 
     p.add_argument("names", nargs="*", metavar="NAME", help="which examples (default: all, in order)")
     p.add_argument("--list", action="store_true", help="list the examples and exit")
@@ -30,9 +30,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.cli import UsageError, emit
+    from doctor.model.errors import UsageError
+    from doctor.run.output import emit
     from doctor.run.examples import example_names, load_example, replay_example
-    from doctor.model.report import ReplayError
+    from doctor.model.errors import ReplayError
 
     names = example_names()
     if args.list:
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"no example named {', '.join(unknown)}; known: {', '.join(names)}")
     if args.json and len(chosen) > 1:
         raise UsageError("--json prints one report: name one example (see --list)")
-    from doctor.cli import wants_tui
+    from doctor.run.options import wants_tui
 
     if wants_tui(args):
         return open_in_tui(chosen)
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> ExitCode:
 
 def open_in_tui(chosen: list[str]) -> ExitCode:
     """On a terminal the demo is the TUI's first screen: the first chosen example, read-only."""
-    from doctor.cli import build_parser
+    from doctor.run.options import build_parser
     from doctor.run.examples import EXAMPLES
     from doctor.tui.launch import run_tui
 

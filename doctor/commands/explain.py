@@ -33,7 +33,8 @@ import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
-from doctor.cli import UsageError, add_plan_arguments, plan_from_args
+from doctor.model.errors import UsageError
+from doctor.run.options import add_plan_arguments, plan_from_args
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_json
 from doctor.logscan.source import LogInputError, open_log

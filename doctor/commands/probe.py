@@ -23,7 +23,7 @@ FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like l
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.cli import add_output_arguments, add_plan_arguments, positive_int
+    from doctor.run.options import add_output_arguments, add_plan_arguments, positive_int
 
     add_output_arguments(p)
     add_plan_arguments(p)
@@ -44,7 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.cli import UsageError, emit, plan_from_args
+    from doctor.model.errors import UsageError
+    from doctor.run.output import emit
+    from doctor.run.options import plan_from_args
     from doctor.probe.console import ConsoleProgress
     from doctor.probe.runner import SyntheticRequest
     from doctor.run.probe_stage import after_checks, checked_report

@@ -27,7 +27,9 @@ import sys
 import time
 from dataclasses import replace
 
-from doctor.cli import UsageError, add_output_arguments, emit, positive_int
+from doctor.model.errors import UsageError
+from doctor.run.options import add_output_arguments, positive_int
+from doctor.run.output import emit
 from doctor.model.exitcodes import ExitCode
 from doctor.model.plan import Plan
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from doctor.model.facts import BuildCache
 
 EXT_NAME = "exllamav2_ext"
-JIT_UNITS = 47  # translation units ext.py compiles in 0.3.2 (19 .cpp + 28 .cu)
 
 
 def extensions_root(torch_cuda: str | None, env: dict[str, str] | None = None,

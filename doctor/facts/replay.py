@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
-from doctor.model.report import Loaded, ReplayError, parse_document
+from doctor.model.report import Loaded, parse_document
+from doctor.model.errors import ReplayError
 
 
 def load_document(path: str) -> Loaded:

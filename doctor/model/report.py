@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from doctor import __version__
+from doctor.model.errors import ReplayError
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding
 from doctor.model.plan import Plan
@@ -54,10 +55,6 @@ def report_to_dict(report: Report) -> dict:
 
 def report_to_json(report: Report) -> str:
     return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False)
-
-
-class ReplayError(Exception):
-    """A file given to --replay cannot be used; the message names the problem and the fix."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from doctor.probe import errors
-from doctor.facts.build_cache import JIT_UNITS, has_prebuilt_extension, inspect_cache
+from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
+from checks.knowledge.engines import JIT_UNITS
 from doctor.probe.hoststate import judge, wants_second_pass
 from doctor.probe.protocol import PROTOCOL, Emitter, ProbeSpec, spec_from_json
 from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from doctor.model.report import Report, ReplayError
+from doctor.model.report import Report
+from doctor.model.errors import ReplayError
 from doctor.facts.replay import load_document
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "examples"

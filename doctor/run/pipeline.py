@@ -8,7 +8,8 @@ from typing import Any, Callable, Iterable
 
 from checks.base import Check
 from checks.registry import checks_for
-from checks.runner import Event, run_checks
+from checks.runner import run_checks
+from doctor.model.events import CheckEvent
 from doctor.model.facts import Facts
 from doctor.model.plan import Plan
 from doctor.model.report import Report, build_report
@@ -22,6 +23,14 @@ class GatherOptions:
     torch_gatherer: Any = None  # a TorchGatherer already started (the CLI starts it before its heavy imports)
 
 
+def live_options(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True) -> GatherOptions:
+    """Options with the torch child already started, so a screen can stop it when the user quits."""
+    from doctor.facts.torch_facts import TorchGatherer
+
+    return GatherOptions(torch_timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache,
+                         torch_gatherer=TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache))
+
+
 def gather(plan: Plan, options: GatherOptions = GatherOptions()) -> Facts:
     from doctor.facts.gather import gather_facts
 
@@ -31,7 +40,7 @@ def gather(plan: Plan, options: GatherOptions = GatherOptions()) -> Facts:
 
 def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", note: str = "",
              checks: Iterable[Check] | None = None, options: GatherOptions = GatherOptions(),
-             on_event: Callable[[Event], None] | None = None) -> Report:
+             on_event: Callable[[CheckEvent], None] | None = None) -> Report:
     """Gather live facts (unless given, as in a replay), run the ordered checks, build the Report."""
     timings: dict[str, float] = {}
     if facts is None:

@@ -20,6 +20,7 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, OptionList
 from textual.worker import Worker, WorkerFailed, WorkerState
 
+from doctor.model.events import CheckEvent, CheckStarted
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.detail import DetailPane
@@ -129,25 +130,24 @@ class DoctorApp(App["Report | None"]):
         self.run_worker(lambda: self._diagnose(checks), thread=True, group="checks", exclusive=True, exit_on_error=False)
 
     def _diagnose(self, checks) -> Report:
-        from doctor.facts.torch_facts import TorchGatherer
-        from doctor.run.pipeline import GatherOptions, diagnose
+        from doctor.run.pipeline import GatherOptions, diagnose, live_options
 
         s = self.session
-        self._torch = TorchGatherer(timeout_s=s.torch_timeout_s, fresh=s.fresh, use_cache=s.use_cache) if s.facts is None else None
-        return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks,
-                        options=GatherOptions(torch_timeout_s=s.torch_timeout_s, fresh=s.fresh, use_cache=s.use_cache,
-                                              torch_gatherer=self._torch),
+        options = live_options(s.torch_timeout_s, s.fresh, s.use_cache) if s.facts is None else GatherOptions()
+        self._torch = options.torch_gatherer
+        return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks, options=options,
                         on_event=lambda event: self.call_from_thread(self._on_check_event, event))
 
-    def _on_check_event(self, event) -> None:
-        kind, payload = event
-        if kind == "started":
-            self.checklist.mark_running(payload.id)
-        elif kind == "finished":
-            self.checklist.mark_finished(payload)
+    def _on_check_event(self, event: CheckEvent) -> None:
+        if isinstance(event, CheckStarted):
+            check_id = event.check_id
+            self.checklist.mark_running(check_id)
+        else:
+            check_id = event.finding.id
+            self.checklist.mark_finished(event.finding)
         done = len(self.checklist.findings)
         self.banner.set_status(f"running checks {done}/{self._check_count}…")
-        if self.checklist.highlighted_id == payload.id:
+        if self.checklist.highlighted_id == check_id:
             self._show_highlighted()
 
     def _checks_done(self, report: Report) -> None:

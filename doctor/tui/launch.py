@@ -20,7 +20,7 @@ QUIT_EARLY = 130  # the user left before the checks finished, as after Ctrl-C
 
 
 def session_from_args(args: argparse.Namespace, checks) -> Session:
-    from doctor.cli import plan_from_args
+    from doctor.run.options import plan_from_args
 
     if args.replay:
         from doctor.facts.replay import load_document
@@ -52,14 +52,14 @@ def probe_arguments(args: argparse.Namespace) -> dict:
     """How `p` starts the probe here, or why it cannot."""
     if getattr(args, "no_probe", False):
         return {"no_probe_reason": "the probe is off (--no-probe)"}
-    from doctor.tui import probe_feed
+    from doctor.run import live_probe
 
-    return probe_feed.probe_arguments(args)
+    return live_probe.probe_arguments(args)
 
 
 def run_tui(args: argparse.Namespace, checks=None) -> int:
     """checks: the selected checks, or None for the CLI's default list (loaded after the first frame)."""
-    from doctor.cli import exit_code_for, write_report_file
+    from doctor.run.output import exit_code_for, write_report_file
     from doctor.tui.app import DoctorApp
 
     session = session_from_args(args, checks)

@@ -1,83 +1,17 @@
-"""The one place that knows the probe runner's and the verdict's data shapes: it runs the probe for
-the TUI, relays the sampler's live readings as events, and turns a ProbeReport and a verdict
-into the panels' display data (ProbeView, VerdictView). No textual here, no diagnosis either.
+"""Turns a ProbeReport and a verdict into the panels' display data (ProbeView, VerdictView).
+
+No textual here, no diagnosis either: the probe itself runs in doctor/run/live_probe.py.
 """
 
 from __future__ import annotations
 
-import argparse
-import threading
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from doctor.model.unknown import known
 from doctor.tui.probe_state import ProbeView
 from doctor.tui.verdict_state import CauseBar, VerdictView
 
 if TYPE_CHECKING:
-    from doctor.model.report import Report
-
-LIVE_EVERY_S = 0.5  # how often the sampler's latest reading is put on screen while the probe runs
-
-
-def probe_arguments(args: argparse.Namespace) -> dict:
-    """Session fields for `p`: the probe of --model, or the engine self-test (a synthetic model) without one."""
-    return {"run_probe": run_probe_for_tui, "auto_probe": bool(getattr(args, "model", None))}
-
-
-def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: threading.Event) -> Report:
-    """doctor.run.probe_stage's run, with the sampler's latest readings relayed to the screen; the report comes
-    back with the probe, its verdict and findings folded in by the stage, exactly as the CLI gets them."""
-    from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe
-    from doctor.verdict.failures import merge_findings
-    from doctor.run.probe_stage import fold, skip_finding, skip_reason, spec_for, synthetic_size_gb
-
-    synthetic = not report.plan.model_path
-    why = skip_reason(report, synthetic=synthetic)
-    if why:  # as after the checks in the plain run: a `probe` line that says why
-        on_event({"event": "skipped", "message": why})
-        return replace(report, findings=merge_findings(report.findings, [skip_finding(why, asked=False)]))
-    gpu = report.facts.gpu(report.plan.gpu_index)
-    if gpu is not None and known(gpu.mem_clock_max_mhz):
-        on_event({"event": "gpu", "mem_clock_max_mhz": gpu.mem_clock_max_mhz})
-    spec, factory = spec_for(report.plan), live_sampler_factory(on_event)
-    if synthetic:
-        request = SyntheticRequest(target_gb=synthetic_size_gb(report))
-        probe = run_synthetic_probe(spec, request, on_event=on_event, cancel=cancel, sampler_factory=factory)
-    else:
-        probe = run_probe(spec, on_event=on_event, cancel=cancel, sampler_factory=factory)
-    return fold(report, probe)
-
-
-def live_sampler_factory(on_event: Callable[[dict], None]):
-    """The runner's own sampler, plus a thread that relays its latest reading as a "gpu" event."""
-    from doctor.probe.runner import default_sampler
-
-    def factory(pid: int, gpus: list[int]) -> Any:
-        sampler = default_sampler(pid, gpus)
-        return None if sampler is None else _Relay(sampler, gpus[0], on_event)
-
-    return factory
-
-
-class _Relay:
-    def __init__(self, sampler: Any, index: int, on_event: Callable[[dict], None]) -> None:
-        self.sampler, self.index, self.on_event = sampler, index, on_event
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="v100-doctor-tui-relay", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(LIVE_EVERY_S):
-            sample = self.sampler.latest(self.index)
-            if sample is not None:
-                self.on_event({"event": "gpu", "mem_clock_mhz": sample.mem_clock_mhz,
-                               "temperature_c": sample.temperature_c, "pcie_rx_mbs": sample.pcie_rx_mbs})
-
-    def stop(self) -> Any:
-        self._stop.set()
-        self._thread.join(timeout=2 * LIVE_EVERY_S)
-        return self.sampler.stop()
+    pass
 
 
 def probe_view(probe: Any) -> ProbeView | None:
@@ -115,6 +49,7 @@ CAUSE_LABELS = {"kv-reads": "KV cache reads", "throttled-clocks": "throttled clo
 def verdict_view(verdict: Any) -> VerdictView | None:
     """The verdict (doctor.verdict.build.Verdict, or its JSON) as bars: ranked causes, fix first, the 64 tok/s reference."""
     from checks.knowledge.gpus import SEED_REFERENCE
+    from doctor.verdict.causes import CAUSE_LABELS
     from doctor.model.verdict import Verdict
 
     v = _as(Verdict, verdict)

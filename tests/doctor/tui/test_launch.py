@@ -18,8 +18,8 @@ from doctor.model.report import report_to_json
 from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.tui.launch import session_from_args
-from doctor.cli import build_parser
-from test_tui_support import HEALTHY, recorded_probe, run_app
+from doctor.run.options import build_parser
+from tui_support import HEALTHY, recorded_probe, run_app
 
 IMPORTS_AFTER = """
 import sys, doctor.cli

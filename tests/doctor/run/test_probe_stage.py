@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import MACHINES, run_cli
+from conftest import MACHINES, ROOT, run_cli
 from doctor.model.findings import Finding, Status
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport
@@ -15,7 +15,7 @@ from doctor.model.report import build_report, parse_document, report_to_dict, re
 from doctor.facts.replay import load_document
 from doctor.model.serialize import from_jsonable
 
-PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "probes"
+PROBES = ROOT / "fixtures" / "probes"
 V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from doctor.tui.app import DoctorApp
 from doctor.tui.probe_panel import ProbePanel
 from doctor.tui.probe_state import SPARK_POINTS, ProbeView, fold
-from test_tui_support import HEALTHY, fixture_session, run_app, settle
+from tui_support import HEALTHY, fixture_session, run_app, settle
 
 # A probe as the runner relays it (doctor/probe/__init__.py, protocol 1), with the TUI's "gpu" readings between.
 EVENTS = [
@@ -92,8 +92,8 @@ def test_the_app_draws_the_probe_as_its_events_arrive():
 
 def test_p_where_the_probe_cannot_run_says_why_as_the_plain_run_does():
     from doctor.model.findings import Status
-    from doctor.tui.probe_feed import run_probe_for_tui
-    from test_tui_support import TORCH_211
+    from doctor.run.live_probe import run_probe_for_tui
+    from tui_support import TORCH_211
 
     async def script(app, pilot):
         await settle(app, pilot)
@@ -111,7 +111,7 @@ def test_the_samplers_latest_reading_reaches_the_screen_as_gpu_events():
     import time
 
     from doctor.model.samples import GpuSample
-    from doctor.tui import probe_feed
+    from doctor.run import live_probe as probe_feed
 
     class FakeSampler:
         def __init__(self):

@@ -77,12 +77,13 @@ def test_demo_json_matches_the_schema(validate):
 
 def test_demo_on_a_terminal_opens_the_first_example_in_the_tui(monkeypatch, capsys):
     """On a TTY the demo is the TUI's first screen (read-only replay of the first example)."""
-    import doctor.cli
+    import doctor.run.options
+    import doctor.tui.launch
     import doctor.tui.launch
     from doctor.cli import main
 
     seen = {}
-    monkeypatch.setattr(doctor.cli, "wants_tui", lambda args: True)
+    monkeypatch.setattr(doctor.run.options, "wants_tui", lambda args: True)
     monkeypatch.setattr(doctor.tui.launch, "run_tui", lambda args, checks=None: seen.setdefault("replay", args.replay) and 1)
     assert main(["demo"]) == 1
     assert seen["replay"].endswith("seed-1-transformers-bnb.json")

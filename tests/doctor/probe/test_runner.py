@@ -172,7 +172,7 @@ def test_ctrl_c_in_the_parent_leaves_no_child(tmp_path):
 
 @pytest.mark.parametrize("label, check_id", [("error-oom", "memory-budget"), ("error-model-load", "model-load")])
 def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, check_id):
-    from doctor.cli import exit_code_for
+    from doctor.run.output import exit_code_for
     from doctor.model.exitcodes import ExitCode
     from doctor.run.probe_stage import fold
     from doctor.model.report import build_report
@@ -189,7 +189,7 @@ def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, c
 
 def test_the_real_worker_says_when_exllamav2_is_missing(tmp_path):
     """The real worker, no GPU needed: a stand-in `torch` package is found, exllamav2 is not."""
-    from doctor.cli import exit_code_for
+    from doctor.run.output import exit_code_for
     from doctor.model.exitcodes import ExitCode
     from doctor.run.probe_stage import fold
     from doctor.model.report import build_report

@@ -15,8 +15,9 @@ import pytest
 from doctor.model.probe_results import ProbeReport
 from doctor.model.serialize import from_jsonable
 from doctor.verdict.build import build_verdict
+from conftest import ROOT
 
-PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "probes"
+PROBES = ROOT / "fixtures" / "probes"
 
 
 def verdict(name: str):

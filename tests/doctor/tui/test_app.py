@@ -15,7 +15,7 @@ from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.session import Session
-from test_tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
+from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
 
 
 def symbols(app: DoctorApp) -> dict[str, str]:

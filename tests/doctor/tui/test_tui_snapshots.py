@@ -8,7 +8,7 @@ does not change these pictures.
 from __future__ import annotations
 
 from doctor.tui.app import DoctorApp
-from test_tui_support import HEALTHY, TORCH_211, fixture_session, settle
+from tui_support import HEALTHY, TORCH_211, fixture_session, settle
 
 
 async def checks_finished(pilot) -> None:
@@ -29,8 +29,8 @@ def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
 
 def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
     from doctor.run.probe_stage import fold
-    from test_tui_probe import EVENTS
-    from test_tui_support import recorded_probe
+    from test_probe_panel import EVENTS
+    from tui_support import recorded_probe
 
     probe = recorded_probe("v100-throttled")
 

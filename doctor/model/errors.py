@@ -1,0 +1,23 @@
+"""The doctor's one exception hierarchy.
+
+InputError and its kinds are the user's mistakes (a bad flag, a missing or broken file): the CLI
+prints their one-line message and exits 3. Anything else that escapes is a bug in the doctor (exit 4).
+"""
+
+from __future__ import annotations
+
+
+class DoctorError(Exception):
+    """Base of every exception the doctor raises on purpose."""
+
+
+class InputError(DoctorError):
+    """The user's input cannot be used; the message names the problem and the fix (exit 3)."""
+
+
+class UsageError(InputError):
+    """The command line is wrong."""
+
+
+class ReplayError(InputError):
+    """A file given to --replay (or a bundle, or an example) cannot be used."""

@@ -1,0 +1,171 @@
+"""The command line's shared vocabulary: every subcommand's argument types, option groups and the plan they build.
+
+One set of argparse types for every subcommand, so the same flag is checked the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from doctor import __version__
+from doctor.model.errors import UsageError
+from doctor.model.exitcodes import EXIT_CODE_HELP
+
+
+# subcommand -> module with add_arguments(parser) and run(args) -> ExitCode
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("doctor.commands.explain", "name the pitfall behind each error in a pasted log, confirmed on this machine"),
+    "bundle": ("doctor.commands.bundle", "write one redacted .tar.gz/.zip with everything a support ticket needs"),
+    "watch": ("doctor.commands.watch", "sample a running server: throttling, offload, competing processes (read-only)"),
+    "probe": ("doctor.commands.probe", "time ExLlamaV2 on your model (or --synthetic) and explain the gap to the ceiling"),
+    "demo": ("doctor.commands.demo", "replay recorded example cases (the reference V100 journey, an H200), clearly labelled"),
+}
+
+
+DESCRIPTION = """\
+Diagnose a quantized-LLM setup on an old data-centre GPU (V100 first; P100, P40, T4,
+TITAN V, RTX 2080 Ti too). Ordered checks of the GPU, driver, CUDA/PyTorch pairing and
+flash-attn; with --model, the model's format, kernel path, memory budget and decode
+ceiling; runtime health (throttling, offload, other processes); then a timed ExLlamaV2
+probe and a verdict that names what explains the gap to the ceiling. Every finding has
+the numbers behind it and the exact fix. It never changes anything: it prints commands.
+"""
+
+
+EXAMPLES = """\
+examples:
+  v100-doctor                          diagnose this machine
+  v100-doctor --json -o report.json    a report for a support ticket (stdout: JSON only)
+  v100-doctor --markdown               paste into a GitHub issue
+  v100-doctor --replay report.json     re-run today's checks on a saved report's facts
+  v100-doctor --list-checks            what is checked, in order
+  v100-doctor --check cuda-pairing -v  one check, with its evidence
+  v100-doctor --model /data/qwen27b-exl2 --max-seq-len 8192 --cache-mode q8
+                                       does it fit, how fast can it go, how fast does it go
+  v100-doctor --target-gpu v100-pcie-16gb --model DIR --no-probe
+                                       plan a V100 deployment from a laptop
+  v100-doctor demo                     the recorded examples (no GPU needed)
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would exit 2, which means "a check failed" here
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def target_gpu(text: str) -> str:
+    """A --target-gpu key from the knowledge base (an NVML-style name is accepted too)."""
+    import difflib
+
+    from checks.knowledge.gpus import GPUS, spec_for_key, spec_for_name
+
+    spec = spec_for_key(text) or spec_for_name(text)
+    if spec is None:
+        close = [g.key for g in GPUS if text.lower() in g.key] or difflib.get_close_matches(text.lower(), [g.key for g in GPUS], n=2)
+        hint = f"; did you mean {' or '.join(close[:4])}?" if close else ""
+        raise argparse.ArgumentTypeError(f"unknown GPU {text!r}{hint} (v100-doctor --list-gpus shows the known ones)")
+    return spec.key
+
+
+def gpu_split(text: str) -> tuple[float, ...]:
+    try:
+        parts = tuple(float(p) for p in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GB per GPU like 16 or 10,14; got {text!r}") from None
+    if any(p <= 0 for p in parts):
+        raise argparse.ArgumentTypeError("each GPU's share must be positive")
+    return parts
+
+
+def add_plan_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("deployment plan (what you intend to run)")
+    g.add_argument("--model", metavar="PATH", nargs="+", help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF); quote paths with spaces")
+    g.add_argument("--max-seq-len", type=positive_int, metavar="N", help="context length you will load with (ExLlamaV2 max_seq_len)")
+    g.add_argument("--cache-mode", choices=["fp16", "fp8", "q8", "q6", "q4"], default=None, help="KV cache mode (default fp16)")
+    g.add_argument("--gpu-split", type=gpu_split, metavar="GB[,GB...]", help="ExLlamaV2 gpu_split in GB per GPU")
+    g.add_argument("--gpu", type=int, default=None, metavar="INDEX", dest="gpu_index", help="which GPU to diagnose (default 0)")
+    g.add_argument("--target-gpu", metavar="NAME", type=target_gpu, help="plan for a card you do not have (e.g. v100-pcie-16gb); see --list-gpus")
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("output")
+    fmt = g.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the JSON report only (schema v100-doctor/report/1)")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown for a GitHub issue")
+    g.add_argument("-o", "--output", metavar="FILE", help="also write the JSON report to FILE (written even when the run is cut short)")
+    g.add_argument("-v", "--verbose", action="store_true", help="show every check's evidence")
+    g.add_argument("--no-tui", action="store_true", help="plain text even on a terminal")
+
+
+def build_parser() -> Parser:
+    p = Parser(prog="v100-doctor", description=DESCRIPTION, epilog=EXAMPLES + "\n" + EXIT_CODE_HELP + _subcommand_help(),
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"v100-doctor {__version__}")
+    add_output_arguments(p)
+    add_plan_arguments(p)
+    g = p.add_argument_group("what to run")
+    g.add_argument("--replay", metavar="FILE", help="re-run today's checks on the facts saved in a report or fixture")
+    g.add_argument("--list-checks", action="store_true", help="list the checks in the order they run, then exit")
+    g.add_argument("--list-gpus", action="store_true", help="list the GPUs the knowledge base knows (for --target-gpu), then exit")
+    g.add_argument("--check", action="append", metavar="ID", dest="only", help="run only this check (repeatable)")
+    g.add_argument("--no-probe", action="store_true", help="skip the timed ExLlamaV2 generation")
+    g.add_argument("--fresh", action="store_true", help="import torch again instead of using its cached static facts")
+    g.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write ~/.cache/v100-doctor (the only file the doctor ever writes unasked)")
+    g.add_argument("--torch-timeout", type=float, default=20.0, metavar="S", help="give up on torch's import/CUDA init after S seconds (default 20)")
+    return p
+
+
+def _subcommand_help() -> str:
+    if not SUBCOMMANDS:
+        return ""
+    rows = "\n".join(f"  {name:<10} {blurb}" for name, (_, blurb) in SUBCOMMANDS.items())
+    return f"\n\nsubcommands (v100-doctor SUBCOMMAND --help):\n{rows}"
+
+
+def plan_from_args(args: argparse.Namespace, base=None):
+    from dataclasses import replace
+
+    from doctor.model.plan import Plan
+
+    plan = base or Plan()
+    changes = {}
+    if getattr(args, "model", None):
+        changes["model_path"] = " ".join(args.model)
+        changes["model_path_parts"] = tuple(args.model)
+    for name in ("max_seq_len", "cache_mode", "gpu_split", "target_gpu"):
+        if getattr(args, name, None) is not None:
+            changes[name] = getattr(args, name)
+    if getattr(args, "gpu_index", None) is not None:  # an explicit --gpu 0 counts
+        changes["gpu_index"] = args.gpu_index
+    return replace(plan, **changes)
+
+
+def select_checks(only: list[str] | None):
+    from checks.registry import all_checks, check_ids
+
+    if not only:
+        return None  # the pipeline picks the checks that apply to the plan (model checks only with --model)
+    unknown = [c for c in only if c not in check_ids()]
+    if unknown:
+        raise UsageError(f"unknown check id {', '.join(unknown)}; known: {', '.join(check_ids())}")
+    return tuple(c for c in all_checks() if c.id in only)
+
+
+def wants_tui(args: argparse.Namespace) -> bool:
+    """The TUI on an interactive terminal; plain output for pipes, files, --json, --markdown or --no-tui."""
+    if args.json or args.markdown or args.no_tui or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty() and sys.stdin.isatty()
