@@ -24,17 +24,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from doctor.model.errors import UsageError
-from doctor.run.options import add_plan_arguments, plan_from_args
+from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.run.output import exit_code_for
 from doctor.model.exitcodes import ExitCode
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", metavar="FILE", help="the archive to write: NAME.tar.gz, NAME.tgz or NAME.zip "
+    p.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="the archive to write: NAME.tar.gz, NAME.tgz or NAME.zip "
                                                         "(default v100-doctor-bundle-<time>.tar.gz here)")
-    p.add_argument("--log", metavar="FILE", help="also explain this log (see `v100-doctor explain --help`) and add the analysis")
-    p.add_argument("--encoding", metavar="NAME", help="the log's encoding when it is not UTF-8")
-    p.add_argument("--replay", metavar="REPORT", help="bundle the facts of a saved report, fixture or bundle instead of this machine")
+    p.add_argument("--log", metavar="FILE", type=path_arg, help="also explain this log (see `v100-doctor explain --help`) and add the analysis")
+    p.add_argument("--encoding", metavar="NAME", type=encoding_name, help="the log's encoding when it is not UTF-8")
+    p.add_argument("--replay", metavar="REPORT", type=path_arg, help="bundle the facts of a saved report, fixture or bundle instead of this machine")
     p.add_argument("--no-redact", action="store_true", help="keep home paths, user and host names, serials and secrets as they are")
     add_plan_arguments(p)
 

@@ -34,7 +34,7 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
 from doctor.model.errors import UsageError
-from doctor.run.options import add_plan_arguments, plan_from_args
+from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_json
 from doctor.logscan.source import LogInputError, open_log
@@ -44,18 +44,18 @@ PROGRESS_MIN_BYTES = 64 << 20
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log", metavar="LOGFILE", help="the log file, or - to read it from stdin")
-    p.add_argument("--encoding", metavar="NAME", help="the log's encoding when it is not UTF-8 (e.g. gbk, cp1252); "
+    p.add_argument("log", metavar="LOGFILE", type=path_arg, help="the log file, or - to read it from stdin")
+    p.add_argument("--encoding", metavar="NAME", type=encoding_name, help="the log's encoding when it is not UTF-8 (e.g. gbk, cp1252); "
                                                      "UTF-16 with or without a BOM is detected")
     g = p.add_argument_group("confirming against a machine")
     which = g.add_mutually_exclusive_group()
     which.add_argument("--no-live", action="store_true", help="do not gather this machine's facts; only read the log")
-    which.add_argument("--replay", metavar="REPORT", help="confirm against the facts in a saved report, fixture or bundle")
+    which.add_argument("--replay", metavar="REPORT", type=path_arg, help="confirm against the facts in a saved report, fixture or bundle")
     o = p.add_argument_group("output")
     fmt = o.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the analysis as JSON only (schema v100-doctor/log-analysis/1)")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown for a GitHub issue")
-    o.add_argument("-o", "--output", metavar="FILE", help="also write the JSON analysis to FILE")
+    o.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON analysis to FILE")
     o.add_argument("-v", "--verbose", action="store_true", help="list every kind of unexplained line, not only the first 15")
     add_plan_arguments(p)
 

@@ -23,15 +23,15 @@ FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like l
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.run.options import add_output_arguments, add_plan_arguments, positive_int
+    from doctor.run.options import add_output_arguments, add_plan_arguments, path_arg, positive_int, synthetic_gb
 
     add_output_arguments(p)
     add_plan_arguments(p)
     g = p.add_argument_group("probe")
     g.add_argument("--synthetic", action="store_true", help="build a random-weight model sized for this card and probe it")
     g.add_argument("--synthetic-format", default="gptq", metavar="FORMAT", help=FORMAT_HELP)
-    g.add_argument("--synthetic-gb", type=float, metavar="GB", help="size of the synthetic model's weights (default: sized for the card, at most 6)")
-    g.add_argument("--keep-synthetic", metavar="DIR", help="write the synthetic model to DIR and keep it (default: a temp dir, removed)")
+    g.add_argument("--synthetic-gb", type=synthetic_gb, metavar="GB", help="size of the synthetic model's weights (default: sized for the card, at most 6)")
+    g.add_argument("--keep-synthetic", metavar="DIR", type=path_arg, help="write the synthetic model to DIR and keep it (default: a temp dir, removed)")
     g.add_argument("--tokens", type=positive_int, default=128, metavar="N", help="decode tokens per timed run (default 128)")
     g.add_argument("--runs", type=positive_int, default=3, metavar="N", help="timed runs (default 3)")
     g.add_argument("--warmup", type=positive_int, default=256, metavar="N", help="warm-up decode tokens before timing (default 256)")

@@ -28,49 +28,26 @@ import time
 from dataclasses import replace
 
 from doctor.model.errors import UsageError
-from doctor.run.options import add_output_arguments, positive_int
+from doctor.run.options import add_output_arguments, gpu_index, path_arg, positive_int, sample_hz, watch_seconds
 from doctor.run.output import emit
 from doctor.model.exitcodes import ExitCode
 from doctor.model.plan import Plan
 
-MAX_SECONDS = 3600
 INTERRUPTED = 130  # the shell's code for Ctrl-C, as the main command uses
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 1 <= value <= MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_SECONDS} seconds, got {text}")
-    return value
-
-
-def _hz(text: str) -> float:
-    from doctor.facts.sampling.sampler import MAX_HZ, MIN_HZ
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected samples per second, got {text!r}") from None
-    if not MIN_HZ <= value <= MAX_HZ:
-        raise argparse.ArgumentTypeError(f"must be between {MIN_HZ:g} and {MAX_HZ:g} samples per second, got {text}")
-    return value
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to watch")
     g.add_argument("--pid", type=positive_int, metavar="PID",
                    help="the server's process id (its children count as the server too); without it the whole GPU is watched")
-    g.add_argument("--seconds", type=_seconds, default=30.0, metavar="N",
+    g.add_argument("--seconds", type=watch_seconds, default=30.0, metavar="N",
                    help="how long to sample (default 30; send the server requests meanwhile)")
-    g.add_argument("--hz", type=_hz, default=5.0, metavar="HZ", help="samples per second, 0.2 to 10 (default 5)")
-    g.add_argument("--gpu", type=int, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
-    g.add_argument("--config", metavar="FILE",
+    g.add_argument("--hz", type=sample_hz, default=5.0, metavar="HZ", help="samples per second, 0.2 to 10 (default 5)")
+    g.add_argument("--gpu", type=gpu_index, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
+    g.add_argument("--config", metavar="FILE", type=path_arg,
                    help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
                         "max_memory and offload settings")
-    g.add_argument("--model", metavar="PATH", nargs="+",
+    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg,
                    help="the model directory the server loaded, so its VRAM can be compared with the model's size")
     add_output_arguments(p)
 

@@ -55,14 +55,87 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
-def positive_int(text: str) -> int:
+# Every number and path the command line takes is checked here, once, for every subcommand: a value argparse
+# accepts must be finite and plausible, so nothing downstream meets NaN, inf, 1e309 or an empty path.
+MAX_COUNT = 10**9  # the largest whole number any flag is believed (tokens, runs, context length, pid)
+
+
+def _number(text: str, what: str) -> float:
+    import math
+
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r} (not a finite number)")
     return value
+
+
+def finite_float(low: float, high: float, what: str = "a number", unit: str = ""):
+    """An argparse type: a finite float in [low, high] (low excluded when it is 0: a zero share or timeout means nothing)."""
+    def parse(text: str) -> float:
+        value = _number(text, what)
+        too_low = value <= low if low == 0 else value < low
+        if too_low or value > high:
+            bounds = f"more than 0 and at most {high:g}" if low == 0 else f"between {low:g} and {high:g}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}{unit}, got {text}")
+        return value
+
+    parse.__name__ = what.replace(" ", "_")  # argparse names the type in its message
+    return parse
+
+
+def bounded_int(low: int, high: int = MAX_COUNT, what: str = "a whole number"):
+    """An argparse type: a whole number in [low, high]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low:,} and {high:,}, got {text}")
+        return value
+
+    parse.__name__ = what.replace(" ", "_")
+    return parse
+
+
+positive_int = bounded_int(1, what="a whole number")
+gpu_index = bounded_int(0, 63, what="a GPU index")
+seconds_timeout = finite_float(0, 3600, what="seconds", unit=" s")
+gigabytes = finite_float(0, 4096, what="gigabytes", unit=" GB")
+synthetic_gb = finite_float(0, 256, what="gigabytes", unit=" GB")
+watch_seconds = finite_float(1, 3600, what="seconds", unit=" s")
+
+
+def sample_hz(text: str) -> float:
+    """watch --hz: the sampler's own bounds."""
+    from doctor.facts.sampling.sampler import MAX_HZ, MIN_HZ
+
+    return finite_float(MIN_HZ, MAX_HZ, what="samples per second")(text)
+
+
+def path_arg(text: str) -> str:
+    """A file or directory argument: not empty, no NUL (the kernel cannot take either)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError("a path cannot contain a NUL byte")
+    return text
+
+
+def encoding_name(text: str) -> str:
+    """A text codec Python knows (not a bytes-to-bytes one such as base64 or zlib)."""
+    import codecs
+
+    try:
+        info = codecs.lookup(text)
+    except (LookupError, ValueError):
+        raise argparse.ArgumentTypeError(f"unknown encoding {text!r} (e.g. utf-8, utf-16, gbk, cp1252, latin-1)") from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a text encoding")
+    return info.name
 
 
 def target_gpu(text: str) -> str:
@@ -80,22 +153,23 @@ def target_gpu(text: str) -> str:
 
 
 def gpu_split(text: str) -> tuple[float, ...]:
+    """ExLlamaV2's gpu_split: finite, positive GB per GPU, at most 64 GPUs."""
+    parts = text.split(",")
+    if len(parts) > 64:
+        raise argparse.ArgumentTypeError(f"at most 64 GPUs, got {len(parts)} shares")
     try:
-        parts = tuple(float(p) for p in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected GB per GPU like 16 or 10,14; got {text!r}") from None
-    if any(p <= 0 for p in parts):
-        raise argparse.ArgumentTypeError("each GPU's share must be positive")
-    return parts
+        return tuple(gigabytes(p) for p in parts)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"expected GB per GPU like 16 or 10,14; got {text!r}: {exc}") from None
 
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("deployment plan (what you intend to run)")
-    g.add_argument("--model", metavar="PATH", nargs="+", help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF); quote paths with spaces")
+    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg, help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF); quote paths with spaces")
     g.add_argument("--max-seq-len", type=positive_int, metavar="N", help="context length you will load with (ExLlamaV2 max_seq_len)")
     g.add_argument("--cache-mode", choices=["fp16", "fp8", "q8", "q6", "q4"], default=None, help="KV cache mode (default fp16)")
     g.add_argument("--gpu-split", type=gpu_split, metavar="GB[,GB...]", help="ExLlamaV2 gpu_split in GB per GPU")
-    g.add_argument("--gpu", type=int, default=None, metavar="INDEX", dest="gpu_index", help="which GPU to diagnose (default 0)")
+    g.add_argument("--gpu", type=gpu_index, default=None, metavar="INDEX", dest="gpu_index", help="which GPU to diagnose (default 0)")
     g.add_argument("--target-gpu", metavar="NAME", type=target_gpu, help="plan for a card you do not have (e.g. v100-pcie-16gb); see --list-gpus")
 
 
@@ -104,7 +178,7 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     fmt = g.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON report only (schema v100-doctor/report/1)")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown for a GitHub issue")
-    g.add_argument("-o", "--output", metavar="FILE", help="also write the JSON report to FILE (written even when the run is cut short)")
+    g.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON report to FILE (written even when the run is cut short)")
     g.add_argument("-v", "--verbose", action="store_true", help="show every check's evidence")
     g.add_argument("--no-tui", action="store_true", help="plain text even on a terminal")
 
@@ -116,7 +190,7 @@ def build_parser() -> Parser:
     add_output_arguments(p)
     add_plan_arguments(p)
     g = p.add_argument_group("what to run")
-    g.add_argument("--replay", metavar="FILE", help="re-run today's checks on the facts saved in a report or fixture")
+    g.add_argument("--replay", metavar="FILE", type=path_arg, help="re-run today's checks on the facts saved in a report or fixture")
     g.add_argument("--list-checks", action="store_true", help="list the checks in the order they run, then exit")
     g.add_argument("--list-gpus", action="store_true", help="list the GPUs the knowledge base knows (for --target-gpu), then exit")
     g.add_argument("--check", action="append", metavar="ID", dest="only", help="run only this check (repeatable)")
@@ -124,7 +198,7 @@ def build_parser() -> Parser:
     g.add_argument("--fresh", action="store_true", help="import torch again instead of using its cached static facts")
     g.add_argument("--no-cache", action="store_true",
                    help="neither read nor write ~/.cache/v100-doctor (the only file the doctor ever writes unasked)")
-    g.add_argument("--torch-timeout", type=float, default=20.0, metavar="S", help="give up on torch's import/CUDA init after S seconds (default 20)")
+    g.add_argument("--torch-timeout", type=seconds_timeout, default=20.0, metavar="S", help="give up on torch's import/CUDA init after S seconds (default 20)")
     return p
 
 
