@@ -10,6 +10,11 @@ Named groups become numbers in the match. A group name's suffix says how to read
 ("sm_70", "70", "compute_70", "7.0" -> "7.0"), `_cudaint` a CUDA version as torch prints it
 ("11040" -> "11.4"). Other groups stay text (whole numbers become ints).
 Confidence: P = the text is quoted from the issue or source at the URL; S = a user report.
+
+The same table tells the probe why it died: a row's `probe_kind` names the failure kind
+(doctor/verdict/failures.py turns it into a finding) that its text means in an exception.
+Rows with `in_logs=False` are read only on an exception's text: they are too broad for a
+whole log, where a neighbouring line explains the failure better.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ class Signature:
     followup_lines: int = 0
     rules_out_on_pass: bool = True  # does a passing check mean this pitfall is not the cause here?
     pass_note: str = ""  # what a passing check leaves open
+    probe_kind: str = ""  # the probe failure kind this text means (PROBE_KINDS), "" when it never stops a probe
+    in_logs: bool = True  # False: recognised only in a probe's exception text, never in `explain`'s logs
 
     @property
     def check(self) -> str:
@@ -78,7 +85,8 @@ SIGNATURES: tuple[Signature, ...] = (
         rules_out_on_pass=False,
         pass_note="torch itself has kernels for this card here, so the missing kernel is in another compiled extension "
                   "(exllamav2_ext, xformers, bitsandbytes, flash-attn) built without this card's arch; rebuild it with "
-                  "TORCH_CUDA_ARCH_LIST set to this card's compute capability"),
+                  "TORCH_CUDA_ARCH_LIST set to this card's compute capability",
+        probe_kind="no-kernel-image"),
     Signature(
         "torch-capability-too-old", "torch", "capability",
         r"Found GPU(?P<gpu_index>\d+) (?P<gpu_name>.+?) which is of cuda capability (?P<card_cc>\d+\.\d+)",
@@ -117,7 +125,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "flash-attn is installed and was called on a GPU older than it supports (FA2 needs cc 8.0+)",
         "Uninstall flash-attn, or set EXLLAMA_NO_FLASH_ATTN=1 (TabbyAPI: no_flash_attention: true); ExLlamaV2 then "
         "uses xformers or torch SDPA, which work on a V100.",
-        f"{EXL2_REPO}/issues/502", "P", commands=("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1")),
+        f"{EXL2_REPO}/issues/502", "P", commands=("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1"),
+        probe_kind="flash-attn"),
     Signature(
         "exllamav2-flash-attn-unsupported-gpu", "exllamav2", "flash attention",
         r"Flash Attention is installed but unsupported GPUs were detected",
@@ -163,7 +172,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "The GPU ran out of memory (weights + KV cache at this max_seq_len + scratch did not fit)",
         "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU; `v100-doctor --model DIR "
         "--max-seq-len N` shows the largest context that fits for each cache mode.",
-        f"{EXL2_REPO}/issues/677", "P"),
+        f"{EXL2_REPO}/issues/677", "P",
+        probe_kind="oom"),
     Signature(
         "cuda-oom-legacy", "torch", "out of memory",
         rf"CUDA out of memory\. Tried to allocate (?P<tried_mib>{SIZE}) \(GPU (?P<gpu_index>\d+); (?P<total_mib>{SIZE}) "
@@ -171,28 +181,40 @@ SIGNATURES: tuple[Signature, ...] = (
         ("memory-budget", "gpu-processes"),
         "The GPU ran out of memory (torch 2.0 and older wording)",
         "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
-        "https://github.com/kchengiva/Shift-GCN/issues/34", "S"),
+        "https://github.com/kchengiva/Shift-GCN/issues/34", "S",
+        probe_kind="oom"),
     Signature(
         "cuda-oom-plain", "torch / CUDA", "out of memory",
         r"CUDA (?:error: )?out of memory",
         ("memory-budget", "gpu-processes"),
         "The GPU ran out of memory",
         "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
-        f"{EXL2_REPO}/issues/677", "P"),
+        f"{EXL2_REPO}/issues/677", "P",
+        probe_kind="oom"),
     Signature(
         "exllamav2-insufficient-vram", "exllamav2", "insufficient",
         r"Insufficient VRAM (?:in split )?for model and cache",
         ("memory-budget", "gpu-processes"),
         "ExLlamaV2's autosplit could not fit the model and its cache on the GPUs (often a default 32k-128k context)",
         "Set max_seq_len (e.g. 4096 or 8192) when creating the cache, or use a Q8/Q4 cache.",
-        f"{EXL2_REPO}/issues/383", "P"),
+        f"{EXL2_REPO}/issues/383", "P",
+        probe_kind="oom"),
     Signature(
         "exllamav2-insufficient-space", "exllamav2", "insufficient",
         r"Insufficient space in device allocation",
         ("memory-budget",),
         "The gpu_split given to ExLlamaV2 is smaller than the weights plus scratch it must hold",
         "Raise the gpu_split entries (GB per GPU, weights and scratch only), or let autosplit place the layers.",
-        f"{EXL2_REPO}/issues/168", "P"),
+        f"{EXL2_REPO}/issues/168", "P",
+        probe_kind="oom"),
+    Signature(
+        "out-of-memory-any-wording", "torch / CUDA / exllamav2", ("out of memory", "outofmemoryerror"),
+        r"out of memory|OutOfMemoryError",
+        ("memory-budget", "gpu-processes"),
+        "The GPU ran out of memory (a wording the rows above do not quote)",
+        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
+        f"{EXL2_REPO}/issues/677", "P", probe_kind="oom",
+        in_logs=False),  # in a log the CUDA OOM rows above say more (with the numbers)
     # --- JIT build of exllamav2_ext -------------------------------------------------------------------------
     Signature(
         "cuda-version-mismatch", "torch cpp_extension", "mismatches",
@@ -203,7 +225,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "Install the CUDA toolkit whose major version matches torch.version.cuda and point CUDA_HOME at it, or "
         "install the torch variant that matches your nvcc.",
         "https://github.com/vllm-project/vllm/issues/1060", "P",
-        followup=r"PyTorch \((?P<torch_cuda>[\d.]+)\)", followup_lines=1),
+        followup=r"PyTorch \((?P<torch_cuda>[\d.]+)\)", followup_lines=1,
+        probe_kind="jit-build"),
     Signature(
         "nvcc-unsupported-arch", "nvcc", "unsupported gpu",
         r"Unsupported gpu architecture '(?:compute|sm)_(?P<arch_cc>\d+)'",
@@ -211,7 +234,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "This nvcc cannot compile for the card: CUDA 13 dropped Volta/Pascal (sm_70/sm_6x); very old nvcc lacks new cards",
         "Build with a CUDA 12.x toolkit (12.6-12.9 still target sm_70): export CUDA_HOME=/usr/local/cuda-12.6 and "
         "put its bin/ first on PATH.",
-        "https://github.com/RenderKit/oidn/issues/274", "P"),
+        "https://github.com/RenderKit/oidn/issues/274", "P",
+        probe_kind="jit-build"),
     Signature(
         "cuda-home-not-set", "torch cpp_extension", "cuda_home",
         r"CUDA_HOME environment variable is not set",
@@ -219,14 +243,25 @@ SIGNATURES: tuple[Signature, ...] = (
         "No CUDA toolkit (nvcc) was found, so ExLlamaV2's extension cannot be JIT-built",
         "Install a CUDA 12.x toolkit and export CUDA_HOME=/usr/local/cuda-12.x, or install a prebuilt exllamav2 "
         "wheel that matches your torch.",
-        "https://github.com/turboderp-org/exui/issues/38", "P"),
+        "https://github.com/turboderp-org/exui/issues/38", "P",
+        probe_kind="jit-build"),
     Signature(
         "ninja-missing", "torch cpp_extension", "ninja is required",
         r"Ninja is required to load C\+\+ extensions",
         ("exllamav2-ready",),
         "ninja is not on PATH, so the JIT build cannot start (often: the venv's bin/ is not activated)",
         "pip install ninja inside the same environment, and activate it (the pip ninja lives in venv/bin).",
-        "https://github.com/smthemex/ComfyUI_YuE/issues/12", "P", commands=("pip install ninja",)),
+        "https://github.com/smthemex/ComfyUI_YuE/issues/12", "P", commands=("pip install ninja",),
+        probe_kind="jit-build"),
+    Signature(
+        "jit-build-failed", "torch cpp_extension", ("error building extension", "nvcc fatal", "ninja: build stopped"),
+        r"Error building extension|nvcc fatal|ninja: build stopped",
+        ("cuda-pairing", "exllamav2-ready"),
+        "A JIT build of a CUDA extension (ExLlamaV2's exllamav2_ext) failed; the compiler's own line says why",
+        "The JIT build needs nvcc of the same CUDA major version as torch, able to target this card (CUDA 13 cannot "
+        "build for sm_70), plus ninja.",
+        "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py", "P", probe_kind="jit-build",
+        in_logs=False),  # in a log the compiler line beside it (nvcc-unsupported-arch, ...) names the cause
     Signature(
         "exllamav2-ext-undefined-symbol", "exllamav2", "undefined symbol",
         r"exllamav2_ext\S*: undefined symbol: (?P<symbol>\S+)|\"undefined symbol\" error here usually means",
@@ -235,6 +270,15 @@ SIGNATURES: tuple[Signature, ...] = (
         "Install the exllamav2 wheel built for your exact torch version, or the JIT version "
         "(pip install exllamav2 from PyPI) so it builds against your torch.",
         f"{EXL2_REPO}/issues/427", "P"),
+    Signature(
+        "python-module-missing", "Python", "no module named",
+        r"No module named '?(?P<module>(?:exllamav2|torch|tokenizers|safetensors)\w*)",
+        ("exllamav2-ready",),
+        "A package the probe (or the server) imports is not installed in the Python that runs it",
+        "Install torch with CUDA, exllamav2 and tokenizers in the Python that runs the server (and the doctor), "
+        "or activate the environment that has them.",
+        "https://github.com/oobabooga/textgen/issues/6163", "P", commands=("pip install exllamav2 tokenizers",),
+        probe_kind="not-installed"),
     # --- the model path ---------------------------------------------------------------------------------------
     Signature(
         "no-safetensors-found", "exllamav2", "safetensors files found",
@@ -243,7 +287,20 @@ SIGNATURES: tuple[Signature, ...] = (
         "ExLlamaV2 found no weights: a wrong directory, or [ ] in the name broke its *.safetensors glob",
         "Point at the directory holding the .safetensors files; rename directories with [ or ] in the name "
         "(e.g. 'Model [4.0bpw]' -> 'Model-4.0bpw').",
-        f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P"),
+        f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P",
+        probe_kind="model-load"),
+    Signature(
+        "exllamav2-model-load", "exllamav2", ("could not find", "missing any of", "no supported tokenizer",
+                                              "config.json", "unknown dtype", "incompatible shapes",
+                                              "sentencepiece-only"),
+        r"Could not find .* in model|Missing any of the following keys|No supported tokenizer found|config\.json"
+        r"|Unknown dtype|incompatible shapes|SentencePiece-only tokenizers",
+        ("model-path",),
+        "ExLlamaV2 could not read the model directory (config.json, tokenizer or tensor names)",
+        "ExLlamaV2 needs config.json, tokenizer.json and *.safetensors in one folder; square brackets in the folder "
+        "name break its *.safetensors glob.",
+        f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P", probe_kind="model-load",
+        in_logs=False),  # "config.json" alone is on harmless lines of every loader's log
     Signature(
         "argparse-unrecognized-arguments", "argparse (any CLI)", "error",
         r"error: unrecognized arguments: (?P<args>[^-\s]\S*(?: \S+)*)",
@@ -300,6 +357,33 @@ SIGNATURES: tuple[Signature, ...] = (
         "Reinstall torch from the cu126 index: pip install torch --index-url https://download.pytorch.org/whl/cu126",
         "https://github.com/pytorch/pytorch/pull/177975", "P", severity="warning"),
 )
+
+
+LOG_SIGNATURES = tuple(s for s in SIGNATURES if s.in_logs)  # what `explain` looks for in a log
+
+# The probe's failure kinds, in priority order: when an exception's text matches rows of several
+# kinds, the first kind here names it ("FlashAttention only supports" beats the OOM it may cause).
+PROBE_KINDS = ("flash-attn", "no-kernel-image", "jit-build", "oom", "not-installed", "model-load")
+
+
+def probe_failure_kind(text: str) -> str:
+    """The failure kind for an exception text or log tail; "internal" when no row knows it."""
+    lines = text.splitlines()
+    matched = {s.probe_kind for s in SIGNATURES if s.probe_kind and any(s.regex.search(line) for line in lines)}
+    return next((kind for kind in PROBE_KINDS if kind in matched), "internal")
+
+
+def oom_figures(text: str) -> dict[str, float]:
+    """The numbers in torch's OOM message ("Tried to allocate 2.00 GiB. GPU 0 has a total capacity of
+    15.77 GiB of which 1.02 GiB is free"), in GiB, for the memory-budget finding."""
+    out: dict[str, float] = {}
+    for key, pattern in (("tried_gib", r"Tried to allocate ([\d.]+) ([GMK]iB)"),
+                         ("capacity_gib", r"total capacity of ([\d.]+) ([GMK]iB)"),
+                         ("free_gib", r"of which ([\d.]+) ([GMK]iB) is free")):
+        m = re.search(pattern, text)
+        if m:
+            out[key] = round(float(m.group(1)) * {"GiB": 1, "MiB": 1 / 1024, "KiB": 1 / 1024 ** 2}[m.group(2)], 3)
+    return out
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from checks.knowledge.signatures import PLAN_HINTS, SIGNATURES, PlanHint as HintRule, Signature
+from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, PlanHint as HintRule, Signature
 from doctor.model.log_analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
                                      UnexplainedGroup)
 from doctor.logscan.keywords import KeywordFinder, minimal_keywords
@@ -53,7 +53,7 @@ class _Pending:
 
 
 class Scanner:
-    def __init__(self, signatures: Iterable[Signature] = SIGNATURES, hints: Iterable[HintRule] = PLAN_HINTS,
+    def __init__(self, signatures: Iterable[Signature] = LOG_SIGNATURES, hints: Iterable[HintRule] = PLAN_HINTS,
                  accelerated: bool = True):
         self.signatures = tuple(signatures)
         self.hints = tuple(hints)

@@ -189,7 +189,7 @@ class ProbeReport:
     model_path: str = ""
     synthetic: str = ""  # what the synthetic model was (empty for the user's model)
     result: ProbeResult | None = None
-    error_kind: str = ""  # errors.ERROR_KINDS, or timeout | cancelled | crashed
+    error_kind: str = ""  # protocol.ERROR_KINDS, or timeout | cancelled | crashed
     error_phase: str = ""
     error_detail: str = ""  # the log or traceback tail
     samples: SampleSeries | None = None  # NVML and host readings over the timed phases

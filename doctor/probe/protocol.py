@@ -10,18 +10,16 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
+from checks.knowledge.signatures import PROBE_KINDS
+
 PROTOCOL = 1
 EVENTS = ("phase", "progress", "sample", "result", "error")
 PHASES = ("start", "import", "build", "bandwidth", "load", "prefill", "warmup", "decode", "unload", "reload", "done")
 TIMED_PHASES = ("prefill", "decode")  # the runner samples NVML while these run
-ERROR_KINDS = (
-    "oom",  # CUDA out of memory / ExLlamaV2 "Insufficient VRAM"
-    "flash-attn",  # "FlashAttention only supports Ampere GPUs or newer"
-    "no-kernel-image",  # torch or an extension has no kernel for this card
-    "jit-build",  # ExLlamaV2's extension failed to build (nvcc, ninja, CUDA mismatch, arch)
-    "not-installed",  # exllamav2 (or torch, tokenizers) is missing
+# The kinds an error event carries: those recognised from an error's text (the signature table),
+# and those the worker decides itself.
+ERROR_KINDS = PROBE_KINDS + (
     "no-cuda",  # torch sees no CUDA device
-    "model-load",  # ExLlamaV2 cannot read the model directory
     "bad-spec",  # the request itself was wrong
     "internal",  # anything else: a bug, reported with its traceback
 )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from doctor.probe import errors
+from checks.knowledge.signatures import probe_failure_kind
 from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
 from checks.knowledge.engines import JIT_UNITS
 from doctor.probe.hoststate import judge, wants_second_pass
@@ -86,7 +87,7 @@ class Worker:
             import exllamav2
         except Exception as exc:  # noqa: BLE001 - a build failure is a RuntimeError with the compiler output
             text = f"{type(exc).__name__}: {exc}"
-            kind = errors.classify(text)
+            kind = probe_failure_kind(text)
             raise self.fail(kind if kind != "internal" else "jit-build", f"import exllamav2 failed: {text.splitlines()[0][:300]}",
                             errors.tail(text + "\n" + traceback.format_exc())) from None
         finally:
@@ -134,7 +135,7 @@ class Worker:
 
     def _load_failure(self, exc: BaseException) -> errors.ProbeFailure:
         text = f"{type(exc).__name__}: {exc}"
-        kind = errors.classify(text)
+        kind = probe_failure_kind(text)
         detail = errors.tail(traceback.format_exc())
         if kind == "oom":
             return self.fail("oom", f"out of GPU memory while loading: {text.splitlines()[0][:300]}", detail)
@@ -331,7 +332,7 @@ def main() -> int:
         return 2
     except BaseException as exc:  # noqa: BLE001 - anything else is reported, never a silent death
         text = f"{type(exc).__name__}: {exc}"
-        em.error(errors.classify(text), worker._phase, text.splitlines()[0][:400], errors.tail(traceback.format_exc()))
+        em.error(probe_failure_kind(text), worker._phase, text.splitlines()[0][:400], errors.tail(traceback.format_exc()))
         return 2
     from doctor.model.serialize import to_jsonable
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from doctor.model.findings import Finding, Status
-from doctor.probe.errors import oom_figures
+from checks.knowledge.signatures import oom_figures
 from doctor.model.probe_results import ProbeReport
 
 TITLES = {

@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from checks.knowledge.signatures import PLAN_HINTS, SEVERITIES, SIGNATURES, by_id
+from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, PROBE_KINDS, SEVERITIES, SIGNATURES, by_id
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import open_log
 
@@ -108,6 +108,8 @@ CASES = [
      "\"undefined symbol\" error here usually means you are attempting to load a prebuilt extension wheel that was "
      "compiled against a different version of PyTorch than the one you are you using.", {}),
     # exllamav2/config.py: f" ## No .safetensors files found in {self.model_dir}" (the directory is filled in)
+    ("python-module-missing", "https://github.com/oobabooga/textgen/issues/6163",
+     "ModuleNotFoundError: No module named 'exllamav2'", {"module": "exllamav2"}),
     ("no-safetensors-found", "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/config.py",
      " ## No .safetensors files found in /models/Qwen2.5-32B [4.0bpw]", {"model_dir": "/models/Qwen2.5-32B [4.0bpw]"}),
     ("argparse-unrecognized-arguments", "https://github.com/bmaltais/kohya_ss/issues/280",  # path "10_jennifer aniston person"
@@ -155,7 +157,18 @@ def test_signature_on_quoted_text(signature, url, text, numbers):
 
 
 def test_every_signature_is_tested_on_a_quote():
-    assert {s.id for s in SIGNATURES} == {c[0] for c in CASES}
+    assert {s.id for s in LOG_SIGNATURES} == {c[0] for c in CASES}
+
+
+def test_rows_left_out_of_logs_serve_the_probe():
+    """A row `explain` never reads must name a probe failure kind, or it serves nothing."""
+    probe_only = [s for s in SIGNATURES if not s.in_logs]
+    assert probe_only and all(s.probe_kind in PROBE_KINDS for s in probe_only)
+    assert not any(s.id in {x.id for x in LOG_SIGNATURES} for s in probe_only)
+
+
+def test_every_probe_kind_has_a_row():
+    assert {s.probe_kind for s in SIGNATURES if s.probe_kind} == set(PROBE_KINDS)
 
 
 @pytest.mark.parametrize("text", [

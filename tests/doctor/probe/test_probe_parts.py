@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from doctor.probe import errors
+from checks.knowledge.signatures import oom_figures, probe_failure_kind
 from doctor.facts.build_cache import extensions_root, inspect_cache
 from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.probe.hoststate import first_use, judge, wants_second_pass
@@ -51,14 +51,18 @@ def test_emitter_writes_one_parseable_line_per_event():
     ("ModuleNotFoundError: No module named 'tokenizers'", "not-installed"),
     ("ValueError:  ## No .safetensors files found in /models/Model [4.0bpw]", "model-load"),
     ("ZeroDivisionError: division by zero", "internal"),
+    # two kinds in one text: the flash-attn crash names it, not the OOM text in the same traceback
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.\nCUDA out of memory", "flash-attn"),
+    ("Traceback (most recent call last):\n  File \"x.py\"\nValueError:  ## No .safetensors files found in /m [4.0bpw]\n"
+     "  during handling", "model-load"),
 ])
 def test_error_kinds(text, kind):
-    assert errors.classify(text) == kind
+    assert probe_failure_kind(text) == kind
 
 
 def test_oom_figures():
     text = "Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 15.77 GiB of which 301.50 MiB is free."
-    assert errors.oom_figures(text) == {"tried_gib": 0.5, "capacity_gib": 15.77, "free_gib": 0.294}
+    assert oom_figures(text) == {"tried_gib": 0.5, "capacity_gib": 15.77, "free_gib": 0.294}
 
 
 @pytest.mark.parametrize("kind, check_id, status", [
