@@ -20,7 +20,10 @@ def exllamav2_attention_path(packages: dict, env: dict, flash_ok: bool) -> str:
 
 
 def run(ctx: CheckContext) -> Finding:
-    cc = ctx.card()[0]  # compute-capability passed or warned, so a card is known
+    card = ctx.card()
+    if card is None:  # compute-capability warned: the recorded capability is unknown or not one
+        return CHECK.finding(Status.SKIP, "skipped: the card's compute capability is unknown")
+    cc = card[0]
     packages, env = ctx.facts.python.packages, ctx.facts.python.env
     version = packages.get("flash-attn")
     if not known(version):

@@ -10,6 +10,7 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
+from doctor.facts.safe_open import open_regular
 from doctor.model.unknown import Unknown
 from doctor.model.model_dir import GgufFacts
 
@@ -61,7 +62,7 @@ class _Walker:
 
 def is_gguf(path: Path) -> bool:
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             return fh.read(4) == MAGIC
     except OSError:
         return False
@@ -74,7 +75,7 @@ def read_gguf(path: str | Path) -> GgufFacts:
     version = tensors = kvs = Unknown("header unreadable")
     try:
         size = p.stat().st_size
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:
             w = _Walker(fh, size)
             if w.take(4) != MAGIC:
                 return GgufFacts(str(p), size, version, tensors, kvs, Unknown("not GGUF"), Unknown("not GGUF"),

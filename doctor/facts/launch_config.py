@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from doctor.facts.safe_open import read_capped
 from doctor.model.launch_config import ConfigHint, LaunchConfigFacts
 
 MAX_BYTES = 2 * 1024 * 1024  # a launch config is small; anything bigger is not one
@@ -94,9 +96,7 @@ def read_launch_config(path: str) -> LaunchConfigFacts:
     if p.is_dir():
         return LaunchConfigFacts(path=path, error=f"{path}: is a directory, expected the server's launch script or config")
     try:
-        if p.stat().st_size > MAX_BYTES:
-            return LaunchConfigFacts(path=path, error=f"{path}: over 2 MiB, not a launch config")
-        text = p.read_text(encoding="utf-8", errors="replace")
+        text = read_capped(p, MAX_BYTES, "launch config").decode("utf-8", errors="replace")
     except OSError as exc:
         return LaunchConfigFacts(path=path, error=f"{path}: cannot read it ({exc.strerror})")
     return parse_launch_config(text, path)

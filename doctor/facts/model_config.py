@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from doctor.model.unknown import Maybe, Unknown
+from doctor.facts.safe_open import read_capped
 from doctor.model.model_dir import MISSING, ModelConfig
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -26,16 +27,15 @@ class ConfigError(ValueError):
 
 def load_config_json(path: Path) -> dict:
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path.name} is {size:,} bytes, far too large for a model config")
-        text = path.read_bytes().decode("utf-8")
+        text = read_capped(path, MAX_CONFIG_BYTES, "model config").decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {path.name}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path.name} is not UTF-8 text") from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{path.name} nests too deeply to be a model config") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path.name} is broken JSON at line {exc.lineno} column {exc.colno} ({exc.msg}): "
                           "re-download it from the model's page") from None
@@ -50,6 +50,15 @@ def _int(d: dict, *keys: str) -> Maybe[int]:
         if isinstance(v, int) and not isinstance(v, bool):
             return v
     return MISSING
+
+
+def _float(v) -> Maybe[float]:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return MISSING
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf")
 
 
 def _sliding(text: dict) -> tuple[Maybe[int], Maybe[int]]:
@@ -67,6 +76,23 @@ def _sliding(text: dict) -> tuple[Maybe[int], Maybe[int]]:
 
 
 def parse_config(data: dict) -> ModelConfig:
+    """The config's shape; ConfigError when a number in it is one no model can have ("hidden_size 0")."""
+    from doctor.model.plausible import CONFIG_RANGES, problem
+
+    config = _parse_config(data)
+    for name in CONFIG_RANGES:
+        value = getattr(config, name)
+        if why := problem(name, value):
+            raise ConfigError(f"config.json says {name} {_shown(value)}: {why.split(' is ', 1)[-1]}; "
+                              "the file is damaged or not a model config (re-download it from the model's page)")
+    return config
+
+
+def _shown(value) -> str:
+    return repr(value) if abs(value) < 10**20 else f"{str(value)[:12]}... ({len(str(value))} digits)"
+
+
+def _parse_config(data: dict) -> ModelConfig:
     text: dict[str, Any] = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
     text = {**CLASS_DEFAULTS.get(str(text.get("model_type")), {}), **text}
     archs = data.get("architectures")
@@ -98,7 +124,7 @@ def parse_config(data: dict) -> ModelConfig:
         torch_dtype=str(dtype) if dtype else MISSING,
         max_position_embeddings=_int(text, "max_position_embeddings", "max_sequence_length", "n_positions"),
         sliding_window=window, sliding_layers=sliding_layers,
-        rope_theta=float(theta) if isinstance(theta, (int, float)) else MISSING,
+        rope_theta=_float(theta),
         rope_scaling=json.dumps(rope, sort_keys=True, separators=(",", ":")) if isinstance(rope, dict) else MISSING,
         num_experts=experts,
         attention_bias=bool(text.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe"),

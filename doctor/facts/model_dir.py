@@ -19,6 +19,7 @@ from doctor.model.model_dir import GgufFacts
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.facts.quant_config import combine, declared_quant, tensor_format
 from doctor.model.model_dir import QuantFacts
+from doctor.facts.safe_open import open_regular, read_capped
 from doctor.facts.safetensors_header import HeaderError, read_header, read_tensor_bytes
 from doctor.model.unknown import Maybe, Unknown
 from doctor.model.model_dir import ModelFacts, ShardFacts, WeightFacts
@@ -28,6 +29,7 @@ LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks)\.(\d+)\.")
 EMBEDDING = re.compile(r"(?:^|\.)(?:embed_tokens|wte|word_embeddings|tok_embeddings)\.weight$")
 VISION = re.compile(r"(?:^|\.)(?:vision_tower|vision_model|visual|multi_modal_projector|vision_embed)\.|^mm_")
 
+MAX_INDEX_BYTES = 64 * 2**20  # a 1,000-shard index of 100k tensors is ~10 MiB
 
 def _weights(directory: Path, names: list[str]) -> tuple[WeightFacts | None, int, Maybe[bool]]:
     """Sizes from every *.safetensors header (as ExLlamaV2 globs them), bytes read, and act-order from one g_idx."""
@@ -39,10 +41,10 @@ def _weights(directory: Path, names: list[str]) -> tuple[WeightFacts | None, int
     index = directory / "model.safetensors.index.json"
     if index.is_file():
         try:
-            wm = json.loads(index.read_text(encoding="utf-8")).get("weight_map", {})
+            wm = json.loads(read_capped(index, MAX_INDEX_BYTES, "safetensors index")).get("weight_map", {})
             read += index.stat().st_size
             index_missing = tuple(sorted({f for f in wm.values() if isinstance(f, str) and f not in names}))
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             index_missing = ("model.safetensors.index.json is unreadable",)
     shards, problems = [], []
     dtype_bytes: dict[str, int] = {}
@@ -156,7 +158,7 @@ def _directory(path: str, d: Path) -> ModelFacts:
                         config.torch_dtype if config and isinstance(config.torch_dtype, str) else None,
                         bool(weights and weights.suffix_counts.get("g_idx")), act)
     problem = ""
-    if weights is None and gguf is None and config is None:
+    if weights is None and gguf is None and config is None and "config.json" not in names:
         problem = "not a model directory: no config.json, no *.safetensors and no *.gguf file"
     return ModelFacts(path, True, "directory", str(d.resolve()), problem, tuple(names[:MAX_LISTED]), config,
                       config_problem, quant, weights, gguf, read)

@@ -14,7 +14,13 @@ from doctor.model.model_dir import NOT_DECLARED, QuantFacts
 
 
 def _num(v) -> Maybe[float]:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else NOT_DECLARED
+    """A declared number; one that is not finite or overflows is kept as inf for scrub() to make unknown."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return NOT_DECLARED
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf")
 
 
 def _int(v) -> Maybe[int]:

@@ -8,6 +8,10 @@ from pathlib import Path
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
 from doctor.model.report import Loaded, parse_document
 from doctor.model.errors import ReplayError
+from doctor.facts.safe_open import read_capped
+
+MAX_REPORT_BYTES = 64 * 2**20  # an hour of watch samples is ~10 MiB; a report is never near this
+MAX_NESTING = 64  # a report nests ~8 deep; deeper JSON is not a report (and would exhaust the stack)
 
 
 def load_document(path: str) -> Loaded:
@@ -18,7 +22,7 @@ def load_document(path: str) -> Loaded:
     if p.is_dir():
         raise ReplayError(f"{path}: is a directory, expected a report .json file")
     try:
-        raw = p.read_bytes()
+        raw = read_capped(p, MAX_REPORT_BYTES, "report")
     except OSError as exc:
         raise ReplayError(f"{path}: cannot read it ({exc.strerror})") from None
     if looks_like_archive(raw[:4]):
@@ -27,9 +31,34 @@ def load_document(path: str) -> Loaded:
         except ArchiveError as exc:
             raise ReplayError(f"{path}: {exc}") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ReplayError(f"{path}: not a text file (is it the report .json?)") from None
-    except json.JSONDecodeError as exc:
-        raise ReplayError(f"{path}: broken JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        text = raw.decode("utf-8")
+        if _nesting(text) > MAX_NESTING:
+            raise ReplayError(f"{path}: JSON nested more than {MAX_NESTING} levels deep; not a v100-doctor report")
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ReplayError(f"{path}: {_why_unparsable(exc)}") from None
     return parse_document(data, path)
+
+
+def _why_unparsable(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not a text file (is it the report .json?)"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"broken JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    return f"not a usable JSON report ({type(exc).__name__}: {exc})"
+
+
+def _nesting(text: str) -> int:
+    """How deep brackets nest, strings aside: checked before json.loads, whose recursion has no limit of its own."""
+    import re
+
+    depth = deepest = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif tok in "]}":
+            depth -= 1
+    return deepest
+

@@ -12,6 +12,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from doctor.facts.safe_open import open_regular
+
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # the format's own limit (safetensors rejects larger headers)
 
 DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
@@ -61,7 +63,7 @@ def read_header(path: str | Path) -> SafetensorsHeader:
     p = Path(path)
     try:
         size = p.stat().st_size
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:
             head = fh.read(8)
             if len(head) < 8:
                 raise HeaderError(f"{p.name}: {size} bytes, too short to be a safetensors file (truncated download?)")
@@ -75,7 +77,7 @@ def read_header(path: str | Path) -> SafetensorsHeader:
         raise HeaderError(f"{p.name}: cannot read it ({exc.strerror or exc})") from None
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise HeaderError(f"{p.name}: header is not valid JSON ({exc.__class__.__name__}): corrupt or not safetensors") from None
     if not isinstance(data, dict):
         raise HeaderError(f"{p.name}: header is not a JSON object")
@@ -117,7 +119,7 @@ def read_tensor_bytes(header: SafetensorsHeader, name: str, limit: int = 1 << 20
     if t is None or t.nbytes > limit:
         return None
     try:
-        with open(header.path, "rb") as fh:
+        with open_regular(header.path) as fh:
             fh.seek(header.data_start + t.begin)
             data = fh.read(t.nbytes)
     except OSError:

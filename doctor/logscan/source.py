@@ -62,6 +62,20 @@ def _chain(head: bytes, stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
+def _open_streamable(path: str) -> BinaryIO:
+    """A regular file or a FIFO (`explain <(cmd)`), opened without blocking on a FIFO nobody writes to;
+    a device such as /dev/zero never ends and is refused."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    mode = os.fstat(fd).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        os.close(fd)
+        raise OSError(22, "not a regular file or a pipe (a device or socket is not a log)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 def open_log(path: str, encoding: str | None = None, stdin: BinaryIO | None = None) -> LogSource:
     """Open and sniff; every problem is a LogInputError with a one-line reason."""
     if path == "-":
@@ -73,7 +87,7 @@ def open_log(path: str, encoding: str | None = None, stdin: BinaryIO | None = No
         if os.path.isdir(path):
             raise LogInputError(f"{path}: is a directory; give the log file inside it")
         try:
-            stream = open(path, "rb")  # noqa: SIM115 (closed by LogSource.close)
+            stream = _open_streamable(path)
         except OSError as exc:
             raise LogInputError(f"{path}: cannot read it ({exc.strerror})") from None
         name, owns = path, True

@@ -83,5 +83,10 @@ def parse_document(data: Any, name: str) -> Loaded:
             report = from_jsonable(Report, data, "$")
     except LoadError as exc:
         raise ReplayError(f"{name}: the report is damaged: {exc}") from None
+    from doctor.model.plausible import plan_problem, scrub
+
+    if why := plan_problem(plan):
+        raise ReplayError(f"{name}: the report's plan is damaged: {why}")
+    facts = scrub(facts)  # NaN, negative memory, "banana" capabilities become unknown, with the reason
     return Loaded(facts=facts, plan=plan, note=str(data.get("note", "")), report=report)
 

@@ -87,7 +87,10 @@ def from_jsonable(tp: Any, data: Any, where: str = "$") -> Any:
         raise LoadError(f"{where}: expected {{'unknown': reason}}")
     if tp is float:
         if isinstance(data, (int, float)) and not isinstance(data, bool):
-            return float(data)
+            try:
+                return float(data)
+            except OverflowError:  # a 400-digit integer: infinite as a float; scrub() makes it unknown
+                return float("inf") if data > 0 else float("-inf")
         raise LoadError(f"{where}: expected a number, got {data!r}")
     if tp is int:
         if isinstance(data, int) and not isinstance(data, bool):

@@ -53,6 +53,9 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", no
         t0 = time.perf_counter()
         facts = attach_model(facts, plan.model_path)
         timings["model_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    from doctor.model.plausible import scrub
+
+    facts = scrub(facts)  # live or replayed: no check sees NaN, a negative size or a capability like "banana"
     t0 = time.perf_counter()
     findings = run_checks(facts, plan, checks_for(plan) if checks is None else checks, on_event)
     timings["checks_ms"] = round((time.perf_counter() - t0) * 1000, 1)

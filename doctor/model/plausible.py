@@ -1,0 +1,92 @@
+"""Which numbers a fact can hold: finite, of its type, in a range a real machine or model can have.
+
+Numbers enter from NVML, a child's JSON, a replayed report and a model's config.json; any of them
+can hold NaN, 1e400, -16160 or "banana". `scrub` turns such a value into Unknown(reason) wherever
+the field allows it, so no check ever sees it (a NaN compares false with everything and would pass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import typing
+from functools import lru_cache
+from typing import Any
+
+from doctor.model.unknown import Unknown
+
+BIG = 10**15  # no count, size or clock of a real machine or model reaches this
+
+# Model shapes as transformers' configs hold them (the largest published models are far inside these)
+CONFIG_RANGES: dict[str, tuple[float, float]] = {
+    "num_hidden_layers": (1, 2048), "hidden_size": (1, 1 << 20), "num_attention_heads": (1, 1 << 14),
+    "num_key_value_heads": (1, 1 << 14), "head_dim": (1, 1 << 16), "intermediate_size": (1, 1 << 24),
+    "vocab_size": (1, 1 << 26), "max_position_embeddings": (1, 1 << 30), "sliding_window": (1, 1 << 30),
+    "sliding_layers": (0, 2048), "num_experts": (1, 1 << 16), "rope_theta": (1e-6, 1e15),
+}
+RANGES: dict[str, tuple[float, float]] = {
+    **CONFIG_RANGES,
+    "max_seq_len": (1, 1 << 30), "gpu_split": (1e-6, 4096), "gpu_index": (0, 63),  # the plan
+    "bits": (1, 32), "head_bits": (1, 32), "group_size": (-1, 1 << 20),  # GPTQ writes -1 for "one group"
+}
+SUFFIX_RANGES: tuple[tuple[str, tuple[float, float]], ...] = (
+    ("_pct", (0, 100)), ("_c", (-100, 250)),  # utilisation percentages, temperatures in °C
+)
+CC = re.compile(r"^\d{1,2}\.\d{1,2}$")
+
+
+def problem(name: str, value: Any) -> str | None:
+    """Why `value` cannot be the fact `name`, or None when it can."""
+    if name == "compute_capability" and isinstance(value, str) and not CC.match(value):
+        return f"{value[:40]!r} is not a compute capability (like 7.0)"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    low, high = RANGES.get(name) or next((r for s, r in SUFFIX_RANGES if name.endswith(s)), (0, BIG))
+    if not low <= value <= high:
+        shown = f"{value:.4g}" if abs(value) < 1e300 else "a number with hundreds of digits"
+        return f"{shown} is outside what a real one can be ({_n(low)} to {_n(high)})"
+    return None
+
+
+def _n(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+@lru_cache(maxsize=None)
+def _unknown_allowed(cls: type) -> dict[str, bool]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: Unknown in typing.get_args(hints.get(f.name)) for f in dataclasses.fields(cls)}
+
+
+def scrub(obj: Any, where: str = "") -> Any:
+    """`obj` with every implausible number (in a field that may be unknown) replaced by Unknown(reason)."""
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(scrub(v, where) for v in obj)
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        return obj
+    allowed = _unknown_allowed(type(obj))
+    changes = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        why = problem(f.name, value) if allowed.get(f.name) else None
+        if why:
+            changes[f.name] = Unknown(f"recorded {where}{f.name} {why}")
+        elif dataclasses.is_dataclass(value) or isinstance(value, (list, tuple)):
+            new = scrub(value, where)
+            if new is not value and new != value:
+                changes[f.name] = new
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def plan_problem(plan: Any) -> str | None:
+    """The first implausible number in a dataclass whose fields cannot be unknown (a replayed plan)."""
+    for f in dataclasses.fields(plan):
+        value = getattr(plan, f.name)
+        for v in value if isinstance(value, tuple) else (value,):
+            why = problem(f.name, v)
+            if why:
+                return f"{f.name} {why}"
+    return None
