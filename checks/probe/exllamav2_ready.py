@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from checks.base import Check, CheckContext
-from checks.env.jit_toolchain import nvcc_problems, toolkit_commands
+from checks.prescription.quote import route_fix
+from checks.prescription.route import prescribe
 from doctor.model.findings import Finding, Status
 from checks.knowledge.engines import JIT_UNITS
 from doctor.model.unknown import known
@@ -26,28 +27,30 @@ def prebuilt_torch_tag(exllamav2_version: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _jit_problems(ctx: CheckContext, cc: str) -> tuple[list[str], list[str]]:
-    """Why a JIT build would fail here: (problems, commands)."""
-    nvcc, torch = ctx.facts.python.nvcc, ctx.facts.python.torch
-    problems, commands = [], []
-    if not known(nvcc.path):
-        problems.append("no nvcc: the build fails with \"CUDA_HOME environment variable is not set\"")
-        commands.append("# install the CUDA toolkit of torch's CUDA major version, then: export CUDA_HOME=/usr/local/cuda")
-    if not known(nvcc.ninja):
-        problems.append("no ninja on PATH: the build fails with \"Ninja is required to load C++ extensions\"")
-        commands.append("pip install ninja")
-    toolchain = nvcc_problems(cc, nvcc.version, torch.cuda)
-    problems += toolchain
-    if toolchain:
-        commands += toolkit_commands(cc, torch.cuda)
-    return problems, commands
+# torch cannot run on this card or this driver: nothing the probe loads can run
+BLOCKING = frozenset({"torch_no_kernel", "driver_too_old_for_torch"})
+TOOLCHAIN = frozenset({"nvcc_missing", "nvcc_cannot_target", "nvcc_major_mismatch", "ninja_missing"})
+
+
+def _route(ctx: CheckContext):
+    """The machine's prescription (the same one cuda-pairing quotes), or None without a known card."""
+    card = ctx.card()
+    return prescribe(ctx.facts, card[0], card[1]) if card else None
+
+
+def _jit_problems(rx) -> tuple[list[str], str, list[str]]:
+    """Why a JIT build would fail here: (problems, fix, commands), the commands quoted from the route."""
+    if rx is None:
+        return [], "", []
+    problems = [p.detail for p in rx.problems if p.kind in TOOLCHAIN]
+    fix, commands = route_fix(rx) if problems else ("", [])
+    return problems, fix, commands
 
 
 def run(ctx: CheckContext) -> Finding:
     py = ctx.facts.python
     pk = py.packages
-    gpu = ctx.target_gpu()
-    cc = gpu.compute_capability if gpu and known(gpu.compute_capability) else None
+    rx = _route(ctx)
     build = py.exllamav2_build
     ev: dict = {"exllamav2": pk.get("exllamav2") if known(pk.get("exllamav2")) else None,
                 "tokenizers": pk.get("tokenizers") if known(pk.get("tokenizers")) else None,
@@ -62,15 +65,20 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs torch with CUDA; "
                              + ("torch is not installed" if not py.torch.installed else f"torch is {py.torch.reason or 'a CPU-only build'}"),
                              {**ev, "probe_can_run": False}, "See cuda-pairing for a torch build that fits this card.")
+    no_kernel = [p for p in (rx.problems if rx else ()) if p.kind in BLOCKING]
+    if no_kernel:  # nothing can run: the probe would only reproduce the crash
+        fix, commands = route_fix(rx)
+        return CHECK.finding(Status.FAIL, f"exllamav2 {version} cannot run here: " + "; ".join(p.detail for p in no_kernel),
+                             {**ev, "problems": [p.detail for p in no_kernel], "probe_can_run": False}, fix, commands)
     if not known(pk.get("tokenizers")):
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs `tokenizers`, which its wheel does not declare: "
                              "`import exllamav2` fails with \"No module named 'tokenizers'\" (after the JIT build)",
                              {**ev, "probe_can_run": False}, "Install it.", ["pip install tokenizers"])
     if build is None:  # recorded before this fact existed, or unreadable: judge the toolchain as if a build is due
-        problems, commands = _jit_problems(ctx, cc) if cc else ([], [])
+        problems, fix, commands = _jit_problems(rx)
         if problems:
             return CHECK.finding(Status.FAIL, f"exllamav2 {version}: a JIT build here would fail: " + "; ".join(problems),
-                                 {**ev, "problems": problems, "probe_can_run": False}, "Give the build a toolchain that fits (commands below); see cuda-pairing for the torch side.", commands)
+                                 {**ev, "problems": problems, "probe_can_run": False}, fix, commands)
         return CHECK.finding(Status.PASS, f"exllamav2 {version} is installed and the JIT toolchain is in place (the build "
                              "cache was not recorded: a first import may build for 2-3 minutes)", {**ev, "probe_can_run": True})
     ev.update(build_dir=build.build_dir, cached_build=build.built, prebuilt=build.prebuilt)
@@ -93,11 +101,11 @@ def run(ctx: CheckContext) -> Finding:
     if build.built:
         return CHECK.finding(Status.PASS, f"exllamav2 {version} is built for this machine (cached in {build.build_dir}): "
                              "no JIT build on first import", {**ev, "probe_can_run": True})
-    problems, commands = _jit_problems(ctx, cc) if cc else ([], [])
+    problems, fix, commands = _jit_problems(rx)
     if problems:
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} must JIT-build its extension here, and the build would fail: "
                              + "; ".join(problems), {**ev, "problems": problems, "probe_can_run": False},
-                             "Give the build a toolchain that fits (commands below), or install a prebuilt exllamav2 wheel matching this torch and CUDA.", commands)
+                             fix + " Or install a prebuilt exllamav2 wheel matching this torch and CUDA.", commands)
     if build.lock_age_s is not None:
         return CHECK.finding(Status.WARN, f"a JIT build of exllamav2 seems to be running now (lock {build.lock_age_s:.0f} s old)",
                              {**ev, "probe_can_run": True})

@@ -15,6 +15,7 @@ from doctor.model.errors import ReplayError
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding
 from doctor.model.plan import Plan
+from doctor.model.prescription import Prescription
 from doctor.model.probe_results import ProbeReport
 from doctor.model.serialize import LoadError, from_jsonable, to_jsonable
 from doctor.model.verdict import Verdict
@@ -37,6 +38,7 @@ class Report:
     probe: ProbeReport | None = None  # the probe's measurements, when it ran (doctor/model/probe_results.py)
     verdict: Verdict | None = None  # measured vs ceiling and why, when a probe measured (doctor/verdict/build.py)
     errors: tuple[str, ...] = ()  # problems that cut the run short (the report is partial)
+    prescription: Prescription | None = None  # the machine's one route (checks/prescription/), shown once at the end
 
     def finding(self, check_id: str) -> Finding | None:
         return next((f for f in self.findings if f.id == check_id), None)

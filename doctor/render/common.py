@@ -49,3 +49,33 @@ def evidence_items(evidence: dict) -> list[tuple[str, str]]:
             v = ", ".join(f"{a}={b}" for a, b in v.items())
         out.append((k, str(v)))
     return out
+
+
+def route_script(report: Report) -> list[str]:
+    """The prescription as shell lines: each route a block, each step's why and change as comments."""
+    rx = report.prescription
+    if rx is None or not rx.routes:
+        return []
+    out: list[str] = []
+    for n, route in enumerate(rx.routes):
+        if len(rx.routes) > 1:
+            out.append(f"# {'Either' if n == 0 else 'Or'} route {chr(65 + n)}: {route.name} ({route.cost})")
+        else:
+            out.append(f"# route: {route.name} ({route.cost})")
+        for i, step in enumerate(route.steps, 1):
+            out.append(f"# {i}. {step.changes}: {step.why}")
+            if step.action:
+                out.append(f"#    {step.action}")
+            if step.command:
+                out.append(step.command)
+        if n < len(rx.routes) - 1:
+            out.append("")
+    return out
+
+
+def quoted_by_route(report: Report, commands: tuple[str, ...]) -> bool:
+    """True when every command of a finding is a line of the route: print it once, at the end."""
+    script = set(route_script(report))
+    rx = report.prescription
+    actions = {f"# {s.action}" for r in (rx.routes if rx else ()) for s in r.steps if s.action}
+    return bool(commands) and all(c in script or c in actions for c in commands)

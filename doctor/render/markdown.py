@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, source_line
+from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, quoted_by_route, route_script, source_line
 from doctor.model.report import Report
 
 
@@ -27,10 +27,14 @@ def render_markdown(report: Report) -> str:
         out += [f"- **{k}**: {_cell(v)}" for k, v in evidence_items(f.evidence)]
         if f.fix:
             out += ["", f"**Fix:** {f.fix}"]
-        if f.commands:
+        if quoted_by_route(report, f.commands):
+            out += ["", "_Commands: see **Do this, in this order** below._"]
+        elif f.commands:
             out += ["", "```sh", *f.commands, "```"]
         out.append("")
     out += ["</details>", ""]
+    if script := route_script(report):
+        out += ["#### Do this, in this order", "", "```sh", *script, "```", ""]
     if report.facts.samples is not None:
         from doctor.render.samples import render_series
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from doctor.model.findings import Status
-from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, source_line
+from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, quoted_by_route, route_script, source_line
 from doctor.model.report import Report
 
 
@@ -19,7 +19,9 @@ def render_text(report: Report, verbose: bool = False) -> str:
                 lines.append(f"      {k}: {v}")
         if show_detail and f.fix:
             lines += textwrap.wrap(f.fix, width=100, initial_indent="    fix: ", subsequent_indent="         ")
-        if show_detail and f.commands:
+        if show_detail and quoted_by_route(report, f.commands):
+            lines.append("      (commands: \"Do this, in this order\", below)")
+        elif show_detail and f.commands:
             lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
     for extra in report.errors:  # the run was cut short: the report is partial, not a crashed check
         lines.append(f"[!] partial report: {extra}")
@@ -31,5 +33,7 @@ def render_text(report: Report, verbose: bool = False) -> str:
         from doctor.render.samples import render_series
 
         lines += [""] + render_series(report.facts.samples, verbose)
+    if script := route_script(report):
+        lines += ["", "Do this, in this order:"] + [f"  {c}" if c else "" for c in script]
     lines += ["", f"Summary: {counts_line(report.findings)}."]
     return "\n".join(lines) + "\n"

@@ -6,12 +6,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from checks.base import Check
+from checks.base import Check, CheckContext
+from checks.prescription.route import prescribe
 from checks.registry import checks_for
 from checks.runner import run_checks
 from doctor.model.events import CheckEvent
 from doctor.model.facts import Facts
 from doctor.model.plan import Plan
+from doctor.model.prescription import Prescription
 from doctor.model.report import Report, build_report
 
 
@@ -59,4 +61,11 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", no
     t0 = time.perf_counter()
     findings = run_checks(facts, plan, checks_for(plan) if checks is None else checks, on_event)
     timings["checks_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-    return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings)
+    return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings,
+                        prescription=machine_prescription(facts, plan))
+
+
+def machine_prescription(facts: Facts, plan: Plan) -> Prescription | None:
+    """The route the checks quote, for the report's end; None when no card is known."""
+    card = CheckContext(facts=facts, plan=plan).card()
+    return prescribe(facts, card[0], card[1]) if card else None

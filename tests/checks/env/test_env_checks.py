@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from checks.env.cuda_pairing import CHECK as PAIRING
 from checks.env.flash_attn import CHECK as FLASH
-from checks.env.torch_choice import choose_torch, driver_runs_cuda
+from checks.prescription.compat import driver_runs_cuda
+from checks.prescription.route import prescribe
 from checks.knowledge.torch_wheels import arch_list_to_ccs, cubin_runs, ptx_runs
 from checks.base import CheckContext
 from doctor.model.findings import Status
@@ -77,11 +78,9 @@ def test_nvcc_major_mismatch_warns_for_jit_builds():
     assert f.evidence["nvcc_version"] == "11.8"
 
 
-def test_choose_torch_prefers_nvcc_major_and_respects_driver():
-    best = choose_torch("7.0", "535.183.01", nvcc_major=12)[0]
-    assert best.row.cuda.startswith("12.") and "7.0" in best.row.archs
-    # a P40 never gets a wheel without sm_6x cubins
-    assert all(any(a.startswith("6.") for a in c.row.archs) for c in choose_torch("6.1", "550.127.05"))
+def test_route_picks_a_wheel_with_a_cubin_for_the_card_and_respects_driver():
+    rx = prescribe(HEALTHY, "6.1", "Tesla P40")  # torch 2.1.2+cu121 on a P40: has sm_60, so nothing to change
+    assert not rx.routes
     assert driver_runs_cuda("520.61.05", "11.8") == "toolkit"
     assert driver_runs_cuda("535.183.01", "12.6") == "mvc"
     assert driver_runs_cuda("470.1", "12.1") is None

@@ -20,7 +20,7 @@ EXPECTED = {
     "v100-torch-2.11-cu130": {
         "compute-capability": ("pass", {"sm": "sm_70", "last_driver_branch": 580}),
         "cuda-pairing": ("fail", {"torch_cuda": "13.0", "torch_cubins": ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"],
-                                  "recommended_torch": "2.14 cu126"}),
+                                  "recommended_torch": "2.11.0+cu126"}),
     },
     "v100-torch-2.7.1-cu128": {
         "cuda-pairing": ("fail", {"torch_version": "2.7.1+cu128", "torch_ptx": ["12.0"]}),
