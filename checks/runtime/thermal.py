@@ -13,6 +13,7 @@ from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.samples import GpuSeries
 from checks.arithmetic.sample_summary import HEAT_REASONS, THROTTLE_REASONS, GpuSummary
+from checks.knowledge.throttle import NVML_REASONS, REASONS, form_factor, reason_fix
 
 TEMP_MARGIN_WARN_C = 5  # closer than this to the slowdown threshold is a warning
 POWER_LIMIT_SLACK = 0.98  # an enforced limit below 98% of the default was lowered by someone
@@ -21,23 +22,29 @@ HW_FAIL_FRACTION = 0.05  # HW slowdown halves the clocks or worse: a twentieth i
 POWER_WARN_FRACTION = 0.10
 MEM_CLOCK_FAIL_RATIO = 0.90
 
-LABELS = {"sw_power_cap": "SW power cap", "hw_slowdown": "HW slowdown", "sw_thermal_slowdown": "SW thermal",
-          "hw_thermal_slowdown": "HW thermal", "hw_power_brake_slowdown": "HW power brake"}
+LABELS = {k: r.label for k, r in REASONS.items()}
 
 
-def _fixes(gpu_index: int, heat: bool, power_limit: float | None, default_limit: float | None) -> tuple[str, list[str]]:
+def _fixes(gpu_index: int, heat: bool, power_limit: float | None, default_limit: float | None,
+           reasons: tuple[str, ...] = (), name: str = "") -> tuple[str, list[str]]:
+    """Each active reason's own fix (worded for this card's form factor); a power cap only against heat."""
     parts, commands = [], [f"nvidia-smi dmon -i {gpu_index} -s pct   # watch power, temperature and clocks live"]
-    if heat:
-        parts.append("Cool the card: passive data-centre cards such as the V100 PCIe need strong chassis airflow "
-                     "across the heatsink; check fans, blanking plates and the neighbouring cards. Capping power "
-                     "keeps it below the slowdown point at a small cost in SM clock, which decode barely needs.")
-        if default_limit:
-            commands.append(f"sudo nvidia-smi -i {gpu_index} -pl {int(default_limit * 0.8)}   # cooler, small SM-clock cost")
+    for key in reasons:
+        if key in REASONS and key != "sw_power_cap":
+            parts.append(f"{REASONS[key].label}: {reason_fix(key, name)}")
+    if heat and not any(REASONS[k].heat for k in reasons if k in REASONS):
+        parts.append(f"Temperature: {reason_fix('hw_thermal_slowdown', name)}")
+    if heat and default_limit:
+        commands.append(f"sudo nvidia-smi -i {gpu_index} -pl {int(default_limit * 0.8)}   # cooler, small SM-clock cost")
     if power_limit and default_limit and power_limit < default_limit * POWER_LIMIT_SLACK:
         parts.append(f"Someone lowered the enforced power limit to {power_limit:.0f} W (default {default_limit:.0f} W); "
                      "restore it unless that was done on purpose for cooling.")
         commands.append(f"sudo nvidia-smi -i {gpu_index} -pl {default_limit:.0f}")
     return " ".join(parts), commands
+
+
+def _name(gpu: GpuFacts | None) -> str:
+    return str(value(gpu.name) or "") if gpu else ""
 
 
 def _limits(gpu: GpuFacts | None, g: GpuSeries | None) -> dict:
@@ -75,7 +82,8 @@ def _at_rest(ctx: CheckContext, gpu: GpuFacts) -> Finding:
     problems = _temperature_problems(temp, mem_temp, lim)
     active = [r for r in (reasons or ()) if r in THROTTLE_REASONS]
     for r in active:
-        problems.append((Status.WARN if r == "sw_power_cap" else Status.FAIL, f"{LABELS[r]} is active right now"))
+        problems.append((Status.WARN if r == "sw_power_cap" else Status.FAIL,
+                         f"{LABELS[r]} is active right now ({REASONS[r].cause})"))
     evidence = {"measured": "at rest (one NVML snapshot)", "clocks_event_reasons": list(reasons or []),
                 "temperature_c": temp, "slowdown_temperature_c": lim["slowdown_c"],
                 "margin_c": (lim["slowdown_c"] - temp) if temp is not None and lim["slowdown_c"] is not None else None,
@@ -83,14 +91,15 @@ def _at_rest(ctx: CheckContext, gpu: GpuFacts) -> Finding:
                 "sm_clock_mhz": value(gpu.sm_clock_mhz), "sm_clock_max_mhz": value(gpu.sm_clock_max_mhz),
                 "mem_clock_mhz": value(gpu.mem_clock_mhz), "mem_clock_max_mhz": value(gpu.mem_clock_max_mhz),
                 "power_draw_w": value(gpu.power_draw_w), "power_limit_w": lim["power_limit_w"],
-                "power_default_limit_w": lim["power_default_w"]}
+                "power_default_limit_w": lim["power_default_w"], "form_factor": form_factor(_name(gpu)),
+                "reasons_source": NVML_REASONS}
     if reasons is None and temp is None:
         return CHECK.finding(Status.SKIP, "NVML gave neither clocks-event reasons nor temperature for this GPU", evidence)
     idle = reasons is not None and "gpu_idle" in reasons
     if problems:
         status = Status.FAIL if any(s == Status.FAIL for s, _ in problems) else Status.WARN
-        fix, commands = _fixes(ctx.plan.gpu_index, any(s == Status.FAIL for s, _ in problems),
-                               lim["power_limit_w"], lim["power_default_w"])
+        hot = any(REASONS[r].heat for r in active) or any("°C" in m for _, m in problems)
+        fix, commands = _fixes(ctx.plan.gpu_index, hot, lim["power_limit_w"], lim["power_default_w"], tuple(active), _name(gpu))
         return CHECK.finding(status, "At rest: " + "; ".join(m for _, m in problems), evidence, fix, commands)
     temp_text = "temperature unknown" if temp is None else f"{temp:.0f} °C"
     if temp is not None and lim["slowdown_c"] is not None:
@@ -120,12 +129,14 @@ def _under_load(ctx: CheckContext, gpu: GpuFacts | None, g: GpuSeries, s: GpuSum
         "memory_temperature_max_c": s.memory_temperature_max_c, "memory_max_temperature_c": lim["memory_max_c"],
         "power_mean_w": s.power_mean_w, "power_max_w": s.power_max_w, "power_source": s.power_source,
         "power_limit_w": lim["power_limit_w"], "power_default_limit_w": lim["power_default_w"],
+        "form_factor": form_factor(_name(gpu)), "reasons_source": NVML_REASONS,
     }
     if s.busy_samples == 0:
         problems = _temperature_problems(s.temperature_max_c, s.memory_temperature_max_c, lim)
         status = max((p[0] for p in problems), default=Status.PASS, key=_rank)
         text = "; ".join(m for _, m in problems) or "no throttling"
-        fix, commands = _fixes(ctx.plan.gpu_index, False, lim["power_limit_w"], lim["power_default_w"]) if problems else ("", [])
+        fix, commands = _fixes(ctx.plan.gpu_index, False, lim["power_limit_w"], lim["power_default_w"],
+                               name=_name(gpu)) if problems else ("", [])
         return CHECK.finding(status, f"The GPU was idle for the whole {s.window_s:.0f} s window (idle clocks are not "
                              f"throttling): {text}. Watch again while it generates.", evidence, fix, commands)
     problems = _temperature_problems(s.temperature_max_c, s.memory_temperature_max_c, lim)
@@ -152,16 +163,19 @@ def _under_load(ctx: CheckContext, gpu: GpuFacts | None, g: GpuSeries, s: GpuSum
         return CHECK.finding(Status.PASS, f"No throttling under load ({s.busy_samples} busy samples over {s.window_s:.0f} s): "
                              f"{mem_text}, SM clock at {pct(s.sm_clock_ratio)} of max; {temp}", evidence)
     status = max((p[0] for p in problems), key=_rank)
-    heat_now = heat > 0 or hw > 0 or any("°C" in m for _, m in problems)
-    fix, commands = _fixes(ctx.plan.gpu_index, heat_now, lim["power_limit_w"], lim["power_default_w"])
+    heat_now = heat > 0 or any("°C" in m for _, m in problems)
+    seen = tuple(r for r, f in s.throttle_fraction_busy.items() if f > 0)
+    fix, commands = _fixes(ctx.plan.gpu_index, heat_now, lim["power_limit_w"], lim["power_default_w"], seen, _name(gpu))
     return CHECK.finding(status, "Under load: " + "; ".join(m for _, m in problems) + f" ({mem_text})", evidence, fix, commands)
 
 
 def _reason_text(s: GpuSummary, counter_frac: dict[str, float]) -> str:
-    parts = [f"{LABELS[r]} {pct(f)}" for r, f in s.throttle_fraction_busy.items() if r != "sw_power_cap"]
+    """Each reason with its share of the load and its own cause: a power brake is never called heat."""
+    parts = [f"{LABELS[r]} {pct(f)} of the load: {REASONS[r].cause}"
+             for r, f in s.throttle_fraction_busy.items() if r != "sw_power_cap" and f > 0]
     if counter_frac.get("thermal"):
         parts.append(f"driver thermal counter {pct(counter_frac['thermal'])} of the window")
-    return "clocks slowed by heat during the load (" + ", ".join(parts) + ")"
+    return "clocks slowed (" + "; ".join(parts) + ")"
 
 
 def _rank(status: Status) -> int:

@@ -13,19 +13,30 @@ from doctor.model.unknown import Unknown
 
 MIB = 1024 * 1024
 
-# Clocks-event (throttle) reason bits, from nvml.h. Older bindings call them
-# "ClocksThrottleReason*", newer "ClocksEventReason*"; the bit values are the same.
-CLOCKS_EVENT_BITS: dict[int, str] = {
-    0x1: "gpu_idle",
-    0x2: "applications_clocks_setting",
-    0x4: "sw_power_cap",
-    0x8: "hw_slowdown",
-    0x10: "sync_boost",
-    0x20: "sw_thermal_slowdown",
-    0x40: "hw_thermal_slowdown",
-    0x80: "hw_power_brake_slowdown",
-    0x100: "display_clock_setting",
+# Clocks-event (throttle) reason bits: pynvml's own constants where the binding has them (newer bindings
+# call them nvmlClocksEventReason*, older nvmlClocksThrottleReason*), else nvml.h's values, which are the same.
+_REASON_NAMES: dict[str, tuple[str, int]] = {
+    "gpu_idle": ("GpuIdle", 0x1), "applications_clocks_setting": ("ApplicationsClocksSetting", 0x2),
+    "sw_power_cap": ("SwPowerCap", 0x4), "hw_slowdown": ("HwSlowdown", 0x8), "sync_boost": ("SyncBoost", 0x10),
+    "sw_thermal_slowdown": ("SwThermalSlowdown", 0x20), "hw_thermal_slowdown": ("HwThermalSlowdown", 0x40),
+    "hw_power_brake_slowdown": ("HwPowerBrakeSlowdown", 0x80), "display_clock_setting": ("DisplayClockSetting", 0x100),
 }
+
+
+def _reason_bits() -> dict[int, str]:
+    try:
+        import pynvml
+    except ImportError:  # the gatherer reports the missing binding itself; the bits stay nvml.h's
+        pynvml = None
+    out = {}
+    for name, (suffix, fallback) in _REASON_NAMES.items():
+        bit = next((getattr(pynvml, p + suffix) for p in ("nvmlClocksEventReason", "nvmlClocksThrottleReason")
+                    if pynvml is not None and isinstance(getattr(pynvml, p + suffix, None), int)), fallback)
+        out[int(bit)] = name
+    return out
+
+
+CLOCKS_EVENT_BITS: dict[int, str] = _reason_bits()
 
 
 def decode_clocks_event_mask(mask: int) -> tuple[str, ...]:

@@ -73,7 +73,7 @@ def test_thermal_idle_at_rest_is_not_throttling():
 
 @pytest.mark.parametrize("kw, status, text", [
     (dict(temperature_c=84, clocks_event_reasons=()), Status.WARN, "84 °C is 3 °C below the 87 °C slowdown threshold"),
-    (dict(temperature_c=86, clocks_event_reasons=("hw_thermal_slowdown",)), Status.FAIL, "HW thermal is active right now"),
+    (dict(temperature_c=86, clocks_event_reasons=("hw_thermal_slowdown",)), Status.FAIL, "HW thermal slowdown is active right now"),
     (dict(power_limit_w=150.0), Status.WARN, "enforced power limit 150 W is below the default 250 W"),
 ])
 def test_thermal_at_rest_problems(kw, status, text):
@@ -112,6 +112,22 @@ def test_thermal_power_cap_warns_and_names_the_lowered_limit():
     assert r.status == Status.WARN and "SW power cap held the clocks during 100% of the load" in r.summary
     assert r.evidence["power_limit_w"] == 150.0 and any("-pl 250" in c for c in r.commands)
     assert r.evidence["mem_clock_ratio"] == 1.0
+
+
+def test_thermal_power_brake_on_sxm2_is_power_delivery_not_heat():
+    samples = [busy(t, temperature_c=60, sm_clock_mhz=600, reasons=("hw_slowdown", "hw_power_brake_slowdown")) for t in ts()]
+    r = run(thermal, facts(gpu(name="Tesla V100-SXM2-16GB"), samples=series(samples, name="Tesla V100-SXM2-16GB")))
+    assert r.status == Status.FAIL and "HW power brake 100% of the load" in r.summary and "not heat" in r.summary
+    assert "heat during" not in r.summary and r.evidence["form_factor"] == "sxm"
+    assert "BMC" in r.fix and "power supply" in r.summary and "passive PCIe" not in r.fix
+    assert not any("-pl" in c for c in r.commands)  # a power cap does not clear an external brake
+
+
+@pytest.mark.parametrize("name, wording", [("Tesla V100-PCIE-16GB", "passive PCIe card"), ("Tesla V100-SXM2-16GB", "fan policy in the BMC")])
+def test_thermal_heat_fix_fits_the_form_factor(name, wording):
+    samples = [busy(t, temperature_c=88, sm_clock_mhz=690, reasons=("hw_thermal_slowdown",)) for t in ts()]
+    r = run(thermal, facts(gpu(name=name), samples=series(samples, name=name)))
+    assert r.status == Status.FAIL and wording in r.fix and any("-pl 200" in c for c in r.commands)
 
 
 def test_thermal_idle_window_is_never_throttling():
