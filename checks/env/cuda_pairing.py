@@ -10,7 +10,7 @@ from checks.base import Check, CheckContext
 from checks.prescription.compat import driver_runs_cuda
 from checks.prescription.problems import stack_of, torch_archs
 from checks.prescription.quote import route_fix
-from checks.prescription.route import prescribe
+from checks.prescription.machine import machine_prescription
 from doctor.model.findings import Finding, Status
 from doctor.model.unknown import known
 
@@ -25,7 +25,7 @@ def run(ctx: CheckContext) -> Finding:
     cc, name, _ = card
     nvml, torch, nvcc = ctx.facts.nvml, ctx.facts.python.torch, ctx.facts.python.nvcc
     stack = stack_of(ctx.facts, cc, name)
-    rx = prescribe(ctx.facts, cc, name)
+    rx = machine_prescription(ctx.facts, ctx.plan)
     ev: dict = {"cc": cc, "driver_version": stack.driver,
                 "driver_cuda": nvml.cuda_driver_version if known(nvml.cuda_driver_version) else None,
                 "torch_version": torch.version if known(torch.version) else None,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
+from checks.knowledge.gpus import spec_for_pci
+from checks.prescription.machine import machine_prescription
+from checks.prescription.quote import route_fix
 from checks.knowledge.cuda import DRIVER_BRANCHES
 from doctor.model.findings import Finding, Status
 from doctor.model.unknown import known, show
@@ -33,7 +36,8 @@ def _driver_too_new(driver, pci) -> str | None:
     except ValueError:
         return None
     last = max(b.last_branch for b in DRIVER_BRANCHES if b.last_branch)
-    return (f"driver {driver} sees no GPU, yet {len(pci)} NVIDIA device(s) are on the PCI bus ({', '.join(pci)}): "
+    named = [f"{spec.name} ({dev})" if (spec := spec_for_pci(dev)) else dev for dev in pci]
+    return (f"driver {driver} sees no GPU, yet {len(pci)} NVIDIA device(s) are on the PCI bus ({', '.join(named)}): "
             f"branches after R{last} no longer drive Maxwell, Pascal or Volta cards (V100, TITAN V, P100, P40)") if branch > last else None
 
 
@@ -49,10 +53,11 @@ def run(ctx: CheckContext) -> Finding:
             return CHECK.finding(Status.SKIP, f"no GPU on this machine ({reason}); planning for --target-gpu "
                                  f"{ctx.plan.target_gpu} from the knowledge base", {**evidence, "planning_target": ctx.plan.target_gpu})
         if too_new:
-            return CHECK.finding(Status.FAIL, too_new, evidence,
-                                 f"Install the R{R580_BRANCH} data-center driver (the last branch for these cards, "
-                                 f"supported to mid-2028) and reboot. Source: {DRIVER_BRANCHES[0].source}",
-                                 ["# e.g. on Ubuntu: sudo apt install nvidia-driver-580-server && sudo reboot"])
+            rx = machine_prescription(ctx.facts, ctx.plan)
+            fix, commands = route_fix(rx) if rx and rx.routes else (
+                f"Install the R{R580_BRANCH} data-center driver (the last branch for these cards, supported to "
+                f"mid-2028) and reboot. Source: {DRIVER_BRANCHES[0].source}", [])
+            return CHECK.finding(Status.FAIL, too_new, evidence, fix, commands)
         fix, commands = _fix_for(reason)
         return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", evidence, fix, commands)
     gpu = ctx.target_gpu()

@@ -37,6 +37,9 @@ GPUS: tuple[GpuSpec, ...] = (
             "https://www.anandtech.com/show/12673/titan-v-deep-learning-deep-dive ; " + CC_LEGACY, "S"),
     GpuSpec("p100-pcie-16gb", "Tesla P100 PCIe 16 GB", "6.0", 16, "HBM2 4096-bit", 732, r"P100",
             "https://www.techworm.net/ (P100 16 GB 732 GB/s, 12 GB 549 GB/s) ; " + CC_LEGACY, "S"),
+    # same "P100" name family: told apart from the 16 GB card by memory size or PCI device id (10de:15f7), not by name
+    GpuSpec("p100-pcie-12gb", "Tesla P100 PCIe 12 GB", "6.0", 12, "HBM2 3072-bit", 549, r"P100",
+            "https://www.techpowerup.com/gpu-specs/tesla-p100-pcie-12-gb.c2915 (549.1 GB/s) ; " + CC_LEGACY, "S"),
     GpuSpec("p40", "Tesla P40 24 GB", "6.1", 24, "GDDR5 384-bit", 346, r"\bP40\b",
             "TechPowerUp mirrors (347.1 GB/s), NVIDIA 346 GB/s ; " + CC_LEGACY, "S", fp16_slow=True),
     GpuSpec("t4", "Tesla T4 16 GB", "7.5", 16, "GDDR6 256-bit", 320, r"\bT4\b",
@@ -70,12 +73,31 @@ SEED_REFERENCE = {
 }
 
 
-def spec_for_name(nvml_name: str) -> GpuSpec | None:
-    """The table row for an NVML device name such as 'Tesla V100-PCIE-16GB'."""
-    for spec in GPUS:
-        if re.search(spec.match, nvml_name, re.IGNORECASE):
-            return spec
-    return None
+# PCI device ids (vendor 10de) of the cards this doctor is for: names a card NVML cannot see (a R590 driver on a
+# V100). Source: the PCI ID repository, https://pci-ids.ucw.cz/read/PC/10de ; the same ids appear in public lspci
+# outputs, e.g. "GP100GL [Tesla P100 PCIe 12GB] [10de:15f7]" (openstack/cyborg tests). K = not re-read in a source.
+PCI_IDS = "https://pci-ids.ucw.cz/read/PC/10de"
+PCI_DEVICE_IDS: dict[str, tuple[str, str]] = {
+    "1db4": ("v100-pcie-16gb", "S"), "1db1": ("v100-sxm2-16gb", "S"), "1d81": ("titan-v", "S"),
+    "15f8": ("p100-pcie-16gb", "S"), "15f7": ("p100-pcie-12gb", "S"), "1b38": ("p40", "S"),
+    "1e04": ("rtx-2080-ti", "S"), "1eb8": ("t4", "K"),
+}
+
+
+def spec_for_name(nvml_name: str, memory_total_mib: float | None = None) -> GpuSpec | None:
+    """The table row for an NVML device name such as 'Tesla V100-PCIE-16GB'; among rows the name fits
+    (P100 12 GB and 16 GB), the one whose memory is nearest `memory_total_mib`."""
+    fits = [spec for spec in GPUS if re.search(spec.match, nvml_name, re.IGNORECASE)]
+    if len(fits) > 1 and isinstance(memory_total_mib, (int, float)):
+        return min(fits, key=lambda s: abs(s.memory_gb * 1024 - memory_total_mib))
+    return fits[0] if fits else None
+
+
+def spec_for_pci(device: str) -> GpuSpec | None:
+    """'0000:3b:00.0 10de:1db4' or '1db4' -> the V100 PCIe 16 GB row."""
+    dev = device.rsplit(":", 1)[-1].strip().lower()
+    row = PCI_DEVICE_IDS.get(dev)
+    return spec_for_key(row[0]) if row else None
 
 
 def spec_for_key(key: str) -> GpuSpec | None:

@@ -62,4 +62,5 @@ def card_for(ctx: CheckContext) -> Card | None:
     rooms = tuple(GpuRoom(g.index, g.name if known(g.name) else "GPU", g.memory_free_mib,
                           g.memory_total_mib if known(g.memory_total_mib) else g.memory_free_mib) for g in gpus)
     cc = first.compute_capability if known(first.compute_capability) else None
-    return Card(name, cc, spec_for_name(name) if known(first.name) else None, rooms, measured=True)
+    mem = first.memory_total_mib if known(first.memory_total_mib) else None
+    return Card(name, cc, spec_for_name(name, mem) if known(first.name) else None, rooms, measured=True)

@@ -20,7 +20,7 @@ def route_fix(rx: Prescription) -> tuple[str, list[str]]:
     if not rx.routes:
         return (rx.note, [])
     first = rx.routes[0]
-    text = f"Route \"{first.name}\" ({first.cost})."
+    text = f"Route \"{first.name}\" ({first.cost}): " + "; ".join(f"{i}. {s.changes}" for i, s in enumerate(first.steps, 1)) + "."
     if len(rx.routes) > 1:
         text += " Or: " + "; ".join(f"\"{r.name}\" ({r.cost})" for r in rx.routes[1:]) + "."
     text += " The same route is printed once at the end (\"Do this, in this order\")."

@@ -125,11 +125,14 @@ def driver_step(stack: Stack, cuda: str | None) -> Step | None:
     floor = _driver_floor(cuda) if cuda else None
     if floor and last and floor[0] > last:
         return None
-    lo = f"R{floor[0]} ({floor[1]}) or newer" if floor else "a current branch"
-    cap = f", at most R{last}, the last branch for {stack.card}" if last else ""
-    example = f" e.g. {R580_EXAMPLE} ({R580_EOL[0]})" if last == 580 else ""
-    return Step(kind="driver", action=f"install an NVIDIA data-center driver {lo}{cap}{example}; reboot",
-                changes=f"driver {stack.driver or 'none'} -> {lo}{cap}",
+    if floor:
+        target = f"R{floor[0]} ({floor[1]}) or newer" + (f", at most R{last}, the last branch for {stack.card}" if last else "")
+    else:
+        target = f"R{last}, the last branch for {stack.card}" if last else "a current branch"
+    example = (f"; e.g. {R580_EXAMPLE} ({R580_EOL[0]}; Ubuntu: sudo apt install nvidia-driver-580-server)"
+               if last == 580 else "")
+    return Step(kind="driver", action=f"install an NVIDIA data-center driver {target}{example}; then reboot",
+                changes=f"driver {stack.driver or 'none'} -> {target}",
                 why=(f"torch's CUDA {cuda} needs it" if cuda else "a branch that still drives this card")
                 + f" (sources: {TOOLKIT_DRIVER[0][2]} ; {R580_EOL[1]})", driver_branch=last or (floor[0] if floor else None))
 
@@ -161,7 +164,7 @@ def prescribe(facts: Facts, cc: str, card: str) -> Prescription:
     driver = stack.driver
     if "driver_too_new_for_card" in kinds and (s := driver_step(stack, None)):
         lead, driver = (s,), R580_EXAMPLE
-    torch_problem = bool(kinds & TORCH_KINDS)
+    torch_problem = bool(kinds & TORCH_KINDS) or "driver_too_old_for_torch" in kinds  # torch or the driver may give
     if torch_problem:
         if r := _torch_route(stack, problems, driver, lead):
             routes.append(r)

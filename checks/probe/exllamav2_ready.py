@@ -13,7 +13,7 @@ import re
 
 from checks.base import Check, CheckContext
 from checks.prescription.quote import route_fix
-from checks.prescription.route import prescribe
+from checks.prescription.machine import machine_prescription
 from doctor.model.findings import Finding, Status
 from checks.knowledge.engines import JIT_UNITS
 from doctor.model.unknown import known
@@ -34,8 +34,7 @@ TOOLCHAIN = frozenset({"nvcc_missing", "nvcc_cannot_target", "nvcc_major_mismatc
 
 def _route(ctx: CheckContext):
     """The machine's prescription (the same one cuda-pairing quotes), or None without a known card."""
-    card = ctx.card()
-    return prescribe(ctx.facts, card[0], card[1]) if card else None
+    return machine_prescription(ctx.facts, ctx.plan)
 
 
 def _jit_problems(rx) -> tuple[list[str], str, list[str]]:
@@ -64,7 +63,8 @@ def run(ctx: CheckContext) -> Finding:
     if not py.torch.installed or not known(py.torch.cuda) or py.torch.cuda == "none":
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs torch with CUDA; "
                              + ("torch is not installed" if not py.torch.installed else f"torch is {py.torch.reason or 'a CPU-only build'}"),
-                             {**ev, "probe_can_run": False}, "See cuda-pairing for a torch build that fits this card.")
+                             {**ev, "probe_can_run": False}, *(route_fix(rx) if rx and rx.routes else
+                                                              ("See cuda-pairing for a torch build that fits this card.", [])))
     no_kernel = [p for p in (rx.problems if rx else ()) if p.kind in BLOCKING]
     if no_kernel:  # nothing can run: the probe would only reproduce the crash
         fix, commands = route_fix(rx)

@@ -51,7 +51,8 @@ def model_bytes(ctx: CheckContext):
 def hbm_gbs(gpu: GpuFacts | None, series: GpuSeries | None = None) -> float | None:
     """The card's datasheet memory bandwidth from the knowledge base, by NVML name."""
     name = series.name if series is not None and series.name else (gpu.name if gpu is not None else None)
-    spec = spec_for_name(name) if isinstance(name, str) else None
+    mem = gpu.memory_total_mib if gpu is not None and known(gpu.memory_total_mib) else None
+    spec = spec_for_name(name, mem) if isinstance(name, str) else None
     return spec.bandwidth_gbs if spec else None
 
 

@@ -6,14 +6,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from checks.base import Check, CheckContext
-from checks.prescription.route import prescribe
+from checks.base import Check
+from checks.prescription.machine import machine_prescription
 from checks.registry import checks_for
 from checks.runner import run_checks
 from doctor.model.events import CheckEvent
 from doctor.model.facts import Facts
 from doctor.model.plan import Plan
-from doctor.model.prescription import Prescription
 from doctor.model.report import Report, build_report
 
 
@@ -64,8 +63,3 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", no
     return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings,
                         prescription=machine_prescription(facts, plan))
 
-
-def machine_prescription(facts: Facts, plan: Plan) -> Prescription | None:
-    """The route the checks quote, for the report's end; None when no card is known."""
-    card = CheckContext(facts=facts, plan=plan).card()
-    return prescribe(facts, card[0], card[1]) if card else None

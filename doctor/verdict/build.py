@@ -39,11 +39,11 @@ BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
 
 
 def gpu_spec(result: ProbeResult, facts: Facts | None, plan: Plan | None) -> GpuSpec | None:
-    spec = spec_for_name(result.device_name)
-    if spec is None and facts is not None:
-        g = facts.gpu(plan.gpu_index if plan else 0)
-        if g is not None and known(g.name):
-            spec = spec_for_name(g.name)
+    g = facts.gpu(plan.gpu_index if plan else 0) if facts is not None else None
+    mem = g.memory_total_mib if g is not None and known(g.memory_total_mib) else None
+    spec = spec_for_name(result.device_name, mem)
+    if spec is None and g is not None and known(g.name):
+        spec = spec_for_name(g.name, mem)
     return spec
 
 

@@ -53,6 +53,38 @@ EXPECTED = {
         "flash-attn": ("skip", {"needs": "compute-capability"}),
     },
 }
+CLI_REPLAYED = sorted(EXPECTED)  # replayed through the real CLI (a child process each)
+# issue 11: one fixture per defect class of the prescription, replayed in-process (the CLI path is covered above)
+EXPECTED.update({
+    "v100-r470-torch-2.5.1-cu124": {"cuda-pairing": ("fail", {"driver_runs_torch_cuda": "no", "recommended_torch": "2.5.1+cu118",
+                                                              "routes": ["change the CUDA variant of torch", "upgrade the driver"]}),
+                                    "exllamav2-ready": ("fail", {"probe_can_run": False})},
+    "v100-torch-2.10-cu126-nvcc-13": {"cuda-pairing": ("warn", {"problem_kinds": ["nvcc_cannot_target", "nvcc_major_mismatch"],
+                                                                "routes": ["fix the toolchain"]}),
+                                      "exllamav2-ready": ("fail", {"probe_can_run": False})},
+    "titan-v-torch-2.11-cu128": {"cuda-pairing": ("fail", {"recommended_torch": "2.11.0+cu126"}),
+                                 "exllamav2-ready": ("fail", {"probe_can_run": False})},
+    "p100-torch-2.8-cu128": {"compute-capability": ("pass", {"cc": "6.0", "bandwidth_gbs": 732}),
+                             "cuda-pairing": ("fail", {"recommended_torch": "2.8.0+cu126"}),
+                             "exllamav2-ready": ("fail", {"probe_can_run": False})},
+    "v100-torch-2.7.1-cu128-companions": {"cuda-pairing": ("fail", {"recommended_torch": "2.7.1+cu126"})},
+    "v100-sxm2-hw-power-brake": {"thermal": ("fail", {"form_factor": "sxm", "temperature_c": 60}),
+                                 "cuda-pairing": ("pass", {})},
+    "v100-pcie-hw-thermal-slowdown": {"thermal": ("fail", {"form_factor": "pcie", "temperature_c": 88})},
+    "p100-12gb-torch-2.6-cu126": {"compute-capability": ("pass", {"cc": "6.0", "bandwidth_gbs": 549}),
+                                  "cuda-pairing": ("pass", {}), "exllamav2-ready": ("pass", {"probe_can_run": True})},
+    "rtx-2080-ti-flash-attn-2": {"compute-capability": ("pass", {"cc": "7.5", "bandwidth_gbs": 616}),
+                                 "flash-attn": ("fail", {"cc": "7.5", "min_cc": "8.0"})},
+    "t4-torch-2.11-cu130-healthy": {"cuda-pairing": ("pass", {"torch_cuda": "13.0"}), "exllamav2-ready": ("pass", {})},
+    "v100-r580-torch-2.11-cu126-healthy": {"cuda-pairing": ("pass", {"torch_version": "2.11.0+cu126"}),
+                                           "exllamav2-ready": ("pass", {})},
+    "p40-r470-torch-2.1-cu121": {"cuda-pairing": ("fail", {"recommended_torch": "2.1.2+cu118",
+                                                           "routes": ["change the CUDA variant of torch", "upgrade the driver"]})},
+    "v100-sxm2-driver-590": {"gpu-present": ("fail", {"driver_version": "590.44.01"}), "cuda-pairing": ("skip", {})},
+    "v100-torch-cpu-only": {"cuda-pairing": ("fail", {"recommended_torch": "2.5.1+cu124"}),
+                            "exllamav2-ready": ("fail", {"probe_can_run": False})},
+    "v100-nvcc-11.8-torch-cu121": {"cuda-pairing": ("warn", {"problem_kinds": ["nvcc_major_mismatch"]})},
+})
 EXIT = {"v100-pcie-16gb-healthy": 0, "p40-torch-cu126": 1, "h200-live": 0}
 
 
@@ -62,11 +94,26 @@ def test_every_fixture_has_expectations():
     assert names == set(EXPECTED)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", CLI_REPLAYED)
 def test_replay_verdicts(name, validate):
     proc = run_cli("--replay", str(MACHINES / f"{name}.json"), "--json")
     report = validate(json.loads(proc.stdout))
     assert proc.returncode == EXIT.get(name, 2), proc.stderr
+    _expect(name, report)
+
+
+@pytest.mark.parametrize("name", sorted(set(EXPECTED) - set(CLI_REPLAYED)))
+def test_replay_verdicts_in_process(name, validate):
+    from doctor.facts.replay import load_document
+    from doctor.model.report import report_to_dict
+    from doctor.run.pipeline import diagnose
+
+    doc = load_document(str(MACHINES / f"{name}.json"))
+    report = validate(json.loads(json.dumps(report_to_dict(diagnose(doc.plan, doc.facts, source=f"replay:{name}.json")))))
+    _expect(name, report)
+
+
+def _expect(name: str, report: dict) -> None:
     findings = {f["id"]: f for f in report["findings"]}
     for check_id, (status, evidence) in EXPECTED[name].items():
         f = findings[check_id]
