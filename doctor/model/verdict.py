@@ -51,6 +51,14 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class MissingEvidence:
+    """Evidence the verdict lacks to explain a gap, and the exact command that collects it."""
+
+    what: str
+    command: str
+
+
+@dataclass(frozen=True)
 class Verdict:
     measured_tok_s: float
     spread_pct: float
@@ -69,6 +77,8 @@ class Verdict:
     reference: str = ""
     notes: tuple[str, ...] = ()
     gpu: str = ""
+    options: tuple[Fix, ...] = ()  # at the card's limit: levers with a trade-off, offered as choices, not as a fix
+    missing_evidence: tuple[MissingEvidence, ...] = ()  # when most of the gap is unexplained
 
     @property
     def top_cause(self) -> Cause | None:

@@ -68,6 +68,17 @@ def verdict_lines(v: Verdict, verbose: bool = False) -> list[str]:
         for i, f in enumerate(v.fixes, 1):
             gain = f"+{f.expected_gain_tok_s:,.1f} tok/s" if f.expected_gain_tok_s is not None else "gain unknown"
             lines += _wrap(f"{f.action} ({gain}; {f.basis})" if verbose else f"{f.action} ({gain})", f"    {i}. ", "       ")
+    if v.options:
+        lines.append("  at the card's limit: options, each with a trade-off (not a fix):")
+        for i, f in enumerate(v.options, 1):
+            gain = f" (+{f.expected_gain_tok_s:,.1f} tok/s)" if f.expected_gain_tok_s is not None else ""
+            lines += _wrap(f"{f.action}{gain}", f"    {chr(96 + i)}. ", "       ")
+    if v.missing_evidence:
+        lines.append("  missing evidence for the unexplained gap, and the command that collects it:")
+        for m in v.missing_evidence:
+            lines += _wrap(m.what, "    - ", "      ")
+        for cmd in dict.fromkeys(m.command for m in v.missing_evidence):
+            lines.append(f"      $ {cmd}")
     for label, text in (("first use", v.first_use), ("reference", v.reference)):
         if text:
             lines += _wrap(text, f"  {label}: ", "    ")

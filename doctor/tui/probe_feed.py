@@ -60,10 +60,11 @@ def verdict_view(verdict: Any) -> VerdictView | None:
     if fix is not None:
         gain = f" (+{fix.expected_gain_tok_s:.1f} tok/s expected)" if fix.expected_gain_tok_s else ""
         fix_first = fix.action + gain
+    limit_options = "; ".join(o.action.split(":")[0] for o in v.options)
     causes = tuple(CauseBar(CAUSE_LABELS.get(c.id, c.id), c.share, c.title) for c in v.causes)
     reference = float(SEED_REFERENCE["measured_tok_s"]) if v.reference else None
     return VerdictView(measured_tok_s=v.measured_tok_s, ceiling_tok_s=v.ceiling_tok_s, headline=v.headline,
-                       fix_first=fix_first, reference_tok_s=reference,
+                       fix_first=fix_first, limit_options=limit_options, reference_tok_s=reference,
                        reference_label=f"of V100 ref {reference:g}" if reference else "", causes=causes)
 
 

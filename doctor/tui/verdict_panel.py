@@ -63,6 +63,8 @@ class VerdictPanel(Widget):
             rows.add_row(Text(cause.label, overflow="ellipsis"), Text(bar(cause.share or 0.0, bar_w), self._style("cause")),
                          share)
         parts = [Text(_two_lines(f"Fix first: {view.fix_first}", width), style=self._style("fix"))] if view.fix_first else []
+        if not view.fix_first and view.limit_options:
+            parts = [Text(_two_lines(f"At the card's limit; options: {view.limit_options}", width), style=self._style("fix"))]
         head = Text(f"{view.measured_tok_s:.1f} tok/s measured", no_wrap=True, overflow="ellipsis")
         return Group(*parts, head, rows)  # the headline sentence is the decode-speed finding's summary
 

@@ -19,6 +19,7 @@ class VerdictView:
     ceiling_tok_s: float
     headline: str = ""
     fix_first: str = ""
+    limit_options: str = ""  # at the card's limit: the levers, offered as options, never as "Fix first"
     reference_tok_s: float | None = None  # 64 tok/s: the seed's V100 result, shown on V100-class cards
     reference_label: str = ""
     causes: tuple[CauseBar, ...] = ()

@@ -32,10 +32,11 @@ from doctor.model.unknown import known
 from doctor.verdict.causes import MIN_SAMPLES, Inputs, estimate
 from doctor.model.verdict import Cause
 from doctor.verdict.evidence import decode_evidence
-from doctor.model.verdict import BytesPerToken, Ceiling, Fix, NoCeiling, Verdict
+from doctor.model.verdict import BytesPerToken, Ceiling, Fix, MissingEvidence, NoCeiling, Verdict
 
 NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
 BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
+MOSTLY_UNEXPLAINED = 0.5  # above this share of the gap, the verdict names the evidence it lacks
 
 
 def gpu_spec(result: ProbeResult, facts: Facts | None, plan: Plan | None) -> GpuSpec | None:
@@ -102,11 +103,16 @@ def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | N
     fixes = tuple(sorted((f for f in _fixes(causes, x, r, tok_s) + ((first_fix,) if first_fix else ())
                           if f.expected_gain_tok_s is None or f.expected_gain_tok_s >= 0.01 * tok_s),  # not noise
                          key=lambda f: -(f.expected_gain_tok_s if f.expected_gain_tok_s is not None else -1)))
+    options: tuple[Fix, ...] = ()
+    if near:  # at the card's limit nothing is broken: the levers trade something, so they are options, not a fix
+        options, fixes = _levers(fixes), tuple(f for f in fixes if f.cause == "first-use")
     verdict = Verdict(measured_tok_s=round(tok_s, 2), spread_pct=round(r.reported.spread_pct, 2), bytes=b,
                       datasheet=datasheet, measured=measured, ceiling_tok_s=ref.tok_s, efficiency=round(efficiency, 4),
                       near_ceiling=near, lost_ms_per_token=round(lost, 3), causes=causes, headline="",
                       fixes=fixes, set_aside=_set_aside(r), first_use=first_use, notes=tuple(notes),
-                      gpu=spec.name if spec else r.device_name)
+                      gpu=spec.name if spec else r.device_name, options=options)
+    if not near and verdict.unexplained > MOSTLY_UNEXPLAINED:
+        verdict = replace(verdict, missing_evidence=_missing(r, ev))
     return replace(verdict, headline=headline(verdict), reference=reference_line(verdict, spec, plan))
 
 
@@ -173,6 +179,40 @@ def _fixes(causes: tuple[Cause, ...], x: Inputs, r: ProbeResult, tok_s: float) -
     return tuple(sorted(out, key=lambda f: -(f.expected_gain_tok_s if f.expected_gain_tok_s is not None else -1)))
 
 
+def _levers(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
+    """The remaining levers at the card's limit, each with what it trades."""
+    trade = {"bpw": "; trades a little quality for speed", "kv-reads": "; trades the context the model can use"}
+    kept = [replace(f, action=f.action + trade.get(f.cause, "")) for f in fixes if f.cause != "first-use"]
+    return tuple(kept) + (
+        Fix("batching", "serve several requests at once (ExLlamaV2's dynamic generator batches them): raises the "
+            "total tokens per second, not the speed of one stream", None, "each token's weights are read once for the whole batch"),
+        Fix("speculative-decoding", "speculative decoding with a small draft model of the same family (ExLlamaV2 "
+            "supports a draft model): more than one token per weight read on predictable text; costs the draft's VRAM",
+            None, "gain depends on how often the draft is accepted"),
+    )
+
+
+def _missing(r: ProbeResult, ev) -> tuple[MissingEvidence, ...]:
+    """Which evidence would explain the gap, and the exact probe command that records it."""
+    import shlex
+
+    cmd = (f"v100-doctor probe --model {shlex.quote(r.model_path)} --max-seq-len {r.max_seq_len} "
+           f"--cache-mode {r.cache_mode} --json -o probe.json")
+    out = []
+    if ev.samples < MIN_SAMPLES:
+        out.append(MissingEvidence("GPU samples during decode (utilisation, clocks and throttle reasons, PCIe traffic): "
+                                   "they tell host-bound, throttling and CPU offload apart", cmd))
+    if ev.cpu_wall is None:
+        out.append(MissingEvidence("host counters of the timed runs (CPU time per wall second, page faults per token): "
+                                   "they show a host-bound loop", cmd))
+    if r.bandwidth is None:
+        out.append(MissingEvidence("this card's measured copy bandwidth: a card below its datasheet lowers the ceiling", cmd))
+    if not out:
+        out.append(MissingEvidence("a longer sampled run (the recorded samples explain too little of the gap)",
+                                   cmd.replace(" --json", " --runs 5 --json")))
+    return tuple(out)
+
+
 def _first_use(r: ProbeResult) -> tuple[str, Fix | None]:
     """The warm-up met each context length for the first time and was far slower than the runs: name it, with
     what a fresh generation (every token a new length) pays, and the fix where the mechanism is known."""
@@ -204,10 +244,13 @@ def headline(v: Verdict) -> str:
              f"({ceiling.bandwidth_gbs:,.0f} GB/s ÷ {v.bytes.total / 1e9:.2f} GB per token)")
     top = v.top_cause
     if v.near_ceiling:
-        return frame + ": near the ceiling; only fewer bytes per token (a lower bpw, a shorter context) can go faster."
+        return (frame + ": this setup is at the card's limit. Nothing needs fixing; the remaining levers are options "
+                "with a trade-off (a lower bpw trades quality, batching raises total throughput, speculative decoding).")
     if top is None or top.share < 0.05:
         best = next((f for f in v.fixes if f.expected_gain_tok_s), None)
         return (frame + f"; {v.unexplained:.0%} of the gap is not explained by the evidence recorded"
+                + (f" (missing: {v.missing_evidence[0].what.split(' (')[0]}; the command that collects it is below)"
+                   if v.missing_evidence else "")
                 + (f". The largest fix the evidence supports: {best.action.split(':')[0]} (+{best.expected_gain_tok_s:.1f} "
                    "tok/s expected)." if best else "."))
     rest = f"; {v.unexplained:.0%} stays unexplained" if v.unexplained >= 0.3 else ""

@@ -93,7 +93,8 @@ def test_a_saved_report_with_its_probe_replays_read_only_with_panels(tmp_path):
     assert session.saved is not None and session.run_probe is None and "read-only" in session.no_probe_reason
     assert shown and workers == []
     assert probe.state == "done" and probe.reported_tok_s == 64.05 and probe.tok_s == (63.409, 64.05, 64.37)
-    assert (verdict.measured_tok_s, verdict.reference_tok_s) == (64.05, 64.0) and verdict.fix_first.startswith("use 3.25 bpw")
+    assert (verdict.measured_tok_s, verdict.reference_tok_s) == (64.05, 64.0) and verdict.fix_first == ""
+    assert verdict.limit_options.startswith("use 3.25 bpw")  # at the card's limit: options, not "Fix first"
     assert decode == "✓"
     assert json.loads(path.read_text())["verdict"]["near_ceiling"] is True
 
