@@ -46,6 +46,16 @@ FORMAT_PATHS: tuple[FormatPath, ...] = (
     FormatPath("exl2", "transformers / vLLM / llama.cpp", "none", "cannot-load",
                "EXL2 is ExLlamaV2's own format (also read by TabbyAPI, which embeds ExLlamaV2)",
                EXL2 + "README.md", "P"),
+    # EXL3 is ExLlamaV3's format: its kernels use cp.async and mma.m16n8k16, which need sm_80
+    FormatPath("exl3", "ExLlamaV3", "EXL3 trellis kernels", "fast", "ExLlamaV3's own format; needs cc 8.0 or newer",
+               "https://github.com/turboderp-org/exllamav3 ; https://github.com/theroyallab/tabbyAPI/pull/463 "
+               "(common/hardware.py rejects cc < 8.0)", "P", min_cc="8.0"),
+    FormatPath("exl3", "ExLlamaV3", "none below cc 8.0", "refused",
+               "ExLlamaV3 needs cc 8.0 or newer: its build fails with \"Feature 'cp.async' requires .target sm_80 or "
+               "higher\"; use an EXL2 quant of the model with ExLlamaV2 on this card",
+               "https://github.com/turboderp-org/exllamav3/issues/14", "P", max_cc="7.9"),
+    FormatPath("exl3", "ExLlamaV2", "none", "cannot-load", "ExLlamaV2 reads EXL2 and GPTQ, not EXL3",
+               EXL2 + "exllamav2/module.py", "P"),
     FormatPath("gptq", "ExLlamaV2", "GPTQ 4-bit kernels (q_gemm_kernel_gptq) + CUDA graphs", "fast",
                "ExLlamaV2 reads GPTQ from the tensor names (.qweight) and ignores quantize_config.json",
                EXL2 + "exllamav2/module.py, exllamav2/ext.py", "P", min_cc="6.0"),

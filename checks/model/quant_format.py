@@ -42,6 +42,8 @@ def _describe(q) -> str:
         return f"AWQ {q.bits:g}-bit ({q.awq_version})" if known(q.bits) else f"AWQ ({q.awq_version})"
     if q.method == "bnb-4bit":
         return f"bitsandbytes 4-bit ({q.bnb_quant_type})"
+    if q.method == "exl3":
+        return f"EXL3 ({q.bits:g} bpw)" if known(q.bits) else "EXL3"
     return {"bnb-8bit": "bitsandbytes 8-bit", "fp16": "unquantized FP16", "bf16": "unquantized BF16",
             "fp32": "unquantized FP32", "gguf": "GGUF"}.get(q.method, q.method)
 

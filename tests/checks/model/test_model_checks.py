@@ -228,3 +228,17 @@ def test_asked_for_explicitly_without_model_they_skip_and_say_why():
     got = run_checks(V100, Plan(), MODEL_CHECKS)
     assert got[0].status is SKIP and "no --model given" in got[0].summary
     assert all(f.status is SKIP for f in got)
+
+
+@pytest.mark.parametrize("target, status, words", [(None, FAIL, "use an EXL2 quant of the model with ExLlamaV2"),
+                                                   ("a100-40gb", WARN, "ExLlamaV3 fast")])
+def test_exl3_is_known_and_needs_cc_8(tmp_path, target, status, words):
+    """EXL3 (quant_method exl3) is ExLlamaV3's format, which needs cc 8.0: on a V100 the way is EXL2 with ExLlamaV2."""
+    import json
+
+    cfg = json.loads((MODELS / "qwen2-27b-exl2-3.75bpw" / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "exl3", "bits": 4.0}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    f = findings(tmp_path, **({"target_gpu": target} if target else {}))["quant-format"]
+    assert f.status is status and "not recognised" not in f.summary and words in f.summary + f.fix
+    assert f.evidence["format"] == "exl3"
