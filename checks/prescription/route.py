@@ -148,7 +148,7 @@ def _torch_route(stack: Stack, problems, driver: str | None, lead: tuple[Step, .
             "install torch" if stack.torch_version is None else
             "downgrade torch" if stack.torch_release and _minor(best.row) < stack.torch_release[1] else "upgrade torch")
     also = [f"{c.row.torch}+cu{c.row.cuda.replace('.', '')}" for c in cands[1:4]]
-    cost = "reinstalls torch (a few GB download); keeps the driver" + (f"; also fine: {', '.join(also)}" if also else "")
+    cost = "reinstalls torch, a few GB download; keeps the driver" + (f"; also fine: {', '.join(also)}" if also else "")
     return Route(name=name, cost=cost, steps=steps)
 
 

@@ -138,3 +138,18 @@ def test_throttle_reason_has_its_own_cause_and_fix(name, cause, not_in):  # defe
     f = replay(name).finding("thermal")
     assert f.status is Status.FAIL and cause in f.summary and not_in not in f.fix
     assert any("-pl" in c for c in f.commands) == (name == "v100-pcie-hw-thermal-slowdown")
+
+
+def test_a_report_saved_before_the_route_existed_still_replays(tmp_path, validate):
+    """The route is additive (schema v100-doctor/report/1): an older report without it loads and replays."""
+    import json
+
+    from doctor.model.report import parse_document
+
+    doc = report_to_dict(replay("v100-torch-2.11-cu130"))
+    assert validate(json.loads(json.dumps(doc)))["prescription"]["routes"]
+    del doc["prescription"]
+    loaded = parse_document(json.loads(json.dumps(doc)), "old.json")
+    assert loaded.report is not None and loaded.report.prescription is None
+    again = diagnose(loaded.plan, loaded.facts, source="replay:old.json")
+    assert again.prescription.routes[0].name == "change the CUDA variant of torch"
