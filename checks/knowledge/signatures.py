@@ -215,6 +215,33 @@ SIGNATURES: tuple[Signature, ...] = (
         "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
         f"{EXL2_REPO}/issues/677", "P", probe_kind="oom",
         in_logs=False),  # in a log the CUDA OOM rows above say more (with the numbers)
+    # --- model format ---------------------------------------------------------------------------------------
+    Signature(
+        "exl3-needs-exllamav3", "ExLlamaV3 loaders", ("exllamav3", "exl3"),
+        r"No module named '?exllamav3'?|Unsupported quantization method:? ['\"]?exl3\b",
+        ("quant-format", "compute-capability"),
+        "An EXL3 model (quant_method exl3) needs ExLlamaV3, and ExLlamaV3 needs cc 8.0 or newer",
+        "On a V100 (cc 7.0) or any card below cc 8.0 use an EXL2 quant of the same model with ExLlamaV2; "
+        "`v100-doctor --model DIR` says which runtime each format gets on this card.",
+        "https://github.com/oobabooga/textgen/issues/6839", "P"),
+    Signature(
+        "cuda-malloc-async-oom", "torch (cudaMallocAsync allocator)", "exceed allowed memory",
+        r"Allocation on device (?P<gpu_index>\d+) would exceed allowed memory\. \(out of memory\)",
+        ("memory-budget", "gpu-processes"),
+        "The GPU ran out of memory under torch's cudaMallocAsync allocator (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, "
+        "TabbyAPI's cuda_malloc_backend): the same budget, another wording",
+        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU; `v100-doctor --model DIR "
+        "--max-seq-len N` shows the largest context that fits for each cache mode.",
+        "https://github.com/EvilBT/ComfyUI_SLK_joy_caption_two/issues/28", "S", probe_kind="oom"),
+    Signature(
+        "tabbyapi-one-gpu-no-split", "TabbyAPI", "disabling gpu split",
+        r"Disabling GPU split because one GPU is in use",
+        ("memory-budget",),
+        "TabbyAPI sees one GPU, so gpu_split and gpu_split_auto are ignored: the whole model and cache must fit this card",
+        "Nothing to fix when one GPU is meant. If a second GPU should take layers, check CUDA_VISIBLE_DEVICES and that "
+        "`nvidia-smi -L` lists it.",
+        "https://github.com/theroyallab/tabbyAPI/blob/main/backends/exllamav2/model.py", "P", severity="info",
+        rules_out_on_pass=False, pass_note="a passing memory budget says the model fits one GPU; it does not say how many GPUs TabbyAPI sees"),
     # --- JIT build of exllamav2_ext -------------------------------------------------------------------------
     Signature(
         "cuda-version-mismatch", "torch cpp_extension", "mismatches",

@@ -73,6 +73,13 @@ CASES = [
      "15.77 GiB of which 289.38 MiB is free. Including non-PyTorch memory, this process has 15.49 GiB memory in use. "
      "Of the allocated memory 14.66 GiB is allocated by PyTorch, and 483.75 MiB is reserved by PyTorch but unallocated.",
      {"tried_mib": 448.0, "gpu_index": 3, "total_mib": 16148.48, "free_mib": 289.38, "in_use_mib": 15861.76}),
+    ("exl3-needs-exllamav3", "https://github.com/oobabooga/textgen/issues/6839",
+     "    from exllamav3 import Cache, Config, Model\nModuleNotFoundError: No module named 'exllamav3'", {}),
+    ("cuda-malloc-async-oom", "https://github.com/EvilBT/ComfyUI_SLK_joy_caption_two/issues/28",
+     "Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated : 15.16 GiB\n"
+     "Requested : 512.00 KiB\nDevice limit : 15.99 GiB\nFree (according to CUDA): 0 bytes", {"gpu_index": 0}),
+    ("tabbyapi-one-gpu-no-split", "https://github.com/theroyallab/tabbyAPI/blob/main/backends/exllamav2/model.py",
+     "INFO:     Disabling GPU split because one GPU is in use.", {}),
     ("cuda-oom-legacy", "https://github.com/kchengiva/Shift-GCN/issues/34",
      "`RuntimeError: CUDA out of memory. Tried to allocate 236.00 MiB (GPU 0; 15.78 GiB total capacity; 14.25 GiB "
      "already allocated; 183.50 MiB free; 14.34 GiB reserved in total by PyTorch)`",
