@@ -59,7 +59,7 @@ def run(ctx: CheckContext) -> Finding:
                              evidence, "On a P40, expect single-digit tok/s from ExLlamaV2 on 27B models; llama.cpp "
                              "(which can compute in FP32) is usually faster on this card.")
     return CHECK.finding(Status.PASS, summary, evidence,
-                         "Use fp16 (not bf16) weights and caches; install packages that still ship sm_70/this card's kernels." if lacks else "")
+                         f"Use fp16 (not bf16) weights and caches; install packages that still ship {p['sm']} kernels." if lacks else "")
 
 
 # gpu-present skips when planning for --target-gpu on a machine without a GPU: then this check judges the planned card
