@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
+from checks.knowledge.attention import flash_attn_generation, flash_attn_supports
 from checks.knowledge.cuda import R580_EOL, TOOLKIT_DRIVER
 from checks.knowledge.torch_companions import REBUILT_WITH_TORCH, companion_pin
 from checks.knowledge.torch_wheels import WHEELS, WheelArchs
@@ -77,12 +78,22 @@ def torch_step(stack: Stack, cand: _Candidate) -> tuple[Step, ...]:
                   why=f"{what}: its wheel has sm_{stack.cc.replace('.', '')} kernels and runs on this driver "
                       f"(source: {cand.row.source})", cuda_major=int(cand.row.cuda.split(".")[0]))]
     for name, source in REBUILT_WITH_TORCH.items():
-        if name in stack.packages:
+        if name == "flash-attn" and name in stack.packages and not _flash_attn_runs(stack):
+            steps.append(Step(kind="companion", command="pip uninstall -y flash-attn",
+                              changes=f"removes flash-attn {stack.packages[name]}",
+                              why=f"it cannot run on cc {stack.cc} (see flash-attn) and is built for the old torch; "
+                                  "ExLlamaV2 then uses xformers or torch SDPA"))
+        elif name in stack.packages:
             steps.append(Step(kind="companion", action=f"replace {name} {stack.packages[name]} with a build for torch "
                               f"{torch_pin}+{tag} (or uninstall it: ExLlamaV2 then uses torch SDPA)",
                               changes=f"{name} {stack.packages[name]}", why=f"{name} is compiled against one torch release; "
                               f"the old build fails to import after the change (source: {source})"))
     return tuple(steps)
+
+
+def _flash_attn_runs(stack: Stack) -> bool:
+    gen = flash_attn_generation(str(stack.packages.get("flash-attn", "")))
+    return gen is not None and flash_attn_supports(gen, stack.cc)
 
 
 def toolkit_step(stack: Stack, cuda_major: int) -> Step | None:

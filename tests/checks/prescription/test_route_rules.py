@@ -153,3 +153,18 @@ def test_a_report_saved_before_the_route_existed_still_replays(tmp_path, validat
     assert loaded.report is not None and loaded.report.prescription is None
     again = diagnose(loaded.plan, loaded.facts, source="replay:old.json")
     assert again.prescription.routes[0].name == "change the CUDA variant of torch"
+
+
+def test_flash_attn_that_cannot_run_is_removed_with_the_flash_attn_checks_own_command():
+    from dataclasses import replace
+
+    from checks.env.flash_attn import CHECK as FLASH
+    from checks.prescription.route import prescribe
+    from checks.base import CheckContext
+    from doctor.model.plan import Plan
+
+    facts = load_document(str(MACHINES / "v100-torch-2.7.1-cu128-companions.json")).facts
+    facts = replace(facts, python=replace(facts.python, packages={**facts.python.packages, "flash-attn": "2.6.3"}))
+    (route,) = prescribe(facts, "7.0", "Tesla V100-PCIE-16GB").routes
+    step = next(s for s in route.steps if "flash-attn" in s.changes)
+    assert step.command in FLASH.run(CheckContext(facts=facts, plan=Plan())).commands
