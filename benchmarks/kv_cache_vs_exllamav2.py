@@ -40,11 +40,10 @@ from checks.knowledge.kv_cache import CACHE_MODE_ORDER  # noqa: E402
 from doctor.facts.model_dir import gather_model  # noqa: E402
 from checks.arithmetic.model_bytes import dims, model_bytes  # noqa: E402
 from checks.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
+from checks.knowledge.kv_cache import KV_CACHE_MODES  # noqa: E402
+from doctor.model.units import MIB  # noqa: E402
 
-MIB = 1024 * 1024
 SHAPE = dict(hidden=4096, intermediate=14336, layers=8, heads=32, kv_heads=8, head_dim=128, vocab=32000)
-CACHE_CLASSES = {"fp16": "ExLlamaV2Cache", "fp8": "ExLlamaV2Cache_8bit", "q8": "ExLlamaV2Cache_Q8",
-                 "q6": "ExLlamaV2Cache_Q6", "q4": "ExLlamaV2Cache_Q4"}
 
 
 def log(msg: str) -> None:
@@ -169,7 +168,7 @@ def run_model(kind: str, directory: Path, seq_len: int, nvml: Nvml, baseline_use
         f"CUDA context + non-torch {context / MIB:.1f} MiB; quant method seen by the doctor: {facts.quant.method}")
     rows = []
     for mode in modes:
-        cls = getattr(exllamav2, CACHE_CLASSES[mode])
+        cls = getattr(exllamav2, KV_CACHE_MODES[mode].exllamav2_class)
         pred = plan_budget(mb, d, room, seq_len, mode, big_split, quantized, context_allowance).devices[0].components
         pred_ctx = plan_budget(mb, d, room, seq_len, mode, big_split, quantized, context_bytes=max(0, context)).devices[0]
         torch.cuda.reset_peak_memory_stats()
@@ -236,7 +235,7 @@ def run_autosplit(directory: Path, seq_len: int, mode: str, nvml: Nvml, baseline
     cfg.max_seq_len = seq_len
     model = exllamav2.ExLlamaV2(cfg)
     torch.cuda.reset_peak_memory_stats()
-    cache = getattr(exllamav2, CACHE_CLASSES[mode])(model, max_seq_len=seq_len, lazy=True)
+    cache = getattr(exllamav2, KV_CACHE_MODES[mode].exllamav2_class)(model, max_seq_len=seq_len, lazy=True)
     model.load_autosplit(cache)
     torch.cuda.synchronize()
     load_peak = torch.cuda.max_memory_allocated()

@@ -67,7 +67,7 @@ def run_main(args: argparse.Namespace) -> ExitCode:
             report = after_checks(report, on_event=ConsoleProgress())
             if report.probe is not None and report.probe.status == "cancelled":
                 emit(report, args)
-                return 130
+                return ExitCode.INTERRUPTED
     return emit(report, args)
 
 
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     except KeyboardInterrupt:
         print("v100-doctor: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except Exception as exc:  # noqa: BLE001
         if os.environ.get("V100_DOCTOR_DEBUG"):
             raise

@@ -4,7 +4,7 @@ Single-stream decode is memory-bound: each token reads every weight matrix once,
 one row of the embedding, and the KV cache of every past token. Ceiling = bandwidth / those bytes.
 This is the public arithmetic the probe's verdict uses:
 
-    from checks.arithmetic.decode_bytes import bytes_per_token, ceiling_tok_s, decode_ceiling
+    from checks.arithmetic.decode_bytes import bytes_per_token, ceiling_tok_s
     b = bytes_per_token(model_facts, context=4096, cache_mode="q8")   # breakdown dict
     ceiling_tok_s(b["total_bytes"], bandwidth_gbs=900)                 # tok/s
 """
@@ -15,7 +15,7 @@ from checks.knowledge.kv_cache import DECODE_TRAFFIC_SOURCE, KV_CACHE_MODES
 from doctor.model.model_dir import ModelFacts
 from checks.arithmetic.model_bytes import ArithmeticUnavailable, dims, model_bytes
 
-__all__ = ["ArithmeticUnavailable", "bytes_per_token", "ceiling_tok_s", "decode_ceiling"]
+__all__ = ["ArithmeticUnavailable", "bytes_per_token", "ceiling_tok_s", "kv_read_bytes"]
 
 
 def bytes_per_token(model: ModelFacts, context: int = 0, cache_mode: str = "fp16") -> dict:
@@ -32,7 +32,7 @@ def bytes_per_token(model: ModelFacts, context: int = 0, cache_mode: str = "fp16
     mb = model_bytes(model)
     d = dims(model.config)
     mode = KV_CACHE_MODES[cache_mode]
-    kv = d.layers * context * mode.decode_read_per_past_token_layer(d.kv_heads, d.head_dim)
+    kv = kv_read_bytes(d.layers, d.kv_heads, d.head_dim, context, cache_mode)
     weights = sum(mb.layer_bytes) + mb.norm_bytes
     total = weights + mb.lm_head_bytes + mb.embedding_row_bytes + kv
     return {
@@ -53,14 +53,14 @@ def bytes_per_token(model: ModelFacts, context: int = 0, cache_mode: str = "fp16
     }
 
 
+def kv_read_bytes(layers: int, kv_heads: int, head_dim: int, context: int, cache_mode: str) -> int:
+    """The KV cache bytes one decode step moves with `context` past tokens (the verdict uses the probe's shape)."""
+    return layers * context * KV_CACHE_MODES[cache_mode].decode_read_per_past_token_layer(kv_heads, head_dim)
+
+
 def ceiling_tok_s(total_bytes: float, bandwidth_gbs: float) -> float:
     """The physical single-stream decode ceiling: bandwidth (GB/s, 1e9 bytes) / bytes per token."""
     if total_bytes <= 0 or bandwidth_gbs <= 0:
         raise ValueError("bytes per token and bandwidth must be positive")
     return bandwidth_gbs * 1e9 / total_bytes
 
-
-def decode_ceiling(model: ModelFacts, bandwidth_gbs: float, context: int = 0, cache_mode: str = "fp16") -> dict:
-    """bytes_per_token(...) plus `ceiling_tok_s` and `bandwidth_gbs`, in one dict."""
-    b = bytes_per_token(model, context, cache_mode)
-    return {**b, "bandwidth_gbs": bandwidth_gbs, "ceiling_tok_s": ceiling_tok_s(b["total_bytes"], bandwidth_gbs)}

@@ -14,9 +14,8 @@ from checks.knowledge.exllamav2_memory import (AUTOSPLIT_MINIMUM_RESERVE, AUTOSP
                                                CUDA_CONTEXT_MIB, MAX_DQ_SIZE, MAX_INPUT_LEN)
 from checks.knowledge.kv_cache import KV_CACHE_MODES
 from checks.arithmetic.model_bytes import ModelBytes, ModelDims
+from doctor.model.units import GIB, MIB
 
-MIB = 1024 * 1024
-GIB = 1024 ** 3
 SEQ_STEP = 256  # ExLlamaV2's dynamic generator wants cache lengths in multiples of 256
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.attention import EXLLAMAV2_ATTN_ORDER, EXLLAMAV2_FLASH_TRAP, flash_attn_generation, flash_attn_supports
+from checks.knowledge.attention import (EXLLAMAV2_ATTN_ORDER, EXLLAMAV2_FLASH_TRAP, FLASH_ATTN_COMMANDS, flash_attn_fix,
+                                        flash_attn_generation, flash_attn_supports)
 from doctor.model.findings import Finding, Status
 from doctor.model.unknown import known
 
@@ -41,13 +42,12 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.PASS, f"flash-attn {version} supports cc {cc}; ExLlamaV2 will use {path}", {**ev, "exllamav2_attention": path})
     path = exllamav2_attention_path(packages, env, False)
     ev.update(exllamav2_attention_after_fix=path, trap=EXLLAMAV2_FLASH_TRAP[0], trap_source=EXLLAMAV2_FLASH_TRAP[1])
-    fix = (f"flash-attn {gen.major}.x needs cc {gen.min_cc}+; this card is {cc}. ExLlamaV2 warns, then still calls it and crashes "
-           f"with \"{gen.error}\". Uninstall it, or set EXLLAMA_NO_FLASH_ATTN=1; ExLlamaV2 then uses {path}.")
+    fix = flash_attn_fix(gen, cc, path)
     if env.get("EXLLAMA_NO_FLASH_ATTN"):
         return CHECK.finding(Status.WARN, f"flash-attn {version} is installed but cannot run on cc {cc}; EXLLAMA_NO_FLASH_ATTN is set, "
-                             "so ExLlamaV2 avoids it (other libraries may still try it)", ev, fix, ["pip uninstall -y flash-attn"])
+                             "so ExLlamaV2 avoids it (other libraries may still try it)", ev, fix, [FLASH_ATTN_COMMANDS[0]])
     return CHECK.finding(Status.FAIL, f"flash-attn {version} is installed but needs cc {gen.min_cc}+ (this card: {cc}): ExLlamaV2 will crash "
-                         f"with \"{gen.error}\"", ev, fix, ["pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1"])
+                         f"with \"{gen.error}\"", ev, fix, list(FLASH_ATTN_COMMANDS))
 
 
 CHECK = Check(id="flash-attn", title="flash-attn vs this card", run=run, depends_on=("compute-capability",))

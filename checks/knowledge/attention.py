@@ -43,6 +43,21 @@ EXLLAMAV2_ATTN_ORDER = (
 )
 
 
+FLASH_ATTN_COMMANDS = ("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1")
+FLASH_ATTN_AFTER_FIX = "xformers or torch SDPA, which work on sm_70"  # when the card's own path is not known
+
+
+def flash_attn_fix(gen: FlashAttnGeneration | None = None, cc: str | None = None, instead: str = FLASH_ATTN_AFTER_FIX) -> str:
+    """The one user-facing fix for flash-attn on a card below its minimum: the check, the probe and `explain` print it.
+
+    Without a generation and a card (a log or a crash says only that flash-attn failed) it speaks of flash-attn 2.
+    """
+    gen = gen or FLASH_ATTN[1]
+    card = f"this card is {cc}" if cc else "older cards such as the V100 (7.0) cannot run it"
+    return (f"flash-attn {gen.major}.x needs cc {gen.min_cc}+; {card}. ExLlamaV2 warns, then still calls it and crashes "
+            f"with \"{gen.error}\". Uninstall it, or set EXLLAMA_NO_FLASH_ATTN=1; ExLlamaV2 then uses {instead}.")
+
+
 def cc_tuple(cc: str) -> tuple[int, int]:
     major, _, minor = cc.partition(".")
     return int(major), int(minor or 0)

@@ -5,8 +5,9 @@ Each constant carries (value, source, confidence). The formulas that use them li
 
 from __future__ import annotations
 
+from doctor.model.units import MIB
+
 EXL2 = "https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/"
-MIB = 1024 * 1024
 
 MAX_INPUT_LEN = (2048, EXL2 + "config.py (max_input_len = 2048: the prefill chunk; load_autosplit clips it to max_seq_len)", "P")
 MAX_DQ_SIZE = (512 * 1024 ** 2, EXL2 + "config.py (max_dq_size = 512*(1024**2) elements dequantized at once)", "P")

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
+
 SEVERITIES = ("error", "warning", "info")  # error: the run failed here; warning: a trap that will bite; info: explains behaviour
 
 
@@ -123,17 +125,14 @@ SIGNATURES: tuple[Signature, ...] = (
         r"FlashAttention only supports (?:Ampere GPUs or newer|Turing, Ampere or Hopper GPUs)",
         ("flash-attn",),
         "flash-attn is installed and was called on a GPU older than it supports (FA2 needs cc 8.0+)",
-        "Uninstall flash-attn, or set EXLLAMA_NO_FLASH_ATTN=1 (TabbyAPI: no_flash_attention: true); ExLlamaV2 then "
-        "uses xformers or torch SDPA, which work on a V100.",
-        f"{EXL2_REPO}/issues/502", "P", commands=("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1"),
+        flash_attn_fix(), f"{EXL2_REPO}/issues/502", "P", commands=FLASH_ATTN_COMMANDS,
         probe_kind="flash-attn"),
     Signature(
         "exllamav2-flash-attn-unsupported-gpu", "exllamav2", "flash attention",
         r"Flash Attention is installed but unsupported GPUs were detected",
         ("flash-attn",),
         "ExLlamaV2 saw flash-attn on a GPU it cannot run on, warned, and will still call it",
-        "Uninstall flash-attn or set EXLLAMA_NO_FLASH_ATTN=1 before the crash that follows.",
-        f"{EXL2_REPO}/issues/502", "P", severity="warning", commands=("pip uninstall -y flash-attn",)),
+        flash_attn_fix(), f"{EXL2_REPO}/issues/502", "P", severity="warning", commands=FLASH_ATTN_COMMANDS),
     Signature(
         "paged-attention-needs-flash-attn", "exllamav2", "flash attention",
         r"Paged attention required Flash Attention (?P<min_version>[\d.]+) or later",

@@ -17,7 +17,8 @@ from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.model.findings import Finding, Status
 from checks.arithmetic.model_bytes import ArithmeticUnavailable, ModelBytes, ModelDims, dims, human_bytes, model_bytes
 from doctor.model.unknown import known
-from checks.arithmetic.vram_budget import MIB, Budget, largest_fitting_seq_len, plan_budget
+from checks.arithmetic.vram_budget import Budget, largest_fitting_seq_len, plan_budget
+from doctor.model.units import GIB, MIB
 
 NOT_EXLLAMAV2 = ("awq", "bnb-4bit", "bnb-8bit", "gguf")  # checks/knowledge/formats.py: cannot-load rows
 TIGHT_MARGIN_MIB = 128  # the CUDA context alone varies by about this much across drivers and torch builds
@@ -67,7 +68,7 @@ def _fixes(ctx: CheckContext, m, mb: ModelBytes, budget: Budget, table: dict[str
     steps, commands = [], []
     path = shlex.quote(ctx.plan.model_path or "MODEL")
     if manual is not None and manual.fits and not budget.fits:
-        split = ",".join(f"{r.free_bytes / 1024 ** 3:.1f}" for r in manual.devices)
+        split = ",".join(f"{r.free_bytes / GIB:.1f}" for r in manual.devices)
         steps.append(f"load with model.load(gpu_split=[{split}]) instead of load_autosplit: it skips the autosplit reserves "
                      f"and test pass and fits with {_mib(manual.margin_bytes)} MiB to spare (TabbyAPI: gpu_split_auto: false)")
         commands.append(f"v100-doctor --model {path} --max-seq-len {seq} --cache-mode {mode} --gpu-split {split}")

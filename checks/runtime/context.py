@@ -12,9 +12,7 @@ from doctor.model.facts import GpuFacts
 from doctor.model.samples import GpuSeries
 from checks.arithmetic.sample_summary import GpuSummary, summarize_gpu
 from doctor.model.unknown import Unknown, known
-
-GIB = 1024**3
-MIB = 1024**2
+from doctor.model.units import GIB, MIB
 
 
 def target_series(ctx: CheckContext) -> GpuSeries | None:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from checks.base import Check, CheckContext
 from checks.knowledge import pcie
-from checks.runtime.context import GIB, MIB, gb, hbm_gbs, model_bytes, pct, target_summary, value
+from doctor.model.units import GIB, MIB
+from checks.runtime.context import gb, hbm_gbs, model_bytes, pct, target_summary, value
 from doctor.model.findings import Finding, Status
 from doctor.model.samples import GpuSeries, SampleSeries
 from checks.arithmetic.sample_summary import STREAMING_RX_MBS, GpuSummary

@@ -68,5 +68,5 @@ def run(args: argparse.Namespace) -> ExitCode:
                           second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
     code = emit(report, args)
     if report.probe is not None and report.probe.status == "cancelled":
-        return 130
+        return ExitCode.INTERRUPTED
     return code

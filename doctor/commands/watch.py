@@ -33,9 +33,6 @@ from doctor.run.output import emit
 from doctor.model.exitcodes import ExitCode
 from doctor.model.plan import Plan
 
-INTERRUPTED = 130  # the shell's code for Ctrl-C, as the main command uses
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to watch")
     g.add_argument("--pid", type=positive_int, metavar="PID",
@@ -129,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         errors.append(f"interrupted after {sampler.elapsed_s:.1f} s of the {args.seconds:.0f} s window; "
                       "the findings use what was sampled until then")
-        exit_override = INTERRUPTED
+        exit_override = ExitCode.INTERRUPTED
     series = sampler.stop()
     if tty:
         sys.stderr.write(" " * 110 + "\r")

@@ -14,6 +14,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from doctor.model.units import MIB
+
 SUFFIXES = (".tar.gz", ".tgz", ".zip")
 REPORT_NAME = "report.json"
 MAX_MEMBER = 64 << 20
@@ -102,4 +104,4 @@ def read_member(path: str, name: str = REPORT_NAME) -> bytes:
 
 def _check_size(size: int, name: str) -> None:
     if size > MAX_MEMBER:
-        raise ArchiveError(f"its {name} is {size / 2**20:.0f} MiB, larger than any report; not a v100-doctor bundle")
+        raise ArchiveError(f"its {name} is {size / MIB:.0f} MiB, larger than any report; not a v100-doctor bundle")

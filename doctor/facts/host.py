@@ -8,8 +8,7 @@ import socket
 
 from doctor.model.facts import HostFacts
 from doctor.model.unknown import Unknown
-
-MIB = 1024 * 1024
+from doctor.model.units import MIB
 
 
 def _os_name() -> str:

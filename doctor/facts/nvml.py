@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 from doctor.model.facts import GpuFacts, GpuProcess, NvmlFacts
 from doctor.model.unknown import Unknown
+from doctor.model.units import MIB
 
-MIB = 1024 * 1024
 
 # Clocks-event (throttle) reason bits: pynvml's own constants where the binding has them (newer bindings
 # call them nvmlClocksEventReason*, older nvmlClocksThrottleReason*), else nvml.h's values, which are the same.

@@ -9,6 +9,7 @@ class ExitCode(IntEnum):
     FAILURES = 2  # at least one check failed
     USAGE = 3  # the user's input was wrong: bad flag, missing or broken file, unknown id
     INTERNAL = 4  # the doctor itself failed (a bug: please report it)
+    INTERRUPTED = 130  # Ctrl-C, a cancelled probe, or the TUI left early: 128 + SIGINT, as shells report it
 
 
 EXIT_CODE_HELP = """exit codes:
@@ -16,4 +17,5 @@ EXIT_CODE_HELP = """exit codes:
   1  warnings only
   2  at least one check failed
   3  usage or input error (bad flag, missing/broken file, unknown check id)
-  4  the doctor itself failed (please report it)"""
+  4  the doctor itself failed (please report it)
+  130  interrupted (Ctrl-C, a cancelled probe)"""

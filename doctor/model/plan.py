@@ -10,7 +10,7 @@ class Plan:
     model_path: str | None = None
     model_path_parts: tuple[str, ...] | None = None  # --model as the shell delivered it; 2+ parts: split at spaces
     max_seq_len: int | None = None
-    cache_mode: str = "fp16"  # fp16 | fp8 | q8 | q6 | q4
+    cache_mode: str = "fp16"  # a key of checks/knowledge/kv_cache.py KV_CACHE_MODES
     gpu_split: tuple[float, ...] | None = None  # GB per GPU, as ExLlamaV2's gpu_split
     gpu_index: int = 0
     target_gpu: str | None = None  # plan for a card from the knowledge base, not this one

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from doctor.model.probe_results import BandwidthResult
-
-MIB = 1024 * 1024
+from doctor.model.units import MIB
 
 
 def buffer_size(free_bytes: int, cap_bytes: int = 2048 * MIB) -> int:

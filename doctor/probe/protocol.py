@@ -31,7 +31,7 @@ class ProbeSpec:
 
     model_path: str
     max_seq_len: int | None = None  # None: 4096, capped by the model's own limit (said so in the result)
-    cache_mode: str = "fp16"  # fp16 | fp8 | q8 | q6 | q4
+    cache_mode: str = "fp16"  # a key of checks/knowledge/kv_cache.py KV_CACHE_MODES
     gpu_split: tuple[float, ...] | None = None  # GB per GPU; None = autosplit
     gpu_index: int = 0
     prompt_tokens: int = 128  # the fixed prompt; decode is timed after it

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
+from doctor.model.units import GIB
 
 FORMATS = ("fp16", "gptq", "gptq-sequential", "gptq-act-order")
 DEFAULT_FORMAT = "gptq"  # the quantized path users run (fused kernels, CUDA graphs); FP16 layers run plain torch matmuls
-GIB = 1024 ** 3
 DEFAULT_CAP_GB = 6.0  # big enough to be a real load on a 16 GB card, quick to write and load
 GROUP = 128
 

@@ -24,11 +24,13 @@ from doctor.probe import errors
 from checks.knowledge.signatures import probe_failure_kind
 from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
 from checks.knowledge.engines import JIT_UNITS
+from checks.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.probe.hoststate import judge, wants_second_pass
 from doctor.probe.protocol import PROTOCOL, Emitter, ProbeSpec, spec_from_json
 from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.probe.timing import Decoder, time_prefill
 from doctor.model.unknown import Unknown
+from doctor.model.units import MIB
 
 PROMPT_TEXT = (
     "A deployment note for an old data-centre GPU. The card has sixteen gigabytes of HBM2 and about nine hundred "
@@ -37,9 +39,6 @@ PROMPT_TEXT = (
     "context. "
 )
 DEFAULT_MAX_SEQ_LEN = 4096
-CACHE_CLASSES = {"fp16": "ExLlamaV2Cache", "fp8": "ExLlamaV2Cache_8bit", "q8": "ExLlamaV2Cache_Q8",
-                 "q6": "ExLlamaV2Cache_Q6", "q4": "ExLlamaV2Cache_Q4"}
-KV_BYTES_PER_ELEMENT = {"fp16": 4.0, "fp8": 2.0, "q8": 2.125, "q6": 1.625, "q4": 1.125}  # K+V per kv element, exllamav2-research §2.2
 
 
 class Worker:
@@ -117,7 +116,7 @@ class Worker:
         self.phase("reload" if again else "load", ("independent second load of" if again else "loading") +
                    f" {spec.model_path} (max_seq_len {config.max_seq_len}, {spec.cache_mode} cache, "
                    f"{'gpu_split ' + ','.join(f'{g:g}' for g in spec.gpu_split) if spec.gpu_split else 'autosplit'})")
-        cache_cls = getattr(exl, CACHE_CLASSES[spec.cache_mode])
+        cache_cls = getattr(exl, KV_CACHE_MODES[spec.cache_mode].exllamav2_class)
         t0 = time.perf_counter()
         progress = lambda done, total: self.em.progress(self._phase, done, total, "modules")
         try:
@@ -200,7 +199,7 @@ class Worker:
 
     def run(self) -> ProbeResult:
         torch, exl = self.import_engine()
-        if self.spec.cache_mode not in CACHE_CLASSES:
+        if self.spec.cache_mode not in KV_CACHE_MODES:
             raise self.fail("bad-spec", f"unknown cache mode {self.spec.cache_mode!r}")
         if not Path(self.spec.model_path).is_dir():
             raise self.fail("model-load", f"{self.spec.model_path}: not a directory")
@@ -223,7 +222,7 @@ class Worker:
         passes, reported = judge(first, second)
         shape, memory, attention = facts
         memory = replace(memory, peak_allocated_mib=round(sum(
-            torch.cuda.max_memory_allocated(d) for d in range(torch.cuda.device_count())) / 2 ** 20, 1))
+            torch.cuda.max_memory_allocated(d) for d in range(torch.cuda.device_count())) / MIB, 1))
         self.phase("done", "probe finished")
         props = torch.cuda.get_device_properties(0)
         return ProbeResult(
@@ -262,10 +261,10 @@ class Worker:
                            act_order=_act_order(self.spec.model_path, keys) if fmt == "gptq" else Unknown("not GPTQ"),
                            quantized_params=params)
         memory = MemoryUse(weight_bytes_gpu=gpu, weight_bytes_cpu=cpu, cache_bytes=int(sum(cache.footprint())),
-                           kv_bytes_per_token=KV_BYTES_PER_ELEMENT[self.spec.cache_mode] * e * config.num_hidden_layers,
+                           kv_bytes_per_token=KV_CACHE_MODES[self.spec.cache_mode].bytes_per_e * e * config.num_hidden_layers,
                            peak_allocated_mib=0.0,
-                           reserved_mib=round(sum(torch.cuda.memory_reserved(d) for d in range(torch.cuda.device_count())) / 2 ** 20, 1),
-                           device_total_mib=round(torch.cuda.get_device_properties(0).total_memory / 2 ** 20, 1))
+                           reserved_mib=round(sum(torch.cuda.memory_reserved(d) for d in range(torch.cuda.device_count())) / MIB, 1),
+                           device_total_mib=round(torch.cuda.get_device_properties(0).total_memory / MIB, 1))
         import exllamav2.attn as xattn
 
         attention = ("flash-attn" if xattn.has_flash_attn and not config.no_flash_attn else

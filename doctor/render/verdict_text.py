@@ -6,6 +6,7 @@ import textwrap
 
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
+from doctor.model.units import MIB
 from doctor.model.verdict import Verdict
 
 WIDTH = 100
@@ -26,7 +27,7 @@ def probe_lines(probe: ProbeReport, verbose: bool = False) -> list[str]:
     host = (f"  host during the runs: CPU/wall {p.cpu_wall:.2f}, {p.faults_per_token:.0f} page faults/token"
             if any(x.cpu_s for x in p.runs) else "  host counters: not recorded")
     if r.memory.peak_allocated_mib:
-        host += f"; peak VRAM {r.memory.peak_allocated_mib:,.0f} MiB, cache {r.memory.cache_bytes / 2**20:,.0f} MiB"
+        host += f"; peak VRAM {r.memory.peak_allocated_mib:,.0f} MiB, cache {r.memory.cache_bytes / MIB:,.0f} MiB"
     lines = [f"Probe: {what}",
              f"  decode {r.decode_tok_s:.1f} tok/s (median of {len(p.runs)} x {p.runs[0].tokens if p.runs else 0} tokens"
              f"{warm}, spread {p.spread_pct:.1f}%){prefill}",

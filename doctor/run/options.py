@@ -10,6 +10,7 @@ import os
 import sys
 
 from doctor import __version__
+from checks.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import EXIT_CODE_HELP
 
@@ -167,7 +168,7 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("deployment plan (what you intend to run)")
     g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg, help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF); quote paths with spaces")
     g.add_argument("--max-seq-len", type=positive_int, metavar="N", help="context length you will load with (ExLlamaV2 max_seq_len)")
-    g.add_argument("--cache-mode", choices=["fp16", "fp8", "q8", "q6", "q4"], default=None, help="KV cache mode (default fp16)")
+    g.add_argument("--cache-mode", choices=list(CACHE_MODE_ORDER), default=None, help="KV cache mode (default fp16)")
     g.add_argument("--gpu-split", type=gpu_split, metavar="GB[,GB...]", help="ExLlamaV2 gpu_split in GB per GPU")
     g.add_argument("--gpu", type=gpu_index, default=None, metavar="INDEX", dest="gpu_index", help="which GPU to diagnose (default 0)")
     g.add_argument("--target-gpu", metavar="NAME", type=target_gpu, help="plan for a card you do not have (e.g. v100-pcie-16gb); see --list-gpus")

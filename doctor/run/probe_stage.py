@@ -17,11 +17,10 @@ from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.probe.protocol import ProbeSpec
 from doctor.model.probe_results import ProbeReport
 from doctor.probe.runner import EventSink, SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
-from doctor.probe.synthetic import GIB, target_bytes_for
+from doctor.probe.synthetic import target_bytes_for
 from doctor.model.report import Report
 from doctor.model.unknown import known
-
-MIB = 1024 * 1024
+from doctor.model.units import GIB, MIB
 
 
 def skip_reason(report: Report, synthetic: bool = False) -> str | None:

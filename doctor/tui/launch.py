@@ -16,9 +16,6 @@ from doctor.tui.session import Session
 if TYPE_CHECKING:
     from doctor.model.report import Report
 
-QUIT_EARLY = 130  # the user left before the checks finished, as after Ctrl-C
-
-
 def session_from_args(args: argparse.Namespace, checks) -> Session:
     from doctor.run.options import plan_from_args
 
@@ -71,7 +68,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         return int(ExitCode.INTERNAL)
     if report is None:
         print("v100-doctor: quit before the checks finished; no report", file=sys.stderr)
-        return QUIT_EARLY
+        return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
     if args.output and session.saved is None:
         write_report_file(report, args.output)
     from doctor.render.common import counts_line

@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from checks.knowledge.engines import CUDNN_SDPA_PER_LENGTH
 from checks.knowledge.gpus import SEED_REFERENCE, GpuSpec, spec_for_key, spec_for_name
+from checks.arithmetic.decode_bytes import kv_read_bytes
 from checks.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
@@ -52,7 +53,7 @@ def bytes_per_token(result: ProbeResult) -> BytesPerToken:
     s, m = result.shape, result.memory
     mode = KV_CACHE_MODES.get(result.cache_mode, KV_CACHE_MODES["fp16"])
     context = result.context_tokens
-    kv = s.layers * context * mode.decode_read_per_past_token_layer(s.kv_heads, s.head_dim)
+    kv = kv_read_bytes(s.layers, s.kv_heads, s.head_dim, context, mode.key)
     return BytesPerToken(weights=float(m.weight_bytes_gpu + 2 * s.hidden_size), kv_read=float(kv),
                          offloaded=float(m.offloaded_bytes), context=context, cache_mode=result.cache_mode,
                          source=("weights: ExLlamaV2's own footprint of the modules it put on the GPU; KV: "

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from doctor.model.findings import Finding, Status
+from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from checks.knowledge.signatures import oom_figures
 from doctor.model.probe_results import ProbeReport
 
@@ -46,8 +47,7 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
                         (f"v100-doctor probe --model MODEL {smaller} --cache-mode q8",))
     if kind == "flash-attn":
         return _finding("flash-attn", Status.FAIL, f"ExLlamaV2 crashed in flash-attn: {msg}", ev,
-                        "flash-attn 2 needs an Ampere (sm_80) or newer card. Uninstall it or set EXLLAMA_NO_FLASH_ATTN=1.",
-                        ("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_ATTN=1"))
+                        flash_attn_fix(), FLASH_ATTN_COMMANDS)
     if kind == "no-kernel-image":
         return _finding("cuda-pairing", Status.FAIL, f"no CUDA kernel for this card: {msg}", ev,
                         "torch (or an extension) was built without code for this card's architecture; see the "

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from doctor.facts.nvml import MIB, Nvml, decode_clocks_event_mask
+from doctor.facts.nvml import Nvml, decode_clocks_event_mask
+from doctor.model.units import MIB
 from doctor.facts.sampling.pcie_meter import PcieMeter
 from doctor.model.samples import GpuProcessUse, GpuSample, GpuSeries
 from doctor.model.unknown import Unknown

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.model.samples import HostSample, ProcessSample, ProcessSeries
-
-MIB = 1024 * 1024
+from doctor.model.units import MIB
 
 
 def load_psutil() -> Any:

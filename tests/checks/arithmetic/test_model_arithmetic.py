@@ -6,10 +6,11 @@ import pytest
 
 from checks.knowledge.gpus import SEED_REFERENCE
 from checks.knowledge.kv_cache import KV_CACHE_MODES
-from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s, decode_ceiling
+from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
 from doctor.facts.model_dir import gather_model
 from checks.arithmetic.model_bytes import dims, model_bytes
-from checks.arithmetic.vram_budget import MIB, GpuRoom, largest_fitting_seq_len, plan_budget
+from doctor.model.units import MIB
+from checks.arithmetic.vram_budget import GpuRoom, largest_fitting_seq_len, plan_budget
 from model_support import MODELS, V100
 
 SEED_375 = gather_model(str(MODELS / "qwen2-27b-exl2-3.75bpw"))
@@ -36,7 +37,7 @@ def test_seed_weights_and_ceiling(model, seed_gb, seed_tok_s):
 
 
 def test_3_75_bpw_matches_the_seed_reference_table():
-    ceiling = decode_ceiling(SEED_375, V100_BW)["ceiling_tok_s"]
+    ceiling = ceiling_tok_s(bytes_per_token(SEED_375)["total_bytes"], V100_BW)
     assert round(ceiling) == 72 and abs(ceiling - SEED_REFERENCE["ceiling_tok_s"]) < 1.5
     assert ceiling > SEED_REFERENCE["measured_tok_s"]  # the seed's 64 tok/s sits under the ceiling
 

@@ -18,7 +18,8 @@ from doctor.probe.hoststate import first_use, judge, wants_second_pass
 from doctor.probe.protocol import Emitter, ProbeSpec, parse_event, spec_from_json, spec_to_json
 from doctor.model.probe_results import DecodePass, DecodeRun, ProbeReport
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
-from doctor.probe.synthetic import GIB, LLAMA_8B_LIKE, QWEN_27B_LIKE, layer_bytes, layers_for, target_bytes_for
+from doctor.model.units import GIB
+from doctor.probe.synthetic import LLAMA_8B_LIKE, QWEN_27B_LIKE, layer_bytes, layers_for, target_bytes_for
 from doctor.model.findings import Finding, Status
 
 

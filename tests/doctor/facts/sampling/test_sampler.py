@@ -15,8 +15,7 @@ from doctor.facts.sampling.counters import CounterSnapshot, window_counters
 from doctor.facts.sampling.host_reader import HostReader, owner_problem
 from doctor.facts.sampling.sampler import MAX_HZ, Sampler
 from doctor.model.serialize import from_jsonable, to_jsonable
-
-MIB = 1024 * 1024
+from doctor.model.units import MIB
 
 
 class Clock:
