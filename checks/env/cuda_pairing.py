@@ -23,7 +23,7 @@ def run(ctx: CheckContext) -> Finding:
     if card is None:
         return CHECK.finding(Status.SKIP, "skipped: the card's compute capability is unknown")
     cc, name, _ = card
-    nvml, torch, nvcc = ctx.facts.nvml, ctx.facts.python.torch, ctx.facts.python.nvcc
+    nvml, torch = ctx.facts.nvml, ctx.facts.python.torch
     stack = stack_of(ctx.facts, cc, name)
     rx = machine_prescription(ctx.facts, ctx.plan)
     ev: dict = {"cc": cc, "driver_version": stack.driver,

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.version import Version
-
-from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
 from checks.knowledge.attention import flash_attn_generation, flash_attn_supports
 from checks.knowledge.cuda import R580_EOL, TOOLKIT_DRIVER
 from checks.knowledge.torch_companions import REBUILT_WITH_TORCH, companion_pin
 from checks.knowledge.torch_wheels import WHEELS, WheelArchs
+from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
 from checks.prescription.problems import TORCH_KINDS, Stack, driver_branch, find_problems, last_branch, nvcc_targets, stack_of
 from doctor.model.facts import Facts
 from doctor.model.prescription import Prescription, Problem, Route, Step
