@@ -168,3 +168,16 @@ def test_flash_attn_that_cannot_run_is_removed_with_the_flash_attn_checks_own_co
     (route,) = prescribe(facts, "7.0", "Tesla V100-PCIE-16GB").routes
     step = next(s for s in route.steps if "flash-attn" in s.changes)
     assert step.command in FLASH.run(CheckContext(facts=facts, plan=Plan())).commands
+
+
+def test_text_and_markdown_print_the_route_once_at_the_end():
+    from doctor.render.markdown import render_markdown
+    from doctor.render.text import render_text
+
+    report = replay("v100-r470-torch-2.5.1-cu124")
+    pip = 'pip install "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu118'
+    text, md = render_text(report), render_markdown(report)
+    assert text.count(pip) == 1 and text.index("Do this, in this order:") > text.index("exllamav2-ready")
+    assert md.count(pip) == 1
+    block = md[md.index("#### Do this, in this order"):]
+    assert block.split("\n")[2] == "```sh" and pip in block and "# Or route B: upgrade the driver" in block
