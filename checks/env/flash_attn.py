@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.attention import (EXLLAMAV2_ATTN_ORDER, EXLLAMAV2_FLASH_TRAP, FLASH_ATTN_COMMANDS, flash_attn_fix,
+from checks.knowledge.attention import (EXLLAMAV2_ATTN_ORDER, cc_at_least, EXLLAMAV2_FLASH_TRAP, FLASH_ATTN_COMMANDS, flash_attn_fix,
                                         flash_attn_generation, flash_attn_supports)
 from doctor.model.findings import Finding, Status
 from doctor.model.unknown import known
 
 
-def exllamav2_attention_path(packages: dict, env: dict, flash_ok: bool) -> str:
-    """Which attention ExLlamaV2 0.3.x will use, in its own order of preference."""
+def exllamav2_attention_path(packages: dict, env: dict, flash_ok: bool, cc: str | None = None) -> str:
+    """Which attention ExLlamaV2 0.3.x will use, in its own order of preference, worded for this card's cc."""
     if flash_ok and known(packages.get("flash-attn")) and not env.get("EXLLAMA_NO_FLASH_ATTN"):
         return "flash-attn"
     if known(packages.get("xformers")) and not env.get("EXLLAMA_NO_XFORMERS"):
-        return "xformers (memory-efficient attention, works on sm_70)"
+        on = f", which runs on this card's sm_{cc.replace('.', '')}" if cc and cc_at_least(cc, "7.0") else ""
+        return f"xformers (memory-efficient attention{on})"
     if not env.get("EXLLAMA_NO_SDPA"):
         return "torch SDPA"
     return "matmul attention"
@@ -28,7 +29,7 @@ def run(ctx: CheckContext) -> Finding:
     packages, env = ctx.facts.python.packages, ctx.facts.python.env
     version = packages.get("flash-attn")
     if not known(version):
-        path = exllamav2_attention_path(packages, env, False)
+        path = exllamav2_attention_path(packages, env, False, cc)
         return CHECK.finding(Status.PASS, f"flash-attn is not installed; ExLlamaV2 will use {path} (no paged attention: "
                              "use the base/streaming generator or the dynamic one with paged=False)",
                              {"flash_attn": None, "exllamav2_attention": path, "attention_order_source": EXLLAMAV2_ATTN_ORDER[1]})
@@ -38,9 +39,9 @@ def run(ctx: CheckContext) -> Finding:
     ok = flash_attn_supports(gen, cc)
     ev = {"flash_attn": version, "generation": gen.major, "min_cc": gen.min_cc, "cc": cc, "source": gen.source}
     if ok:
-        path = exllamav2_attention_path(packages, env, True)
+        path = exllamav2_attention_path(packages, env, True, cc)
         return CHECK.finding(Status.PASS, f"flash-attn {version} supports cc {cc}; ExLlamaV2 will use {path}", {**ev, "exllamav2_attention": path})
-    path = exllamav2_attention_path(packages, env, False)
+    path = exllamav2_attention_path(packages, env, False, cc)
     ev.update(exllamav2_attention_after_fix=path, trap=EXLLAMAV2_FLASH_TRAP[0], trap_source=EXLLAMAV2_FLASH_TRAP[1])
     fix = flash_attn_fix(gen, cc, path)
     if env.get("EXLLAMA_NO_FLASH_ATTN"):

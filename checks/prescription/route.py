@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.knowledge.attention import flash_attn_generation, flash_attn_supports
+from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_generation, flash_attn_supports
 from checks.knowledge.cuda import R580_EOL, TOOLKIT_DRIVER
 from checks.knowledge.torch_companions import REBUILT_WITH_TORCH, companion_pin
 from checks.knowledge.torch_wheels import WHEELS, WheelArchs
@@ -77,7 +77,7 @@ def torch_step(stack: Stack, cand: _Candidate) -> tuple[Step, ...]:
                       f"(source: {cand.row.source})", cuda_major=int(cand.row.cuda.split(".")[0]))]
     for name, source in REBUILT_WITH_TORCH.items():
         if name == "flash-attn" and name in stack.packages and not _flash_attn_runs(stack):
-            steps.append(Step(kind="companion", command="pip uninstall -y flash-attn",
+            steps.append(Step(kind="companion", command=FLASH_ATTN_COMMANDS[0],
                               changes=f"removes flash-attn {stack.packages[name]}",
                               why=f"it cannot run on cc {stack.cc} (see flash-attn) and is built for the old torch; "
                                   "ExLlamaV2 then uses xformers or torch SDPA"))

@@ -181,3 +181,8 @@ def test_text_and_markdown_print_the_route_once_at_the_end():
     assert md.count(pip) == 1
     block = md[md.index("#### Do this, in this order"):]
     assert block.split("\n")[2] == "```sh" and pip in block and "# Or route B: upgrade the driver" in block
+
+
+def test_flash_attn_fix_names_the_cards_own_sm():  # defect 8
+    f = replay("rtx-2080-ti-flash-attn-2").finding("flash-attn")
+    assert "sm_75" in f.fix and "sm_70" not in f.fix + f.summary
