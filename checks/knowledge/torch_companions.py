@@ -16,7 +16,9 @@ COMPANION_RULES: dict[str, tuple[str, str, str]] = {
     "torchvision": ("0.{minor_plus_15}", PREVIOUS_VERSIONS + " ; " + VISION_TABLE, "P"),
     "torchaudio": ("2.{minor}", PREVIOUS_VERSIONS, "P"),
 }
-RULE_READ_UP_TO = 8  # torch 2.8: newer pins follow the same rule but were not read in a source (K)
+RULE_READ_UP_TO = 9  # 2.9 -> 0.24.0 / 2.9.0 seen in public install lines (S); newer pins follow the rule unread (K)
+# Patch releases do not always line up (torch 2.9.1 ships with torchaudio 2.9.0), so companions are pinned to the
+# minor with a wildcard and pip's resolver picks the patch that matches the torch it installs.
 
 # compiled against one torch: no pin can be computed here, the step says it must change with torch
 REBUILT_WITH_TORCH: dict[str, str] = {
@@ -25,10 +27,9 @@ REBUILT_WITH_TORCH: dict[str, str] = {
 }
 
 
-def companion_pin(name: str, torch_minor: int, torch_patch: int | None) -> str | None:
-    """'torchvision', 11, 0 -> '0.26.0'; patch None -> '0.26.*'. None for a package without a rule."""
+def companion_pin(name: str, torch_minor: int) -> str | None:
+    """'torchvision', 11 -> '0.26.*'. None for a package without a rule."""
     rule = COMPANION_RULES.get(name)
     if rule is None:
         return None
-    base = rule[0].format(minor=torch_minor, minor_plus_15=torch_minor + 15)
-    return f"{base}.{torch_patch}" if torch_patch is not None else f"{base}.*"
+    return rule[0].format(minor=torch_minor, minor_plus_15=torch_minor + 15) + ".*"

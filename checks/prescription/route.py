@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_generation, flash_attn_supports
 from checks.knowledge.cuda import R580_EOL, TOOLKIT_DRIVER
-from checks.knowledge.torch_companions import REBUILT_WITH_TORCH, companion_pin
+from checks.knowledge.torch_companions import PREVIOUS_VERSIONS, REBUILT_WITH_TORCH, RULE_READ_UP_TO, companion_pin
 from checks.knowledge.torch_wheels import WHEELS, WheelArchs
 from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
 from checks.prescription.problems import TORCH_KINDS, Stack, driver_branch, find_problems, last_branch, nvcc_targets, stack_of
@@ -66,7 +66,7 @@ def torch_step(stack: Stack, cand: _Candidate) -> tuple[Step, ...]:
     pinned = []
     for name in ("torchvision", "torchaudio"):
         if name in stack.packages:
-            pins.append(f'"{name}=={companion_pin(name, minor, patch)}"')
+            pins.append(f'"{name}=={companion_pin(name, minor)}"')
             pinned.append(name)
     tag = "cu" + cand.row.cuda.replace(".", "")
     now = stack.torch_version or "no torch"
@@ -74,7 +74,9 @@ def torch_step(stack: Stack, cand: _Candidate) -> tuple[Step, ...]:
     steps = [Step(kind="torch", command=f"pip install {' '.join(pins)} --index-url {INDEX}{tag}",
                   changes=f"torch {now} -> {torch_pin}+{tag}" + (f" (with {', '.join(pinned)} pinned to match)" if pinned else ""),
                   why=f"{what}: its wheel has sm_{stack.cc.replace('.', '')} kernels and runs on this driver "
-                      f"(source: {cand.row.source})", cuda_major=int(cand.row.cuda.split(".")[0]))]
+                      f"(source: {cand.row.source})" + (f"; companion pins follow {PREVIOUS_VERSIONS}"
+                      + (" (the rule, not re-read for this release)" if minor > RULE_READ_UP_TO else "") if pinned else ""),
+                  cuda_major=int(cand.row.cuda.split(".")[0]))]
     for name, source in REBUILT_WITH_TORCH.items():
         if name == "flash-attn" and name in stack.packages and not _flash_attn_runs(stack):
             steps.append(Step(kind="companion", command=FLASH_ATTN_COMMANDS[0],
