@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from doctor.facts.torch_static import StaticReadError, read_static
 from doctor.model.facts import TorchFacts
 from doctor.model.unknown import Unknown
 
@@ -51,6 +52,19 @@ def wheel_key(python: str = sys.executable) -> str | None:
         st = so.stat()
         parts.append(f"{so.name}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+
+
+def static_facts(python: str = sys.executable) -> dict | None:
+    """The wheel's static facts from its files (no import), or None to fall back to the child."""
+    if python != sys.executable:
+        return None
+    try:
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.origin:
+            return None
+        return read_static(Path(spec.origin).parent)
+    except (StaticReadError, ImportError, ValueError, OSError):
+        return None
 
 
 def torch_installed(python: str = sys.executable) -> bool:
@@ -106,7 +120,9 @@ class TorchChild:
 def facts_from_child(data: dict, from_cache: bool = False) -> TorchFacts:
     if not data.get("ok"):
         return TorchFacts(installed=True, reason=f"torch could not be inspected: {data.get('error', 'unknown error')}")
-    not_init = Unknown("CUDA not initialised: static torch facts came from the per-wheel cache (run with --fresh to initialise)")
+    where = ("read from the wheel's files without importing torch" if data.get("static_read")
+             else "came from the per-wheel cache")
+    not_init = Unknown(f"CUDA not initialised: static torch facts {where} (run with --fresh to initialise)")
     arch = data.get("arch_list")
     return TorchFacts(
         installed=True,
@@ -155,7 +171,9 @@ class TorchGatherer:
             self.installed = False
             return
         self.installed = True
-        if self.key and not fresh:
+        if not fresh:
+            self.cached = static_facts(python)
+        if self.cached is None and self.key and not fresh:
             self.cached = read_cache(self.key)
         if self.cached is None:
             self.child = TorchChild(timeout_s, python=python)
@@ -164,7 +182,7 @@ class TorchGatherer:
         if not self.installed:
             return TorchFacts(installed=False, reason="torch is not installed in this Python environment")
         if self.cached is not None:
-            return facts_from_child(self.cached, from_cache=True)
+            return facts_from_child(self.cached, from_cache=not self.cached.get("static_read"))
         assert self.child is not None
         data = self.child.collect()
         if data.get("ok") and self.key and self.use_cache:

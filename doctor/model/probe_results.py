@@ -31,6 +31,10 @@ class DecodeRun:
     major_faults: int
     t_start_s: float = 0.0  # seconds since the worker started (to align with the NVML samples)
     t_end_s: float = 0.0
+    involuntary_switches: int = 0  # the worker preempted during the window (doctor/probe/hostnoise.py)
+    steal_pct: float = 0.0  # hypervisor steal, % of all CPU time during the window (/proc/stat)
+    cpu_mhz: float = 0.0  # mean CPU clock at the window's end
+    busy_others: tuple[str, ...] = ()  # other processes using CPU during the window
 
     @property
     def faults_per_token(self) -> float:
@@ -50,6 +54,14 @@ class DecodePass:
     warmup_cpu_s: float = 0.0  # the worker's CPU time over the warm-up
     warmup_faults: int = 0  # minor + major page faults over the warm-up
     first_use: str = ""  # the warm-up (each context length met for the first time) was far slower than the runs
+    window: int = 0  # the last `window` runs are the settled window the speed is taken from (0: all runs)
+    unsettled: str = ""  # the runs never settled within the time budget: their spread and its measured cause
+    fix_tok_s: float = 0.0  # decode at lengths never met before, with the first-use fix applied (0: not measured)
+    fix_what: str = ""  # which fix fix_tok_s was measured with
+
+    @property
+    def timed(self) -> tuple[DecodeRun, ...]:
+        return self.runs[-self.window:] if self.window else self.runs
 
     @property
     def warmup_tok_s(self) -> float:
@@ -61,14 +73,14 @@ class DecodePass:
 
     @property
     def median_tok_s(self) -> float:
-        return statistics.median(r.tok_s for r in self.runs) if self.runs else 0.0
+        return statistics.median(r.tok_s for r in self.timed) if self.runs else 0.0
 
     @property
     def spread_pct(self) -> float:
-        """(max - min) / median of the runs, in percent."""
-        if len(self.runs) < 2 or not self.median_tok_s:
+        """(max - min) / median of the settled window's runs, in percent."""
+        if len(self.timed) < 2 or not self.median_tok_s:
             return 0.0
-        speeds = [r.tok_s for r in self.runs]
+        speeds = [r.tok_s for r in self.timed]
         return 100.0 * (max(speeds) - min(speeds)) / self.median_tok_s
 
     @property

@@ -73,6 +73,7 @@ class Verdict:
     headline: str
     fixes: tuple[Fix, ...] = ()
     set_aside: tuple[str, ...] = ()
+    unsettled: str = ""  # the reported pass never settled: its spread and the measured cause (no median claimed)
     first_use: str = ""  # a per-context-length first-use cost seen in the warm-up (never counted as the speed)
     reference: str = ""
     notes: tuple[str, ...] = ()

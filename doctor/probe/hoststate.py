@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from doctor.model.probe_results import DecodePass
+from doctor.model.probe_results import DecodePass, DecodeRun
 
 CHURN_FAULTS_PER_TOKEN = 20.0  # a healthy steady decode touches no new host memory (0 faults/token)
 SLOWER_BY = 0.8  # a pass below 80% of an independent second load is not the card's speed
@@ -66,3 +66,54 @@ def judge(first: DecodePass, second: DecodePass | None) -> tuple[tuple[DecodePas
     if clean:  # both clean: the first load, as a user would meet it (no best-of-two upward bias)
         return passes, 1
     return passes, max(passes, key=lambda p: p.median_tok_s).index
+
+
+STEAL_NOTABLE_PCT = 2.0  # steal above this share of CPU time in a run is named
+CLOCK_NOTABLE = 0.05  # a CPU clock 5% below the fastest run's is named
+
+
+def window_spread(runs: tuple[DecodeRun, ...] | list[DecodeRun]) -> float:
+    speeds = sorted(r.tok_s for r in runs)
+    mid = speeds[len(speeds) // 2] if speeds else 0.0
+    return 100.0 * (speeds[-1] - speeds[0]) / mid if mid else 0.0
+
+
+def settled_window(runs: list[DecodeRun], size: int, limit_pct: float) -> int:
+    """The size of the settled window at the end of `runs` (`size` runs within limit_pct), or 0."""
+    if len(runs) < size:
+        return 0
+    return size if window_spread(runs[-size:]) <= limit_pct else 0
+
+
+def instability_cause(runs: tuple[DecodeRun, ...]) -> str:
+    """What the host counters say about the slow runs against the fastest one, in words ("" = nothing measured)."""
+    if not runs:
+        return ""
+    fast = max(runs, key=lambda r: r.tok_s)
+    said = []
+    for r in sorted(runs, key=lambda r: r.tok_s)[:3]:
+        if r is fast or r.tok_s >= 0.97 * fast.tok_s:
+            continue
+        why = []
+        if r.steal_pct >= STEAL_NOTABLE_PCT and r.steal_pct > fast.steal_pct + 1:
+            why.append(f"{r.steal_pct:.0f}% steal time (the hypervisor ran other guests; {fast.steal_pct:.0f}% in the fastest run)")
+        if r.involuntary_switches > 2 * fast.involuntary_switches + 20:
+            why.append(f"the worker preempted {r.involuntary_switches:,} times ({fast.involuntary_switches:,} in the fastest run)")
+        if fast.cpu_mhz and r.cpu_mhz and r.cpu_mhz < (1 - CLOCK_NOTABLE) * fast.cpu_mhz:
+            why.append(f"CPU clock {r.cpu_mhz:,.0f} MHz against {fast.cpu_mhz:,.0f} MHz")
+        if r.busy_others:
+            why.append("other processes busy: " + "; ".join(r.busy_others))
+        if why:
+            said.append(f"run {r.run} ({r.tok_s:.1f} tok/s, {100 * (1 - r.tok_s / fast.tok_s):.0f}% below the fastest): "
+                        + ", ".join(why))
+    if said:
+        return "the host was busy: " + "; ".join(said)
+    return ("no host counter moved (steal, preemptions, CPU clock and other processes were as in the fastest run): "
+            "the cause is outside what the worker can see, such as a noisy neighbour's memory traffic or the GPU side")
+
+
+def unsettled(runs: tuple[DecodeRun, ...], size: int, limit_pct: float, budget_s: float) -> str:
+    spread = window_spread(runs[-size:])
+    return (f"decode did not settle: the last {size} of {len(runs)} runs spread {spread:.1f}% "
+            f"({min(r.tok_s for r in runs):.1f}-{max(r.tok_s for r in runs):.1f} tok/s over all runs; target "
+            f"{limit_pct:g}% within {budget_s:g} s). {instability_cause(runs)}")

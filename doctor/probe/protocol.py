@@ -36,7 +36,10 @@ class ProbeSpec:
     gpu_index: int = 0
     prompt_tokens: int = 128  # the fixed prompt; decode is timed after it
     warmup_tokens: int = 256  # covers ExLlamaV2's 200-call autotune and the 205th-call graph capture
-    runs: int = 3
+    runs: int = 3  # the settled window: this many consecutive runs within settle_pct of each other
+    settle_pct: float = 3.0  # (max - min) / median of the window that counts as settled
+    settle_budget_s: float = 45.0  # more runs until the window settles, for at most this long
+    max_runs: int = 15
     tokens: int = 128  # decode tokens per timed run
     second_pass: str = "auto"  # auto | always | never: reload the model and measure again
     measure_bandwidth: bool = True

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from doctor.model.probe_results import DecodeRun
+from doctor.probe.hostnoise import HostSnapshot, between
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,13 @@ class Decoder:
         self.prompt_len = prompt_ids.shape[-1]
         self.last = prompt_ids[:, -1:]
         self.clock0 = clock0
+        self.high_water = 0  # the longest context met so far
 
     def step(self) -> None:
         if self.cache.current_seq_len + 1 >= self.cache.max_seq_len:
             self.cache.current_seq_len = self.prompt_len - 1  # reuse the cache from the prompt's end
         logits = self.model.forward(self.last, self.cache)
+        self.high_water = max(self.high_water, self.cache.current_seq_len)
         self.last = logits[:, -1, :].argmax(-1, keepdim=True).cpu()
 
     def steps(self, n: int, every: int = 0, on_chunk: Callable[[int, float], None] | None = None) -> tuple[float, float, int]:
@@ -63,6 +66,7 @@ class Decoder:
         """One timed window from the prompt's end: every run decodes at the same context."""
         self.cache.current_seq_len = self.prompt_len - 1
         self.torch.cuda.synchronize()
+        host_before = HostSnapshot.now()  # outside the timed window: it reads /proc for every process
         before = HostCounters.now()
         for _ in range(tokens):
             self.step()
@@ -70,10 +74,23 @@ class Decoder:
         after = HostCounters.now()
         seconds = after.wall - before.wall
         cpu = after.cpu - before.cpu
+        noise = between(host_before, HostSnapshot.now(), seconds)
         return DecodeRun(run=run, tokens=tokens, seconds=round(seconds, 6), tok_s=round(tokens / seconds, 3),
                          past_len=self.prompt_len - 1, cpu_s=round(cpu, 4), cpu_wall=round(cpu / seconds, 3),
                          minor_faults=after.minflt - before.minflt, major_faults=after.majflt - before.majflt,
-                         t_start_s=round(before.wall - self.clock0, 3), t_end_s=round(after.wall - self.clock0, 3))
+                         t_start_s=round(before.wall - self.clock0, 3), t_end_s=round(after.wall - self.clock0, 3),
+                         involuntary_switches=noise.involuntary_switches, steal_pct=noise.steal_pct,
+                         cpu_mhz=noise.cpu_mhz, busy_others=noise.busy_others)
+
+    def fresh_lengths(self, tokens: int) -> float:
+        """tok/s over `tokens` steps at context lengths this decoder has never met (past everything so far)."""
+        self.cache.current_seq_len = max(self.cache.current_seq_len, self.high_water)
+        self.torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(tokens):
+            self.step()
+        self.torch.cuda.synchronize()
+        return tokens / (time.perf_counter() - t0)
 
 
 def time_prefill(torch: Any, model: Any, cache: Any, ids: Any, repeats: int = 3) -> tuple[float, ...]:

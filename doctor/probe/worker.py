@@ -25,7 +25,7 @@ from checks.knowledge.signatures import probe_failure_kind
 from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
 from checks.knowledge.engines import JIT_UNITS
 from checks.knowledge.kv_cache import KV_CACHE_MODES
-from doctor.probe.hoststate import judge, wants_second_pass
+from doctor.probe.hoststate import first_use, judge, settled_window, unsettled, wants_second_pass
 from doctor.probe.protocol import PROTOCOL, Emitter, ProbeSpec, spec_from_json
 from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.probe.timing import Decoder, time_prefill
@@ -39,6 +39,7 @@ PROMPT_TEXT = (
     "context. "
 )
 DEFAULT_MAX_SEQ_LEN = 4096
+FIX_WINDOW_TOKENS = 64  # decode steps at fresh lengths with the first-use fix applied
 
 
 class Worker:
@@ -186,16 +187,33 @@ class Worker:
             warm_s, warm_cpu, warm_faults = dec.steps(spec.warmup_tokens, every=32, on_chunk=chunk)
             self.phase("decode", f"timed decode: {spec.runs} runs of {spec.tokens} tokens (pass {index})",
                        spec.runs * spec.tokens)
-            runs = []
-            for r in range(1, spec.runs + 1):
-                run = dec.timed_run(r, spec.tokens)
+            runs, window, t0 = [], 0, time.perf_counter()
+            while len(runs) < spec.runs or (not window and len(runs) < spec.max_runs
+                                             and time.perf_counter() - t0 < spec.settle_budget_s):
+                run = dec.timed_run(len(runs) + 1, spec.tokens)
                 runs.append(run)
-                self.em.emit("sample", phase="decode", run=r, tokens=run.tokens, tok_s=run.tok_s, cpu_wall=run.cpu_wall,
-                             faults_per_token=round(run.faults_per_token, 1), **{"pass": index})
-                self.em.progress("decode", r * spec.tokens, spec.runs * spec.tokens, "tokens")
-        return DecodePass(index=index, load_s=round(load_s, 3), warmup_tokens=spec.warmup_tokens,
-                          warmup_s=round(warm_s, 3), runs=tuple(runs), warmup_cpu_s=round(warm_cpu, 3),
-                          warmup_faults=warm_faults)
+                window = settled_window(runs, spec.runs, spec.settle_pct)
+                self.em.emit("sample", phase="decode", run=run.run, tokens=run.tokens, tok_s=run.tok_s, cpu_wall=run.cpu_wall,
+                             faults_per_token=round(run.faults_per_token, 1), steal_pct=run.steal_pct, **{"pass": index})
+                self.em.progress("decode", min(len(runs), spec.runs) * spec.tokens, spec.runs * spec.tokens, "tokens")
+            p = DecodePass(index=index, load_s=round(load_s, 3), warmup_tokens=spec.warmup_tokens,
+                           warmup_s=round(warm_s, 3), runs=tuple(runs), warmup_cpu_s=round(warm_cpu, 3),
+                           warmup_faults=warm_faults, window=window or spec.runs,
+                           unsettled="" if window else unsettled(tuple(runs), spec.runs, spec.settle_pct, spec.settle_budget_s))
+            return self.measure_fix(torch, dec, p)
+
+    def measure_fix(self, torch: Any, dec: Decoder, p: DecodePass) -> DecodePass:
+        """A first-use cost seen in the warm-up: time the known fix at lengths never met, rather than promising
+        the runs' speed (cuDNN SDPA's per-length graph builds, checks/knowledge/engines.py)."""
+        if not first_use(p) or not hasattr(torch.backends.cuda, "enable_cudnn_sdp"):
+            return p
+        was = torch.backends.cuda.cudnn_sdp_enabled()
+        torch.backends.cuda.enable_cudnn_sdp(False)
+        try:
+            tok_s = dec.fresh_lengths(FIX_WINDOW_TOKENS)
+        finally:
+            torch.backends.cuda.enable_cudnn_sdp(was)
+        return replace(p, fix_tok_s=round(tok_s, 2), fix_what="torch.backends.cuda.enable_cudnn_sdp(False)")
 
     def run(self) -> ProbeResult:
         torch, exl = self.import_engine()

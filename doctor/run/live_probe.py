@@ -29,7 +29,7 @@ def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: 
     back with the probe, its verdict and findings folded in by the stage, exactly as the CLI gets them."""
     from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe
     from doctor.verdict.failures import merge_findings
-    from doctor.run.probe_stage import fold, skip_finding, skip_reason, spec_for, synthetic_size_gb
+    from doctor.run.probe_stage import budgeted_seq_len, fold, skip_finding, skip_reason, spec_for, synthetic_size_gb
 
     synthetic = not report.plan.model_path
     why = skip_reason(report, synthetic=synthetic)
@@ -39,7 +39,7 @@ def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: 
     gpu = report.facts.gpu(report.plan.gpu_index)
     if gpu is not None and known(gpu.mem_clock_max_mhz):
         on_event({"event": "gpu", "mem_clock_max_mhz": gpu.mem_clock_max_mhz})
-    spec, factory = spec_for(report.plan), live_sampler_factory(on_event)
+    spec, factory = spec_for(report.plan, budgeted_seq_len(report)), live_sampler_factory(on_event)
     if synthetic:
         request = SyntheticRequest(target_gb=synthetic_size_gb(report))
         probe = run_synthetic_probe(spec, request, on_event=on_event, cancel=cancel, sampler_factory=factory)

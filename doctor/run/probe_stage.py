@@ -56,7 +56,7 @@ def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticReq
     why = skip_reason(report, synthetic=synthetic is not None)
     if why:
         return replace(report, findings=report.findings + (skip_finding(why, asked),))
-    return run_stage(report, spec_for(report.plan, **spec_overrides), synthetic, on_event=on_event, cancel=cancel,
+    return run_stage(report, spec_for(report.plan, budgeted_seq_len(report), **spec_overrides), synthetic, on_event=on_event, cancel=cancel,
                      sampling=sampling)
 
 
@@ -77,8 +77,16 @@ def checked_report(plan: Plan, checks) -> Report:
                                                            "checks_ms": round((t2 - t1) * 1000, 1)})
 
 
-def spec_for(plan: Plan, **overrides) -> ProbeSpec:
-    return ProbeSpec(model_path=plan.model_path or "", max_seq_len=plan.max_seq_len, cache_mode=plan.cache_mode,
+def budgeted_seq_len(report: Report) -> int | None:
+    """The max_seq_len the memory budget judged (the user's, or ExLlamaV2's default), so the probe loads what was
+    budgeted rather than a length of its own."""
+    budget = report.finding("memory-budget")
+    seq = budget.evidence.get("max_seq_len") if budget is not None else None
+    return report.plan.max_seq_len or (int(seq) if isinstance(seq, int) else None)
+
+
+def spec_for(plan: Plan, max_seq_len: int | None = None, **overrides) -> ProbeSpec:
+    return ProbeSpec(model_path=plan.model_path or "", max_seq_len=plan.max_seq_len or max_seq_len, cache_mode=plan.cache_mode,
                      gpu_split=plan.gpu_split, gpu_index=plan.gpu_index, **overrides)
 
 

@@ -111,6 +111,7 @@ def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | N
                       datasheet=datasheet, measured=measured, ceiling_tok_s=ref.tok_s, efficiency=round(efficiency, 4),
                       near_ceiling=near, lost_ms_per_token=round(lost, 3), causes=causes, headline="",
                       fixes=fixes, set_aside=_set_aside(r), first_use=first_use, notes=tuple(notes),
+                      unsettled=r.reported.unsettled,
                       gpu=spec.name if spec else r.device_name, options=options)
     if not near and verdict.unexplained > MOSTLY_UNEXPLAINED:
         verdict = replace(verdict, missing_evidence=_missing(r, ev))
@@ -230,8 +231,15 @@ def _first_use(r: ProbeResult) -> tuple[str, Fix | None]:
     else:
         action = "find what costs host time at each new context length (the page-fault rate says it allocates memory)"
         basis = "the warm-up's own counters; the mechanism is unknown on this stack"
+    if p.fix_tok_s:  # measured in the probe: fresh lengths with the fix applied, not the runs' speed
+        return text, Fix("first-use", action + f" (a fresh generation runs at {p.warmup_tok_s:.1f} tok/s now, "
+                         f"{p.fix_tok_s:.1f} tok/s with the fix)", round(p.fix_tok_s - p.warmup_tok_s, 2),
+                         f"measured: {FIX_TOKENS_NOTE} at lengths never met, with {p.fix_what}")
     return text, Fix("first-use", action + f" (a fresh generation runs at {p.warmup_tok_s:.1f} tok/s now)",
-                     round(p.median_tok_s - p.warmup_tok_s, 2) if cudnn else None, basis)
+                     None, basis + "; the fix's speed was not measured in this probe")
+
+
+FIX_TOKENS_NOTE = "64 decode steps"
 
 
 def _set_aside(r: ProbeResult) -> tuple[str, ...]:
@@ -243,6 +251,8 @@ def headline(v: Verdict) -> str:
     ceiling = v.datasheet or v.measured
     frame = (f"{v.measured_tok_s:.1f} tok/s is {v.efficiency:.0%} of this card's {v.ceiling_tok_s:.1f} tok/s ceiling "
              f"({ceiling.bandwidth_gbs:,.0f} GB/s ÷ {v.bytes.total / 1e9:.2f} GB per token)")
+    if v.unsettled:
+        return f"{v.unsettled} The median ({v.measured_tok_s:.1f} tok/s) is therefore not this card's speed. ({frame}.)"
     top = v.top_cause
     if v.near_ceiling:
         return (frame + ": this setup is at the card's limit. Nothing needs fixing; the remaining levers are options "

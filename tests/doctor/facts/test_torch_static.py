@@ -1,0 +1,59 @@
+"""The static torch reader on a hand-built wheel directory: version.py text and an ELF with fat binaries."""
+
+import struct
+
+from doctor.facts.torch_static import FATBIN_MAGIC, KIND_CUBIN, KIND_PTX, arch_list, read_static
+
+
+def entry(kind: int, arch: int, payload: bytes = b"\0" * 24) -> bytes:
+    head = struct.pack("<HHIQII HHI", kind, 0x101, 64, len(payload), 0, 0, 0, 0, arch)
+    return head.ljust(64, b"\0") + payload
+
+
+def container(*entries: bytes) -> bytes:
+    body = b"".join(entries)
+    return struct.pack("<IHHQ", FATBIN_MAGIC, 1, 16, len(body)) + body
+
+
+def elf_with_fatbin(fatbin: bytes) -> bytes:
+    shstrtab = b"\0.shstrtab\0.nv_fatbin\0"
+    data_off = 64
+    str_off = data_off + len(fatbin)
+    shoff = (str_off + len(shstrtab) + 7) // 8 * 8
+    header = bytearray(64)
+    header[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<Q", header, 0x28, shoff)
+    struct.pack_into("<HHH", header, 0x3A, 64, 3, 1)
+    def sh(name: int, off: int, size: int) -> bytes:
+        s = bytearray(64)
+        struct.pack_into("<I", s, 0, name)
+        struct.pack_into("<QQ", s, 0x18, off, size)
+        return bytes(s)
+    body = bytes(header) + fatbin + shstrtab
+    body = body.ljust(shoff, b"\0")
+    return body + sh(0, 0, 0) + sh(1, str_off, len(shstrtab)) + sh(11, data_off, len(fatbin))
+
+
+def wheel(tmp_path, fatbin: bytes | None, cuda: str | None = "13.0"):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "version.py").write_text(f"__version__ = '2.11.0+cu130'\ndebug = False\ncuda: Optional[str] = {cuda!r}\n")
+    if fatbin is not None:
+        (tmp_path / "lib" / "libtorch_cuda.so").write_bytes(elf_with_fatbin(fatbin))
+    return tmp_path
+
+
+def test_commonest_target_set_is_the_arch_list(tmp_path):
+    torch_own = container(*(entry(KIND_CUBIN, a) for a in (75, 80, 90, 120)))
+    vendored = container(entry(KIND_CUBIN, 90), entry(KIND_CUBIN, 100))
+    wheel(tmp_path, torch_own * 3 + vendored)
+    assert arch_list(tmp_path) == ["sm_75", "sm_80", "sm_90", "sm_120"]
+
+
+def test_ptx_entries_give_compute_targets(tmp_path):
+    wheel(tmp_path, container(entry(KIND_CUBIN, 70), entry(KIND_PTX, 90)))
+    assert arch_list(tmp_path) == ["sm_70", "compute_90"]
+
+
+def test_cpu_wheel_reads_version_and_an_empty_arch_list(tmp_path):
+    data = read_static(wheel(tmp_path, None, cuda=None))
+    assert (data["version"], data["cuda"], data["arch_list"]) == ("2.11.0+cu130", "none", [])
