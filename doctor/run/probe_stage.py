@@ -73,8 +73,11 @@ def checked_report(plan: Plan, checks) -> Report:
     t1 = time.perf_counter()
     findings = run_checks(facts, plan, checks)
     t2 = time.perf_counter()
+    from checks.prescription.machine import machine_prescription
+
     return build_report(facts, plan, findings, timings_ms={"gather_ms": round((t1 - t0) * 1000, 1),
-                                                           "checks_ms": round((t2 - t1) * 1000, 1)})
+                                                           "checks_ms": round((t2 - t1) * 1000, 1)},
+                        prescription=machine_prescription(facts, plan))
 
 
 def budgeted_seq_len(report: Report) -> int | None:
