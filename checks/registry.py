@@ -5,18 +5,21 @@ from __future__ import annotations
 from checks.base import Check
 from checks.env import ENV_CHECKS
 from checks.model import MODEL_CHECKS, applies as model_checks_apply
+from checks.multi_gpu import MULTI_GPU_CHECKS, applies as multi_gpu_checks_apply
 from checks.probe import PROBE_CHECKS
 from checks.runtime import RUNTIME_CHECKS
 
 
 def all_checks() -> tuple[Check, ...]:
-    """Environment first, then model, then runtime health, then whether the timed probe can run."""
-    return tuple(ENV_CHECKS) + tuple(MODEL_CHECKS) + tuple(RUNTIME_CHECKS) + tuple(PROBE_CHECKS)
+    """Environment first, then several GPUs, then model, then runtime health, then whether the timed probe can run."""
+    return (tuple(ENV_CHECKS) + tuple(MULTI_GPU_CHECKS) + tuple(MODEL_CHECKS) + tuple(RUNTIME_CHECKS)
+            + tuple(PROBE_CHECKS))
 
 
-def checks_for(plan) -> tuple[Check, ...]:
-    """The default run: every check, less the model group when no --model was given."""
-    return tuple(c for c in all_checks() if c not in MODEL_CHECKS or model_checks_apply(plan))
+def checks_for(plan, facts=None) -> tuple[Check, ...]:
+    """The default run: every check, less the model group without --model and the multi-GPU group on one GPU."""
+    return tuple(c for c in all_checks() if (c not in MODEL_CHECKS or model_checks_apply(plan))
+                 and (c not in MULTI_GPU_CHECKS or multi_gpu_checks_apply(facts)))
 
 
 def check_ids() -> list[str]:

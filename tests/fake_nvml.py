@@ -87,3 +87,25 @@ def raising_everywhere() -> types.ModuleType:
         if name.startswith("nvml") and name not in ("nvmlInit", "nvmlShutdown"):
             setattr(m, name, boom)
     return m
+
+
+def two_v100s_on_nvlink() -> types.ModuleType:
+    """Two V100s joined by two NVLink lanes under one PCIe switch (MIG is not supported on Volta)."""
+    m = v100()
+    buses = {"h0": b"00000000:06:00.0", "h1": b"00000000:07:00.0"}
+    peer = {"h0": buses["h1"], "h1": buses["h0"]}
+
+    def nvlink_state(h, link):
+        if link >= 6:
+            raise NVMLError("Invalid Argument")
+        return 1 if link < 2 else 0
+
+    m.nvmlDeviceGetCount = lambda: 2
+    m.nvmlDeviceGetPciInfo = lambda h: SimpleNamespace(busId=buses[h])
+    m.nvmlDeviceGetUUID = lambda h: f"GPU-{h}"
+    m.nvmlDeviceGetNvLinkState = nvlink_state
+    m.nvmlDeviceGetNvLinkRemotePciInfo_v2 = lambda h, link: SimpleNamespace(busId=peer[h])
+    m.nvmlDeviceGetTopologyCommonAncestor = lambda a, b: 10
+    m.nvmlDeviceGetP2PStatus = lambda a, b, caps: 0
+    m.nvmlDeviceGetMigMode = lambda h: (_ for _ in ()).throw(NVMLError("Not Supported"))
+    return m

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from doctor.model.facts import GpuFacts, GpuProcess, NvmlFacts
+from doctor.model.facts import GpuFacts, GpuLink, GpuProcess, NvmlFacts
 from doctor.model.unknown import Unknown
 from doctor.model.units import MIB
 
@@ -115,7 +115,68 @@ def _gpu(n: Nvml, index: int) -> GpuFacts:
         pcie_width_max=n.call("nvmlDeviceGetMaxPcieLinkWidth", h),
         processes=_processes(n, h),
         **_memory_health(n, h),
+        **_mig(n, h),
     )
+
+
+def _mig(n: Nvml, h: Any) -> dict[str, Any]:
+    """MIG mode and the UUIDs of its instances (CUDA sees these slices, not the card)."""
+    mode = n.call("nvmlDeviceGetMigMode", h)
+    if isinstance(mode, Unknown):
+        return {"mig_mode": mode, "mig_devices": mode}
+    enabled = bool(mode[0])
+    if not enabled:
+        return {"mig_mode": "disabled", "mig_devices": ()}
+    count = n.call("nvmlDeviceGetMaxMigDeviceCount", h)
+    uuids = []
+    for i in range(count if isinstance(count, int) else 0):
+        mig = n.call("nvmlDeviceGetMigDeviceHandleByIndex", h, i)
+        uuid = n.call("nvmlDeviceGetUUID", mig) if not isinstance(mig, Unknown) else mig
+        if not isinstance(uuid, Unknown):
+            uuids.append(_text(uuid))
+    return {"mig_mode": "enabled", "mig_devices": tuple(uuids)}
+
+
+# nvmlGpuTopologyLevel_t (nvml.h) -> the words a report uses
+TOPOLOGY_LEVELS = {0: "internal", 10: "single-switch", 20: "multiple-switches", 30: "host-bridge", 40: "numa-node",
+                   50: "system"}
+P2P_STATUS = {0: "ok", 1: "chipset not supported", 2: "GPU not supported", 3: "IOH topology not supported",
+              4: "disabled by regkey", 5: "not supported", 6: "unknown"}
+NVLINK_MAX_LINKS = 18
+
+
+def _nvlink_peers(n: Nvml, h: Any) -> dict[str, int]:
+    """Remote PCI bus id -> active NVLink lanes from this GPU (empty on PCIe-only cards)."""
+    peers: dict[str, int] = {}
+    for link in range(NVLINK_MAX_LINKS):
+        state = n.call("nvmlDeviceGetNvLinkState", h, link)
+        if isinstance(state, Unknown):
+            break  # NotSupported past the last link (or no NVLink at all)
+        if not state:
+            continue
+        remote = n.call("nvmlDeviceGetNvLinkRemotePciInfo_v2", h, link, alt="nvmlDeviceGetNvLinkRemotePciInfo")
+        if not isinstance(remote, Unknown):
+            bus = _text(remote.busId).upper()
+            peers[bus] = peers.get(bus, 0) + 1
+    return peers
+
+
+def _links(n: Nvml, handles: list[Any], gpus: tuple[GpuFacts, ...]) -> tuple[GpuLink, ...]:
+    """Every pair: NVML's common ancestor, NVLink lanes between them, P2P read status."""
+    if len(handles) < 2:
+        return ()
+    peers = [_nvlink_peers(n, h) for h in handles]
+    read = n.const("NVML_P2P_CAPS_INDEX_READ", 0)
+    out = []
+    for a in range(len(handles)):
+        for b in range(a + 1, len(handles)):
+            level = n.call("nvmlDeviceGetTopologyCommonAncestor", handles[a], handles[b])
+            p2p = n.call("nvmlDeviceGetP2PStatus", handles[a], handles[b], read)
+            bus_b = gpus[b].pci_bus_id.upper() if isinstance(gpus[b].pci_bus_id, str) else None
+            out.append(GpuLink(a=a, b=b, path=_map(level, lambda v: TOPOLOGY_LEVELS.get(int(v), f"level {v}")),
+                               nvlink_lanes=peers[a].get(bus_b, 0) if bus_b else Unknown("no PCI bus id"),
+                               p2p=_map(p2p, lambda v: P2P_STATUS.get(int(v), f"status {v}"))))
+    return tuple(out)
 
 
 def _memory_temperature(n: Nvml, h: Any) -> Any:
@@ -227,6 +288,8 @@ def gather_nvml(module: Any = None) -> NvmlFacts:
     try:
         count = n.call("nvmlDeviceGetCount")
         gpus = tuple(_gpu(n, i) for i in range(count)) if isinstance(count, int) else ()
+        handles = [n.call("nvmlDeviceGetHandleByIndex", g.index) for g in gpus]
+        links = _links(n, handles, gpus) if not any(isinstance(h, Unknown) for h in handles) else ()
         reason = "" if gpus else ("NVML reports no GPU" if isinstance(count, int) else count.reason)
         return NvmlFacts(
             available=bool(gpus),
@@ -235,6 +298,7 @@ def gather_nvml(module: Any = None) -> NvmlFacts:
             driver_version=_map(n.call("nvmlSystemGetDriverVersion"), _text),
             cuda_driver_version=_cuda_version(n),
             gpus=gpus,
+            links=links,
         )
     except Exception as exc:  # a bug in this wrapper must still not crash the doctor
         return NvmlFacts(available=False, reason=f"NVML query failed: {type(exc).__name__}: {exc}")

@@ -68,6 +68,20 @@ class GpuFacts:
     remapped_rows_failure: Maybe[bool] = NOT_GATHERED
     remapped_rows_correctable: Maybe[int] = NOT_GATHERED
     remapped_rows_uncorrectable: Maybe[int] = NOT_GATHERED
+    # several GPUs (issue 15): MIG mode and its instances, which CUDA sees instead of the whole card
+    mig_mode: Maybe[str] = NOT_GATHERED  # "enabled" | "disabled"
+    mig_devices: Maybe[tuple[str, ...]] = NOT_GATHERED  # MIG-... UUIDs of its instances
+
+
+@dataclass(frozen=True)
+class GpuLink:
+    """How two GPUs (NVML indices a < b) reach each other: NVML's common-ancestor level, NVLink lanes, P2P."""
+
+    a: int
+    b: int
+    path: Maybe[str] = NOT_GATHERED  # internal | single-switch | multiple-switches | host-bridge | numa-node | system
+    nvlink_lanes: Maybe[int] = NOT_GATHERED  # active NVLink lanes between the two (0: none)
+    p2p: Maybe[str] = NOT_GATHERED  # "ok" or NVML's reason (chipset not supported, topology not supported ...)
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,11 @@ class NvmlFacts:
     driver_version: Maybe[str] = NOT_GATHERED
     cuda_driver_version: Maybe[str] = NOT_GATHERED  # max CUDA the driver supports, "13.0"
     gpus: tuple[GpuFacts, ...] = ()
+    links: tuple[GpuLink, ...] = ()  # one per pair of GPUs, when there are several
+
+    def link(self, a: int, b: int) -> GpuLink | None:
+        lo, hi = min(a, b), max(a, b)
+        return next((l for l in self.links if l.a == lo and l.b == hi), None)
 
 
 @dataclass(frozen=True)

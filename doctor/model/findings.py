@@ -34,3 +34,31 @@ class Finding:
     def with_duration(self, ms: float) -> "Finding":
         return replace(self, duration_ms=round(ms, 3))
 
+
+
+# worst first: a failure outranks a crash, a crash a warning, and so on
+SEVERITY = {Status.FAIL: 5, Status.ERROR: 4, Status.WARN: 3, Status.PASS: 2, Status.INFO: 1, Status.SKIP: 0}
+
+
+def worst_status(findings) -> Status:
+    """The status that speaks for a list of findings (PASS for an empty one)."""
+    return max((f.status for f in findings), key=SEVERITY.__getitem__, default=Status.PASS)
+
+
+@dataclass(frozen=True)
+class GpuJudgement:
+    """The single-card checks run for one GPU of a host with several (issue 15)."""
+
+    index: int  # NVML index (PCI bus order)
+    name: str
+    findings: tuple[Finding, ...] = ()
+    cuda_index: int | None = None  # where CUDA (and so ExLlamaV2's gpu_split) numbers it; None: CUDA does not see it
+
+    @property
+    def status(self) -> Status:
+        return worst_status(self.findings)
+
+    def top(self) -> Finding | None:
+        """The finding that explains this GPU's status (the first of the worst)."""
+        worst = self.status
+        return next((f for f in self.findings if f.status == worst), None)

@@ -12,5 +12,7 @@ class Plan:
     max_seq_len: int | None = None
     cache_mode: str = "fp16"  # a key of checks/knowledge/kv_cache.py KV_CACHE_MODES
     gpu_split: tuple[float, ...] | None = None  # GB per GPU, as ExLlamaV2's gpu_split
-    gpu_index: int = 0
+    gpu_index: int = 0  # the GPU the single-card checks judge first (NVML index)
+    gpu_indices: tuple[int, ...] | None = None  # --gpu N (repeatable): the GPUs judged; None: every GPU
+    tensor_parallel: bool = False  # the plan shards each layer over the GPUs (needs P2P), not a layer split
     target_gpu: str | None = None  # plan for a card from the knowledge base, not this one

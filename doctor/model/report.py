@@ -13,7 +13,7 @@ from typing import Any
 from doctor import __version__
 from doctor.model.errors import ReplayError
 from doctor.model.facts import Facts
-from doctor.model.findings import Finding
+from doctor.model.findings import Finding, GpuJudgement
 from doctor.model.plan import Plan
 from doctor.model.prescription import Prescription
 from doctor.model.probe_results import ProbeReport
@@ -39,6 +39,11 @@ class Report:
     verdict: Verdict | None = None  # measured vs ceiling and why, when a probe measured (doctor/verdict/build.py)
     errors: tuple[str, ...] = ()  # problems that cut the run short (the report is partial)
     prescription: Prescription | None = None  # the machine's one route (checks/prescription/), shown once at the end
+    gpus: tuple[GpuJudgement, ...] = ()  # per-GPU findings when several GPUs were judged (worst first)
+
+    def all_findings(self) -> tuple[Finding, ...]:
+        """Host findings and every GPU's own: what the exit code and a fleet judge."""
+        return self.findings + tuple(f for g in self.gpus for f in g.findings)
 
     def finding(self, check_id: str) -> Finding | None:
         return next((f for f in self.findings if f.id == check_id), None)

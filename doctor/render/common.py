@@ -79,3 +79,19 @@ def quoted_by_route(report: Report, commands: tuple[str, ...]) -> bool:
     rx = report.prescription
     actions = {f"# {s.action}" for r in (rx.routes if rx else ()) for s in r.steps if s.action}
     return bool(commands) and all(c in script or c in actions for c in commands)
+
+
+def gpu_lines(report: Report) -> list[str]:
+    """One line per GPU judged, worst first (hosts with several GPUs; empty otherwise)."""
+    out = []
+    for g in report.gpus:
+        top = g.top()
+        cuda = f"CUDA {g.cuda_index}" if g.cuda_index is not None else "hidden from CUDA"
+        gpu = report.facts.gpu(g.index)
+        cc = f"cc {show(gpu.compute_capability)}, " if gpu else ""
+        what = f"{top.id}: {top.summary}" if top is not None and top.status not in (Status.PASS, Status.INFO, Status.SKIP) \
+            else counts_line(g.findings)
+        if len(what) > 160:
+            what = what[:157] + "…"
+        out.append(f"[{SYMBOLS[g.status]}] GPU {g.index} {g.name} ({cc}{cuda}): {what}")
+    return out

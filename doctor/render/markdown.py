@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, quoted_by_route, route_script, source_line
+from doctor.render.common import SYMBOLS, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line
 from doctor.model.report import Report
 
 
@@ -15,6 +15,9 @@ def render_markdown(report: Report) -> str:
            f"_{source_line(report)}_ — {machine_line(report)}", "",
            "| | check | result |", "|---|---|---|"]
     out += [f"| {SYMBOLS[f.status]} | `{f.id}` | {_cell(f.summary)} |" for f in report.findings]
+    if report.gpus:  # several GPUs: one line each, worst first
+        out += ["", f"**GPUs judged** ({len(report.gpus)}, NVML numbers, worst first):", ""]
+        out += [f"- {_cell(l)}" for l in gpu_lines(report)]
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict, as measured
         from doctor.render.verdict_text import report_probe_lines
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from doctor.model.findings import Status
-from doctor.render.common import SYMBOLS, counts_line, evidence_items, machine_line, quoted_by_route, route_script, source_line
+from doctor.render.common import (SYMBOLS, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route,
+                                   route_script, source_line)
 from doctor.model.report import Report
 
 
@@ -23,6 +24,10 @@ def render_text(report: Report, verbose: bool = False) -> str:
             lines.append("      (commands: \"Do this, in this order\", below)")
         elif show_detail and f.commands:
             lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
+    if report.gpus:  # several GPUs: each judged on its own, worst first; -v lists each GPU's checks
+        lines += ["", f"GPUs judged ({len(report.gpus)}, NVML numbers, worst first):"] + [f"  {l}" for l in gpu_lines(report)]
+        for g in report.gpus if verbose else ():
+            lines += [f"    GPU {g.index} [{SYMBOLS[f.status]}] {f.id}: {f.summary}" for f in g.findings]
     for extra in report.errors:  # the run was cut short: the report is partial, not a crashed check
         lines.append(f"[!] partial report: {extra}")
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict
@@ -35,5 +40,6 @@ def render_text(report: Report, verbose: bool = False) -> str:
         lines += [""] + render_series(report.facts.samples, verbose)
     if script := route_script(report):
         lines += ["", "Do this, in this order:"] + [f"  {c}" if c else "" for c in script]
-    lines += ["", f"Summary: {counts_line(report.findings)}."]
+    lines += ["", f"Summary: {counts_line(report.findings)}." + (f" Over {len(report.gpus)} GPUs: "
+                                                                 f"{counts_line(report.all_findings())}." if report.gpus else "")]
     return "\n".join(lines) + "\n"

@@ -170,7 +170,9 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-seq-len", type=positive_int, metavar="N", help="context length you will load with (ExLlamaV2 max_seq_len)")
     g.add_argument("--cache-mode", choices=list(CACHE_MODE_ORDER), default=None, help="KV cache mode (default fp16)")
     g.add_argument("--gpu-split", type=gpu_split, metavar="GB[,GB...]", help="ExLlamaV2 gpu_split in GB per GPU")
-    g.add_argument("--gpu", type=gpu_index, default=None, metavar="INDEX", dest="gpu_index", help="which GPU to diagnose (default 0)")
+    g.add_argument("--gpu", type=gpu_index, action="append", default=None, metavar="INDEX", dest="gpu_index",
+                   help="judge only this GPU, by NVML/nvidia-smi index (repeatable; default: every GPU)")
+    g.add_argument("--tensor-parallel", action="store_true", help="the plan shards every layer over the GPUs (needs P2P)")
     g.add_argument("--target-gpu", metavar="NAME", type=target_gpu, help="plan for a card you do not have (e.g. v100-pcie-16gb); see --list-gpus")
 
 
@@ -223,8 +225,12 @@ def plan_from_args(args: argparse.Namespace, base=None):
     for name in ("max_seq_len", "cache_mode", "gpu_split", "target_gpu"):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
-    if getattr(args, "gpu_index", None) is not None:  # an explicit --gpu 0 counts
-        changes["gpu_index"] = args.gpu_index
+    chosen = getattr(args, "gpu_index", None)
+    if chosen is not None:  # an explicit --gpu 0 counts; repeated: those GPUs, in the order given, once each
+        chosen = tuple(dict.fromkeys([chosen] if isinstance(chosen, int) else chosen))
+        changes.update(gpu_index=chosen[0], gpu_indices=chosen)
+    if getattr(args, "tensor_parallel", False):
+        changes["tensor_parallel"] = True
     return replace(plan, **changes)
 
 

@@ -10,8 +10,9 @@ from doctor.model.findings import Status
 
 
 def exit_code_for(report) -> ExitCode:
-    statuses = {f.status for f in report.findings}
-    if any(f.evidence.get("input_error") for f in report.findings):  # e.g. --model names nothing
+    every = report.all_findings()  # host findings and each GPU's: the worst over the GPUs judged
+    statuses = {f.status for f in every}
+    if any(f.evidence.get("input_error") for f in every):  # e.g. --model names nothing
         return ExitCode.USAGE
     if Status.FAIL in statuses:
         return ExitCode.FAILURES

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from checks.base import Check
+from checks.per_gpu import judge_each_gpu, judged_indices
 from checks.prescription.machine import machine_prescription
 from checks.registry import checks_for
 from checks.runner import run_checks
@@ -58,8 +59,13 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", no
 
     facts = scrub(facts)  # live or replayed: no check sees NaN, a negative size or a capability like "banana"
     t0 = time.perf_counter()
-    findings = run_checks(facts, plan, checks_for(plan) if checks is None else checks, on_event)
+    chosen = tuple(checks_for(plan, facts) if checks is None else checks)
+    indices = judged_indices(facts, plan)
+    if indices and plan.gpu_index not in indices:  # the host-wide run looks at the first GPU judged
+        plan = replace(plan, gpu_index=indices[0])
+    findings = run_checks(facts, plan, chosen, on_event)
+    gpus = judge_each_gpu(facts, plan, chosen)
     timings["checks_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-    return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings,
+    return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings, gpus=gpus,
                         prescription=machine_prescription(facts, plan))
 

@@ -84,6 +84,12 @@ EXPECTED.update({
     "v100-torch-cpu-only": {"cuda-pairing": ("fail", {"recommended_torch": "2.5.1+cu124"}),
                             "exllamav2-ready": ("fail", {"probe_can_run": False})},
     "v100-nvcc-11.8-torch-cu121": {"cuda-pairing": ("warn", {"problem_kinds": ["nvcc_major_mismatch"]})},
+    # several GPUs (issue 15): host-wide findings here, per-GPU ones and exit codes in tests/checks/multi_gpu/
+    "mixed-2080ti-v100": {"cuda-pairing": ("pass", {"cc": "7.5"}), "gpu-numbering": ("pass", {})},
+    "v100-sxm2-4x-nvlink": {"gpu-topology": ("pass", {"without_p2p": []})},
+    "dgx1-8x-v100": {"gpu-topology": ("info", {})},
+    "cuda-visible-uuids": {"gpu-numbering": ("info", {"hidden_from_cuda": []})},
+    "mig-a100-beside-v100s": {"gpu-numbering": ("warn", {"mig_cards": "NVML 0 NVIDIA A100-PCIE-40GB"})},
 })
 EXIT = {"v100-pcie-16gb-healthy": 0, "p40-torch-cu126": 1, "h200-live": 0}
 
