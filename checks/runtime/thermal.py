@@ -92,6 +92,7 @@ def _at_rest(ctx: CheckContext, gpu: GpuFacts) -> Finding:
                 "mem_clock_mhz": value(gpu.mem_clock_mhz), "mem_clock_max_mhz": value(gpu.mem_clock_max_mhz),
                 "power_draw_w": value(gpu.power_draw_w), "power_limit_w": lim["power_limit_w"],
                 "power_default_limit_w": lim["power_default_w"], "form_factor": form_factor(_name(gpu)),
+                "reason_causes": {r: REASONS[r].cause for r in (reasons or ()) if r in REASONS},
                 "reasons_source": NVML_REASONS}
     if reasons is None and temp is None:
         return CHECK.finding(Status.SKIP, "NVML gave neither clocks-event reasons nor temperature for this GPU", evidence)
@@ -130,6 +131,7 @@ def _under_load(ctx: CheckContext, gpu: GpuFacts | None, g: GpuSeries, s: GpuSum
         "power_mean_w": s.power_mean_w, "power_max_w": s.power_max_w, "power_source": s.power_source,
         "power_limit_w": lim["power_limit_w"], "power_default_limit_w": lim["power_default_w"],
         "form_factor": form_factor(_name(gpu)), "reasons_source": NVML_REASONS,
+        "reason_causes": {r: REASONS[r].cause for r in s.throttle_fraction_busy if r in REASONS},
     }
     if s.busy_samples == 0:
         problems = _temperature_problems(s.temperature_max_c, s.memory_temperature_max_c, lim)

@@ -186,3 +186,9 @@ def test_text_and_markdown_print_the_route_once_at_the_end():
 def test_flash_attn_fix_names_the_cards_own_sm():  # defect 8
     f = replay("rtx-2080-ti-flash-attn-2").finding("flash-attn")
     assert "sm_75" in f.fix and "sm_70" not in f.fix + f.summary
+
+
+def test_each_active_throttle_reason_carries_its_own_cause():  # defect 5
+    ev = replay("v100-sxm2-hw-power-brake").finding("thermal").evidence
+    assert set(ev["reason_causes"]) == {"hw_slowdown", "hw_power_brake_slowdown"}
+    assert "power supply" in ev["reason_causes"]["hw_power_brake_slowdown"]
