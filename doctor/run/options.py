@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bundle": ("doctor.commands.bundle", "write one redacted .tar.gz/.zip with everything a support ticket needs"),
     "watch": ("doctor.commands.watch", "sample a running server: throttling, offload, competing processes (read-only)"),
     "probe": ("doctor.commands.probe", "time ExLlamaV2 on your model (or --synthetic) and explain the gap to the ceiling"),
+    "fleet": ("doctor.commands.fleet", "one table over many hosts' reports: shared causes, slow outliers (text, JSON, Markdown)"),
     "demo": ("doctor.commands.demo", "replay recorded example cases (the reference V100 journey, an H200), clearly labelled"),
 }
 
@@ -182,6 +183,8 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--json", action="store_true", help="print the JSON report only (schema v100-doctor/report/1)")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown for a GitHub issue")
     g.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON report to FILE (written even when the run is cut short)")
+    g.add_argument("--prometheus", metavar="FILE", type=path_arg,
+                   help="also write node_exporter textfile metrics to FILE (e.g. /var/lib/node_exporter/v100-doctor.prom), atomically")
     g.add_argument("-v", "--verbose", action="store_true", help="show every check's evidence")
     g.add_argument("--no-tui", action="store_true", help="plain text even on a terminal")
 

@@ -29,6 +29,8 @@ def emit(report, args) -> ExitCode:
 
     if getattr(args, "output", None):
         write_report_file(report, args.output)
+    if getattr(args, "prometheus", None):
+        write_prometheus_file(report, args.prometheus)
     if args.json:
         sys.stdout.write(report_to_json(report) + "\n")
     elif args.markdown:
@@ -54,3 +56,22 @@ def write_report_file(report, path: str) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
     print(f"v100-doctor: report written to {path}", file=sys.stderr)
+
+
+def write_prometheus_file(report, path: str) -> None:
+    """The textfile collector's .prom file, atomically: a temporary file beside it, then a rename."""
+    import os
+    import tempfile
+
+    from doctor.render.prometheus import render_prometheus
+
+    text = render_prometheus(report, exit_code_for(report))
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".v100-doctor-", suffix=".prom.tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write the Prometheus file {path}: {exc.strerror}") from None

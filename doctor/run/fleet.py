@@ -1,0 +1,61 @@
+"""`fleet`'s engine: stream the documents, turn each into rows (replaying today's checks on a bare facts file),
+and judge the whole. Large fleets are read by a few worker processes; rows are small, documents are not kept.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Iterable
+
+from doctor.facts.fleet_reader import read_document, report_paths
+from doctor.model.errors import ReplayError
+from doctor.model.fleet import Fleet, FleetRow
+from doctor.verdict.fleet import judge_fleet, rows_from_report, unreadable_row
+
+PARALLEL_FROM = 500  # below this many files one process is faster than starting workers
+CHUNK = 64
+
+
+def _replayed(doc: dict, source: str) -> dict:
+    """A facts-only document (a fixture, a gathered snapshot): today's checks on it, as a report dict."""
+    from doctor.model.report import parse_document, report_to_dict
+    from doctor.run.pipeline import diagnose
+
+    loaded = parse_document(doc, source)
+    return report_to_dict(diagnose(loaded.plan, loaded.facts, source=f"replay:{source}", note=loaded.note))
+
+
+def rows_for(source: str) -> list[FleetRow]:
+    doc = read_document(source)
+    if isinstance(doc, ReplayError):
+        return [unreadable_row(source, str(doc))]
+    try:
+        if not doc.get("findings"):  # facts only (a fixture, a bare snapshot): judge it with today's checks
+            doc = _replayed(doc, source)
+        return rows_from_report(doc, source)
+    except (ReplayError, AttributeError, TypeError, KeyError, ValueError) as exc:
+        return [unreadable_row(source, f"damaged: {exc}")]
+
+
+def _rows_for_chunk(sources: list[str]) -> list[FleetRow]:
+    return [row for s in sources for row in rows_for(s)]
+
+
+def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def collect(paths: list[str], jobs: int | None = None) -> Fleet:
+    """Every report under `paths`, judged as one fleet."""
+    sources = list(report_paths(paths))
+    jobs = jobs or min(4, os.cpu_count() or 1)
+    rows: list[FleetRow] = []
+    if jobs > 1 and len(sources) >= PARALLEL_FROM:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for part in pool.map(_rows_for_chunk, _chunks(sources, CHUNK)):
+                rows += part
+    else:
+        rows = _rows_for_chunk(sources)
+    return judge_fleet(rows, reports=len(sources))

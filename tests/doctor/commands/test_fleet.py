@@ -1,0 +1,91 @@
+"""`v100-doctor fleet`: rows per host × GPU, shared causes, outliers, text/JSON/Markdown, broken files as rows."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import io
+
+import pytest
+
+from conftest import MACHINES, ROOT, run_cli
+from doctor.facts.replay import load_document
+from doctor.model.report import report_to_dict
+from doctor.render.fleet import fleet_to_dict, render_fleet_markdown, render_fleet_text
+from doctor.run.fleet import collect
+from doctor.run.pipeline import diagnose
+
+
+def report(name: str, hostname: str | None = None, tok_s: float | None = None) -> dict:
+    loaded = load_document(str(MACHINES / f"{name}.json"))
+    doc = report_to_dict(diagnose(loaded.plan, loaded.facts, source=f"replay:{name}"))
+    if hostname:
+        doc["facts"]["host"]["hostname"] = hostname
+    if tok_s is not None:
+        doc["plan"]["model_path"] = "/models/qwen27b-exl2"
+        doc["verdict"] = {"measured_tok_s": tok_s, "ceiling_tok_s": 70.9}
+    return doc
+
+
+@pytest.fixture(scope="module")
+def fleet_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fleet")
+    for i in range(3):
+        (d / f"cu130-{i}.json").write_text(json.dumps(report("v100-torch-2.11-cu130", f"bad{i}")))
+    for i, speed in enumerate((64.0, 63.5, 65.0, 30.0)):
+        (d / f"ok-{i}.json").write_text(json.dumps(report("v100-pcie-16gb-healthy", f"good{i}", speed)))
+    (d / "mixed.json").write_text(json.dumps(report("mixed-2080ti-v100", "mixed")))
+    (d / "broken.json").write_text("{not json")
+    buf = io.BytesIO(json.dumps(report("dgx1-8x-v100", "dgx")).encode())
+    with tarfile.open(d / "dgx-bundle.tar.gz", "w:gz") as tar:
+        info = tarfile.TarInfo("v100-doctor-bundle/report.json")
+        info.size = len(buf.getvalue())
+        tar.addfile(info, buf)
+    return d
+
+
+def test_rows_groups_and_outliers(fleet_dir):
+    fleet = collect([str(fleet_dir)], jobs=1)
+    assert fleet.reports == 10 and fleet.unreadable == 1
+    hosts = {r.host for r in fleet.rows}
+    assert {"bad0", "good3", "mixed", "dgx", "broken.json"} <= hosts
+    assert [r.gpu for r in fleet.rows if r.host == "dgx"] == list(range(8))  # read from inside the bundle
+    mixed = {r.gpu: r for r in fleet.rows if r.host == "mixed"}
+    assert mixed[1].status == "fail" and mixed[1].top_check == "cuda-pairing" and mixed[0].status == "pass"
+    top = fleet.groups[0]
+    assert top.check == "cuda-pairing" and top.hosts == ("bad0", "bad1", "bad2", "mixed")
+    assert top.cause.startswith("torch 2.11.0+cu130 has no kernel for sm_70")
+    (slow,) = fleet.outliers
+    assert slow.host == "good3" and slow.peers == 4 and slow.median_tok_s == pytest.approx(63.75)
+    good = next(r for r in fleet.rows if r.host == "good0")
+    assert good.share_of_ceiling == pytest.approx(64.0 / 70.9)
+
+
+def test_renderings_and_json_schema(fleet_dir):
+    import jsonschema
+
+    fleet = collect([str(fleet_dir)], jobs=1)
+    text = render_fleet_text(fleet)
+    assert "4 host(s): cuda-pairing: torch 2.11.0+cu130 has no kernel for sm_70" in text
+    assert "good3 GPU 0: 30.0 tok/s, 47% of the median 63.8" in text
+    assert "| ✗ | mixed | 1 | Tesla V100-PCIE-16GB |" in render_fleet_markdown(fleet)
+    doc = json.loads(json.dumps(fleet_to_dict(fleet)))
+    jsonschema.validate(doc, json.loads((ROOT / "doctor" / "schema" / "fleet-1.json").read_text()))
+    assert doc["schema"] == "v100-doctor/fleet/1"
+
+
+def test_parallel_workers_give_the_same_fleet(fleet_dir, monkeypatch):
+    import doctor.run.fleet as engine
+
+    monkeypatch.setattr(engine, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(engine, "CHUNK", 3)
+    assert collect([str(fleet_dir)], jobs=2) == collect([str(fleet_dir)], jobs=1)
+
+
+def test_cli_over_fixtures_and_reports(fleet_dir, tmp_path):
+    out = tmp_path / "fleet.json"
+    proc = run_cli("fleet", str(fleet_dir / "mixed.json"), str(MACHINES / "v100-sxm2-4x-nvlink.json"), "-o", str(out))
+    assert proc.returncode == 2, proc.stderr
+    assert "cuda-pairing: torch 2.11.0+cu130 has no kernel for sm_70" in proc.stdout
+    assert len(json.loads(out.read_text())["rows"]) == 6  # 2 GPUs + 4 GPUs (the fixture replayed with today's checks)
+    assert run_cli("fleet", str(tmp_path / "nothing-here")).returncode == 3
