@@ -90,6 +90,7 @@ EXPECTED.update({
     "dgx1-8x-v100": {"gpu-topology": ("info", {})},
     "cuda-visible-uuids": {"gpu-numbering": ("info", {"hidden_from_cuda": []})},
     "mig-a100-beside-v100s": {"gpu-numbering": ("warn", {"mig_cards": "NVML 0 NVIDIA A100-PCIE-40GB"})},
+    "h200-live-per-gpu": {"gpu-present": ("pass", {"gpus": ["NVIDIA H200"]}), "cuda-pairing": ("pass", {})},  # recorded live
 })
 EXIT = {"v100-pcie-16gb-healthy": 0, "p40-torch-cu126": 1, "h200-live": 0}
 

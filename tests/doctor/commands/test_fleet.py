@@ -89,3 +89,11 @@ def test_cli_over_fixtures_and_reports(fleet_dir, tmp_path):
     assert "cuda-pairing: torch 2.11.0+cu130 has no kernel for sm_70" in proc.stdout
     assert len(json.loads(out.read_text())["rows"]) == 6  # 2 GPUs + 4 GPUs (the fixture replayed with today's checks)
     assert run_cli("fleet", str(tmp_path / "nothing-here")).returncode == 3
+
+
+def test_fleet_over_the_live_h200_and_the_fixtures():
+    fleet = collect([str(MACHINES / "h200-live-per-gpu.json"), str(MACHINES)], jobs=1)
+    live = [r for r in fleet.rows if r.source.endswith("h200-live-per-gpu.json")]
+    assert live and all(r.card == "NVIDIA H200" and r.status == "pass" for r in live)
+    assert fleet.unreadable == 0 and {r.host for r in fleet.rows if r.card == "Tesla V100-SXM2-16GB"}
+    assert fleet.groups[0].hosts and fleet.groups[0].status == "fail"
