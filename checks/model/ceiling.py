@@ -48,7 +48,39 @@ def run(ctx: CheckContext) -> Finding:
                 "bytes_per_token_empty": {k: v for k, v in empty.items() if k.endswith("_bytes")},
                 "bytes_per_token_full": {k: v for k, v in full.items() if k.endswith("_bytes")},
                 "counted": full["counted"], "weights_source": full["source"], "seed_reference": ref}
+    split = _split(ctx, card, m, seq)
+    if split is not None:
+        slow = split.slowest()
+        evidence["split_ceiling_tok_s"] = round(split.tok_s, 1)
+        evidence["split_shares"] = [f"CUDA {s.index} {s.name}: {human_bytes(s.bytes)} at {s.bandwidth_gbs:g} GB/s = "
+                                    f"{s.ms_per_token:.2f} ms/token" for s in split.shares]
+        summary = (f"split over {len(split.shares)} GPUs: decode ceiling {split.tok_s:.1f} tok/s (each GPU reads its share at "
+                   f"its own bandwidth: {'; '.join(evidence['split_shares'])}); the slowest share is {slow.name}'s "
+                   f"({slow.ms_per_token / split.ms_per_token:.0%} of each token's time). " + summary)
     return CHECK.finding(Status.INFO, summary, evidence)
+
+
+def _split(ctx: CheckContext, card, m, seq: int):
+    """The split ceiling when the model is spread over several GPUs (autosplit or --gpu-split); else None."""
+    if len(card.rooms) < 2 or m.config is None:
+        return None
+    from checks.arithmetic.model_bytes import dims, model_bytes
+    from checks.arithmetic.split_ceiling import split_ceiling
+    from checks.arithmetic.vram_budget import plan_budget
+    from checks.knowledge.exllamav2_memory import cuda_context_bytes
+    from checks.knowledge.gpus import spec_for_name
+    from checks.model.memory_budget import is_quantized
+
+    try:
+        mb, d = model_bytes(m), dims(m.config)
+    except ArithmeticUnavailable:
+        return None
+    budget = plan_budget(mb, d, list(card.rooms), seq, ctx.plan.cache_mode, ctx.plan.gpu_split, is_quantized(m),
+                         cuda_context_bytes(card.cc))
+    specs = [spec_for_name(r.name) for r in card.rooms]
+    names = [r.name for r in card.rooms] + [card.rooms[-1].name] * len(budget.devices)
+    bws = [s.bandwidth_gbs if s else None for s in specs] + [specs[-1].bandwidth_gbs if specs[-1] else None] * len(budget.devices)
+    return split_ceiling(budget, list(zip(names, bws)))
 
 
 def _gguf(m, card) -> Finding:
