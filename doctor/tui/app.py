@@ -121,7 +121,7 @@ class DoctorApp(App["Report | None"]):
     def _start_checks(self) -> None:
         from checks.registry import checks_for  # the pipeline's own default: model checks only with --model
 
-        checks = self.session.checks if self.session.checks is not None else checks_for(self.session.plan)
+        checks = self.session.checks if self.session.checks is not None else checks_for(self.session.plan, self.session.facts)
         self._check_count = len(checks)
         self.checklist.reset([(c.id, c.title) for c in checks])
         self.banner.set_status("gathering facts (NVML, Python packages, torch in a child process)…"
@@ -386,6 +386,11 @@ class DoctorApp(App["Report | None"]):
         if report is None:
             return ""
         text = f"{counts_line(report.findings)}"
+        if report.gpus:  # several GPUs: each one's worst, worst first (the text report has a line per GPU)
+            from doctor.render.common import SYMBOLS
+
+            text += " · GPUs: " + ", ".join(f"{SYMBOLS[g.status]} {g.index}" + (f" {g.top().id}" if g.top() and
+                                            g.status.value in ("fail", "warn", "error") else "") for g in report.gpus)
         if report.errors:
             text += f" · ☠ {'; '.join(report.errors)}"
         return text

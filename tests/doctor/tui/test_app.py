@@ -315,3 +315,17 @@ def test_a_dropped_ssh_connection_sighup_cancels_the_probe_like_q(tmp_path):
     running = run_app(app, script)
     assert running == [True, True] and watchdog == [] and wait_gone(pids) == []
     assert app.report.probe.status == "cancelled"
+
+
+def test_banner_names_each_gpu_worst_first_on_a_mixed_box():
+    """Issue 15: the TUI's summary carries the per-GPU judgement (the V100 fails, the 2080 Ti passes)."""
+    from tui_support import fixture_session, run_app, settle
+
+    from doctor.tui.app import DoctorApp
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        return app._summary_text()
+
+    text = run_app(DoctorApp(fixture_session("mixed-2080ti-v100.json", checks=None)), script)
+    assert "GPUs: ✗ 1 cuda-pairing, ✓ 0" in text
