@@ -52,3 +52,38 @@ def _automaton(keywords: tuple[bytes, ...]):
     except ImportError:
         return None
     return BytesAhoCorasick(list(keywords))
+
+
+class SignatureIndex:
+    """Which signatures' anchors occur in one examined line, in the signatures' order, in one search.
+
+    Profiled on an error-dense log (every line examined): 70% of `explain`'s time went to testing each of
+    the ~30 signatures' anchors one by one on every line; one automaton over all anchors replaces that."""
+
+    def __init__(self, signatures, accelerated: bool = True):
+        self.anchors: list[str] = []
+        owners: dict[str, list[int]] = {}
+        for i, sig in enumerate(signatures):
+            for a in sig.anchors:
+                if a not in owners:
+                    owners[a] = []
+                    self.anchors.append(a)
+                owners[a].append(i)
+        self.owners = [tuple(owners[a]) for a in self.anchors]
+        self.compiled = [(sig, sig.regex) for sig in signatures]
+        self._automaton = _str_automaton(self.anchors) if accelerated and self.anchors else None
+
+    def of(self, low: str) -> list:
+        if self._automaton is not None:
+            hits = {i for k, _, _ in self._automaton.find_matches_as_indexes(low, overlapping=True) for i in self.owners[k]}
+        else:
+            hits = {i for k, a in enumerate(self.anchors) if a in low for i in self.owners[k]}
+        return [self.compiled[i] for i in sorted(hits)]
+
+
+def _str_automaton(words: list[str]):
+    try:
+        from ahocorasick_rs import AhoCorasick
+    except ImportError:
+        return None
+    return AhoCorasick(words)

@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, PlanHint as HintRule, Signature
 from doctor.model.log_analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
                                      UnexplainedGroup)
-from doctor.logscan.keywords import KeywordFinder, minimal_keywords
+from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
 from doctor.logscan.lines import CLASSIFY_KEYWORDS, kind_of, shape
 from doctor.logscan.numbers import convert
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
@@ -59,6 +59,7 @@ class Scanner:
         self.hints = tuple(hints)
         words = [a for s in self.signatures for a in s.anchors] + list(CLASSIFY_KEYWORDS) + [h.anchor for h in self.hints]
         self.finder = KeywordFinder(minimal_keywords(words), accelerated=accelerated)
+        self.candidates = SignatureIndex(self.signatures, accelerated)
 
     def scan(self, source: LogSource, progress: Progress | None = None) -> ScanResult:
         run = _Run(self, source)
@@ -169,10 +170,8 @@ class _Run:
     # -- signatures and hints -------------------------------------------------------------------------
     def _signatures(self, text: str, low: str) -> list[tuple[Signature, re.Match]]:
         found: list[tuple[Signature, re.Match]] = []
-        for sig in self.sc.signatures:
-            if not any(a in low for a in sig.anchors):
-                continue
-            m = sig.regex.search(text)
+        for sig, regex in self.sc.candidates.of(low):
+            m = regex.search(text)
             if m is None:
                 continue
             overlaps = any(s.check == sig.check and m.start() < k.end() and k.start() < m.end() for s, k in found)

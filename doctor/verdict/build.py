@@ -250,7 +250,8 @@ def _set_aside(r: ProbeResult) -> tuple[str, ...]:
 def headline(v: Verdict) -> str:
     ceiling = v.datasheet or v.measured
     frame = (f"{v.measured_tok_s:.1f} tok/s is {v.efficiency:.0%} of this card's {v.ceiling_tok_s:.1f} tok/s ceiling "
-             f"({ceiling.bandwidth_gbs:,.0f} GB/s ÷ {v.bytes.total / 1e9:.2f} GB per token)")
+             f"({ceiling.bandwidth_gbs:,.0f} GB/s ÷ {v.bytes.total / 1e9:.2f} GB per token: the weights plus the KV read "
+             f"at {v.bytes.context:,} tokens)")
     if v.unsettled:
         return f"{v.unsettled} The median ({v.measured_tok_s:.1f} tok/s) is therefore not this card's speed. ({frame}.)"
     top = v.top_cause
@@ -265,7 +266,7 @@ def headline(v: Verdict) -> str:
                 + (f". The largest fix the evidence supports: {best.action.split(':')[0]} (+{best.expected_gain_tok_s:.1f} "
                    "tok/s expected)." if best else "."))
     rest = f"; {v.unexplained:.0%} stays unexplained" if v.unexplained >= 0.3 else ""
-    return (f"{top.share:.0%} of the gap to {ceiling.tok_s_weights_only:.1f} tok/s is {top.title}: {top.sentence}{rest}. "
+    return (f"{top.share:.0%} of the gap to the ceiling is {top.title}: {top.sentence}{rest}. "
             f"({frame}.)")
 
 
