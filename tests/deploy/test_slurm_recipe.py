@@ -60,12 +60,20 @@ def _munge_works() -> bool:
     return subprocess.run("munge -n | unmunge", shell=True, capture_output=True).returncode == 0
 
 
-def _stop(pidfile: str) -> None:
+def _stop(pidfile: str, wait_s: float = 5.0) -> None:
+    """SIGTERM the daemon named by its pidfile, and wait for it to go (the next run reuses nothing of it)."""
     try:
         pid = int(open(pidfile).read().strip())
         os.kill(pid, signal.SIGTERM)
     except (OSError, ValueError):
-        pass
+        return
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.05)
 
 
 @pytest.fixture
