@@ -33,7 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--synthetic-gb", type=synthetic_gb, metavar="GB", help="size of the synthetic model's weights (default: sized for the card, at most 6)")
     g.add_argument("--keep-synthetic", metavar="DIR", type=path_arg, help="write the synthetic model to DIR and keep it (default: a temp dir, removed)")
     g.add_argument("--tokens", type=positive_int, default=128, metavar="N", help="decode tokens per timed run (default 128)")
-    g.add_argument("--runs", type=positive_int, default=3, metavar="N", help="timed runs (default 3)")
+    g.add_argument("--runs", type=positive_int, default=3, metavar="N",
+                   help="timed runs that must agree within --settle-pct (default 3); more are run until they do")
+    g.add_argument("--settle-pct", type=float, default=3.0, metavar="PCT", help="spread that counts as settled (default 3)")
+    g.add_argument("--settle-budget", type=float, default=45.0, metavar="S",
+                   help="seconds of extra runs to wait for the spread to settle (default 45); then the spread and its cause are reported")
     g.add_argument("--warmup", type=positive_int, default=256, metavar="N", help="warm-up decode tokens before timing (default 256)")
     g.add_argument("--prompt", type=positive_int, default=128, metavar="N", dest="prompt_tokens", help="prompt tokens (default 128)")
     g.add_argument("--second-pass", choices=("auto", "always", "never"), default="auto",
@@ -65,7 +69,7 @@ def run(args: argparse.Namespace) -> ExitCode:
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
     report = after_checks(report, asked=True, synthetic=synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling,
                           prompt_tokens=args.prompt_tokens, warmup_tokens=args.warmup, runs=args.runs, tokens=args.tokens,
-                          second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
+                          settle_pct=args.settle_pct, settle_budget_s=args.settle_budget, second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
     code = emit(report, args)
     if report.probe is not None and report.probe.status == "cancelled":
         return ExitCode.INTERRUPTED
