@@ -26,10 +26,10 @@ def run_one(check: Check, ctx: CheckContext) -> Finding:
     try:
         finding = check.run(ctx)
     except Exception as exc:  # a crashing check is a ☠ line, not a crashed doctor
-        tb = traceback.extract_tb(exc.__traceback__)[-1]
+        frame, lineno = list(traceback.walk_tb(exc.__traceback__))[-1]  # no source lookup: a replay reads no file
         finding = check.finding(
             Status.ERROR, f"the check itself crashed: {type(exc).__name__}: {exc}",
-            {"where": f"{tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}"},
+            {"where": f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{lineno}"},
             fix="This is a bug in v100-doctor; please report it with the --json output.",
         )
     return finding.with_duration((time.perf_counter() - start) * 1000)

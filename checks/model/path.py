@@ -1,8 +1,11 @@
-"""`model-path`: the model path exists, is readable, holds sound files, and has no characters that break tools."""
+"""`model-path`: the model path exists, is readable, holds sound files, and has no characters that break tools.
+
+Pure: what it says about the disk (near matches, a split path's first piece) was read by the gatherer
+(doctor/facts/model_dir.py) and recorded in ModelFacts, so a replay never looks at this machine.
+"""
 
 from __future__ import annotations
 
-import difflib
 import os
 import shlex
 
@@ -13,7 +16,7 @@ from doctor.model.findings import Finding, Status
 NO_MODEL = "no --model given"
 
 
-def _split_hint(parts: tuple[str, ...] | None, joined: str, exists: bool) -> tuple[str, str]:
+def _split_hint(parts: tuple[str, ...] | None, joined: str, exists: bool, first_exists: bool = False) -> tuple[str, str]:
     """(summary, fix) when the shell split an unquoted path into pieces; ('', '') otherwise."""
     if not parts or len(parts) < 2:
         return "", ""
@@ -23,24 +26,14 @@ def _split_hint(parts: tuple[str, ...] | None, joined: str, exists: bool) -> tup
                 f"directory: did you mean {joined!r}?",
                 f"Quote the path: --model {shlex.quote(joined)}. The doctor joined the pieces, but other tools "
                 "(test_inference.py -m, launchers) take only the first piece.")
-    first = parts[0]
-    hint = f" (the first piece {first!r} exists on its own)" if os.path.exists(os.path.expanduser(first)) else ""
+    hint = f" (the first piece {parts[0]!r} exists on its own)" if first_exists else ""
     return (f"your shell split the path into {len(parts)} arguments ({pieces}) and joined they name nothing{hint}",
             "Quote the whole path, e.g. --model '/data/tmp/my model'.")
 
 
-def _near_misses(path: str) -> list[str]:
-    parent, _, name = os.path.expanduser(path).rstrip("/").rpartition("/")
-    try:
-        siblings = os.listdir(parent or ".")
-    except OSError:
-        return []
-    return [os.path.join(parent, s) if parent else s for s in difflib.get_close_matches(name, siblings, n=3, cutoff=0.6)]
-
-
-def _missing(path: str, parts) -> Finding:
-    split_summary, split_fix = _split_hint(parts, path, False)
-    near = _near_misses(path)
+def _missing(path: str, parts, m) -> Finding:
+    split_summary, split_fix = _split_hint(parts, path, False, m.first_piece_exists)
+    near = list(m.near_matches)
     summary = split_summary or f"{path!r}: no such file or directory"
     fix = split_fix or "Pass the directory that holds config.json and the *.safetensors files (or a .gguf file)."
     if near:
@@ -78,7 +71,7 @@ def run(ctx: CheckContext) -> Finding:
     if m is None:
         return CHECK.finding(Status.SKIP, "skipped: the model directory was not read in this run")
     if not m.exists:
-        return _missing(path, parts)
+        return _missing(path, parts, m)
     if m.kind in ("unreadable", "file") or m.problem and m.kind == "directory":
         return CHECK.finding(Status.FAIL, f"{path!r}: {m.problem}", {"path": path, "kind": m.kind, "input_error": f"--model {path!r}: {m.problem}"},
                              "Pass a model directory this user can read (config.json + *.safetensors), or a .gguf file.",

@@ -7,6 +7,7 @@ every problem becomes text in `problem`, `config_problem` or `weights.problems`.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -164,12 +165,27 @@ def _directory(path: str, d: Path) -> ModelFacts:
                       config_problem, quant, weights, gguf, read)
 
 
-def gather_model(path: str) -> ModelFacts:
-    """Facts about the model at `path` (a directory, or a .gguf/.safetensors file). Never raises."""
+def near_matches(path: str) -> tuple[str, ...]:
+    """Up to three siblings whose names are close to `path`'s, for "did you mean ...?" on a missing path."""
+    parent, _, name = os.path.expanduser(path).rstrip("/").rpartition("/")
+    try:
+        siblings = os.listdir(parent or ".")
+    except OSError:
+        return ()
+    return tuple(os.path.join(parent, s) if parent else s for s in difflib.get_close_matches(name, siblings, n=3, cutoff=0.6))
+
+
+def gather_model(path: str, shell_pieces: tuple[str, ...] | None = None) -> ModelFacts:
+    """Facts about the model at `path` (a directory, or a .gguf/.safetensors file). Never raises.
+
+    `shell_pieces`: --model as the shell delivered it; when it was split, whether the first piece exists is recorded.
+    """
     try:
         p = Path(path).expanduser()
         if not p.exists():
-            return ModelFacts(path, False, "missing", problem="no such file or directory")
+            first = bool(shell_pieces and len(shell_pieces) > 1 and os.path.exists(os.path.expanduser(shell_pieces[0])))
+            return ModelFacts(path, False, "missing", problem="no such file or directory", near_matches=near_matches(path),
+                              first_piece_exists=first)
         if p.is_dir():
             if not os.access(p, os.R_OK | os.X_OK):
                 return ModelFacts(path, True, "unreadable", str(p.resolve()),
@@ -189,9 +205,9 @@ def gather_model(path: str) -> ModelFacts:
         return ModelFacts(path, False, "unreadable", problem=f"cannot read it: {exc.strerror or exc}")
 
 
-def attach_model(facts, path: str):
+def attach_model(facts, path: str, shell_pieces: tuple[str, ...] | None = None):
     """`facts` with the model at `path` read now, unless they already hold that path (a replayed report keeps
     the model facts it recorded; a different --model on replay is read from this machine)."""
     if facts.model is not None and facts.model.path == path:
         return facts
-    return replace(facts, model=gather_model(path))
+    return replace(facts, model=gather_model(path, shell_pieces))

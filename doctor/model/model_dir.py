@@ -120,6 +120,9 @@ class ModelFacts:
     weights: WeightFacts | None = None
     gguf: GgufFacts | None = None
     bytes_read: int = 0  # how much the doctor read: headers and configs only
+    # read beside a missing path, so the model-path check never touches the disk (nor a replay this machine's):
+    near_matches: tuple[str, ...] = ()  # siblings whose names are close to the missing one, best first
+    first_piece_exists: bool = False  # the shell split --model into pieces, and the first one exists on its own
 
     @property
     def estimated_from_config(self) -> bool:

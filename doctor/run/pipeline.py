@@ -53,7 +53,7 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", no
         from doctor.facts.model_dir import attach_model
 
         t0 = time.perf_counter()
-        facts = attach_model(facts, plan.model_path)
+        facts = attach_model(facts, plan.model_path, plan.model_path_parts)
         timings["model_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     from doctor.model.plausible import scrub
 
