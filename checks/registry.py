@@ -24,7 +24,3 @@ def checks_for(plan, facts=None) -> tuple[Check, ...]:
 
 def check_ids() -> list[str]:
     return [c.id for c in all_checks()]
-
-
-def by_id(check_id: str) -> Check | None:
-    return next((c for c in all_checks() if c.id == check_id), None)

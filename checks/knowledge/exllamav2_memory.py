@@ -18,17 +18,6 @@ EMBEDDING_ON_HOST = ("The token embedding always stays in system RAM (device -1)
                      EXL2 + "model.py set_device_map(embed_cpu=True) and load_autosplit_gen (idx 0 on CPU)", "P")
 DEFAULT_MAX_SEQ_LEN = ("Without max_seq_len, ExLlamaV2Config uses max_position_embeddings (e.g. 32768 or 131072)",
                        EXL2 + "config.py prepare() (max_sequence_length / max_position_embeddings / ... else 2048)", "P")
-FIXED_SCRATCH = ("One scratch tensor per device, the largest scratch_space_fixed() of any module: MLP temp_state + "
-                 "temp_a + temp_b + temp_dq; attention temp_state + temp_dq; lm_head temp_dq = 2*min(in*out, max_dq_size)",
-                 EXL2 + "device.py ExLlamaV2DeviceContext.prepare; mlp.py, attn.py, linear.py scratch_space_fixed", "P")
-ROPE_TABLES = ("sin and cos tables, FP16, (max_seq_len x head_dim) each, per device and per RoPE base",
-               EXL2 + "device.py prepare_sincos", "P")
-GQA_EXPANSION = ("Without flash-attn (V100, T4, P100, P40), attention runs through torch SDPA after repeat_kv: "
-                 "K and V of the whole past are expanded to all attention heads for each layer in turn",
-                 EXL2 + "attn.py _attn_torch (repeat_kv before F.scaled_dot_product_attention)", "P")
-FP32_CAST = ("Unquantized .weight tensors are cast to FP16 at load (BF16 and FP32 become FP16 on the GPU)",
-             EXL2 + "linear.py / module.py load_weight (.half())", "P")
-
 # What the CUDA context, cuBLAS and the lazily loaded kernel images take outside torch's allocator. It grows
 # with the SM count and with the kernels used; benchmarks/kv_cache_vs_exllamav2.py measures it.
 CUDA_CONTEXT_MIB = (500, "estimate for pre-Hopper cards: llama.cpp reports 15841 of 16160 MiB free on a "

@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> ExitCode:
     from doctor.run.options import plan_from_args
     from doctor.probe.console import ConsoleProgress
     from doctor.probe.runner import SyntheticRequest
-    from doctor.run.probe_stage import after_checks, checked_report
+    from doctor.run.pipeline import diagnose
+    from doctor.run.probe_stage import after_checks
     from doctor.probe.synthetic import FORMATS
     from checks.env import ENV_CHECKS
     from checks.probe import PROBE_CHECKS
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)
     checks = tuple(ENV_CHECKS) + tuple(PROBE_CHECKS)  # the probe alone: only what decides whether it can run
-    report = checked_report(plan, checks)
+    report = diagnose(plan, checks=checks)  # the one pipeline: gather, --model, checks
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
     report = after_checks(report, asked=True, synthetic=synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling,

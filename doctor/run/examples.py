@@ -39,8 +39,8 @@ def load_example(name: str, folder: Path = EXAMPLES) -> Report:
 def replay_example(name: str, folder: Path = EXAMPLES) -> Report:
     """Today's checks on the example's facts, then its recorded probe folded in (verdict computed now)."""
     from doctor.run.pipeline import diagnose
-    from doctor.run.probe_stage import fold
+    from doctor.run.probe_stage import with_probe
 
     recorded = load_example(name, folder)
     report = diagnose(recorded.plan, recorded.facts, source=f"example:{name}", note=recorded.note)
-    return fold(report, recorded.probe) if recorded.probe is not None else report
+    return with_probe(report, recorded.probe) if recorded.probe is not None else report

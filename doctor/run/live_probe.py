@@ -29,7 +29,7 @@ def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: 
     back with the probe, its verdict and findings folded in by the stage, exactly as the CLI gets them."""
     from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe
     from doctor.verdict.failures import merge_findings
-    from doctor.run.probe_stage import budgeted_seq_len, fold, skip_finding, skip_reason, spec_for, synthetic_size_gb
+    from doctor.run.probe_stage import budgeted_seq_len, with_probe, skip_finding, skip_reason, spec_for, synthetic_size_gb
 
     synthetic = not report.plan.model_path
     why = skip_reason(report, synthetic=synthetic)
@@ -45,7 +45,7 @@ def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: 
         probe = run_synthetic_probe(spec, request, on_event=on_event, cancel=cancel, sampler_factory=factory)
     else:
         probe = run_probe(spec, on_event=on_event, cancel=cancel, sampler_factory=factory)
-    return fold(report, probe)
+    return with_probe(report, probe)
 
 
 def live_sampler_factory(on_event: Callable[[dict], None]):

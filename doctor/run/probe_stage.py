@@ -60,26 +60,6 @@ def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticReq
                      sampling=sampling)
 
 
-def checked_report(plan: Plan, checks) -> Report:
-    """Live facts and the given checks only (the probe command's frame), without the full check list."""
-    import time
-
-    from checks.runner import run_checks
-    from doctor.facts.gather import gather_facts
-    from doctor.model.report import build_report
-
-    t0 = time.perf_counter()
-    facts = gather_facts()
-    t1 = time.perf_counter()
-    findings = run_checks(facts, plan, checks)
-    t2 = time.perf_counter()
-    from checks.prescription.machine import machine_prescription
-
-    return build_report(facts, plan, findings, timings_ms={"gather_ms": round((t1 - t0) * 1000, 1),
-                                                           "checks_ms": round((t2 - t1) * 1000, 1)},
-                        prescription=machine_prescription(facts, plan))
-
-
 def budgeted_seq_len(report: Report) -> int | None:
     """The max_seq_len the memory budget judged (the user's, or ExLlamaV2's default), so the probe loads what was
     budgeted rather than a length of its own."""
@@ -116,10 +96,10 @@ def run_stage(report: Report, spec: ProbeSpec, synthetic: SyntheticRequest | Non
         probe = run_synthetic_probe(spec, synthetic, on_event=on_event, cancel=cancel, sampler_factory=sampler)
     else:
         probe = run_probe(spec, on_event=on_event, cancel=cancel, sampler_factory=sampler)
-    return fold(report, probe)
+    return with_probe(report, probe)
 
 
-def fold(report: Report, probe: ProbeReport) -> Report:
+def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
     from doctor.verdict.build import build_verdict, verdict_finding
     from doctor.model.verdict import NoCeiling

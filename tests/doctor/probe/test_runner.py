@@ -174,7 +174,7 @@ def test_ctrl_c_in_the_parent_leaves_no_child(tmp_path):
 def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, check_id):
     from doctor.run.output import exit_code_for
     from doctor.model.exitcodes import ExitCode
-    from doctor.run.probe_stage import fold
+    from doctor.run.probe_stage import with_probe
     from doctor.model.report import build_report
     from doctor.facts.replay import load_document
     from doctor.model.plan import Plan
@@ -182,7 +182,7 @@ def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, c
 
     facts = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
     report, _ = run(label)
-    folded = fold(build_report(facts, Plan(model_path="/models/x"), []), report)
+    folded = with_probe(build_report(facts, Plan(model_path="/models/x"), []), report)
     assert folded.finding(check_id).status is Status.FAIL
     assert exit_code_for(folded) is ExitCode.FAILURES
 
@@ -191,7 +191,7 @@ def test_the_real_worker_says_when_exllamav2_is_missing(tmp_path):
     """The real worker, no GPU needed: a stand-in `torch` package is found, exllamav2 is not."""
     from doctor.run.output import exit_code_for
     from doctor.model.exitcodes import ExitCode
-    from doctor.run.probe_stage import fold
+    from doctor.run.probe_stage import with_probe
     from doctor.model.report import build_report
     from doctor.facts.replay import load_document
     from doctor.model.plan import Plan
@@ -204,7 +204,7 @@ def test_the_real_worker_says_when_exllamav2_is_missing(tmp_path):
     report = run_probe(ProbeSpec(model_path="/models/x"), env=env, sampler_factory=None)
     if report.error_kind != "not-installed" or "exllamav2" not in report.summary:
         pytest.skip(f"exllamav2 is installed here: {report.summary}")
-    folded = fold(build_report(load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts,
+    folded = with_probe(build_report(load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts,
                                Plan(model_path="/models/x"), []), report)
     ready = folded.finding("exllamav2-ready")
     assert ready.status is Status.FAIL and "exllamav2 is not installed" in ready.summary

@@ -10,7 +10,7 @@ from conftest import MACHINES, ROOT, run_cli
 from doctor.model.findings import Finding, Status
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport
-from doctor.run.probe_stage import after_checks, fold, skip_reason
+from doctor.run.probe_stage import after_checks, with_probe, skip_reason
 from doctor.model.report import build_report, parse_document, report_to_dict, report_to_json
 from doctor.facts.replay import load_document
 from doctor.model.serialize import from_jsonable
@@ -46,7 +46,7 @@ def test_a_skipped_probe_is_a_finding_a_skip_after_checks_a_failure_when_asked()
 
 def test_a_finished_probe_brings_its_verdict_and_a_decode_speed_finding_and_replays():
     probe = from_jsonable(ProbeReport, json.loads((PROBES / "v100-throttled.json").read_text())["probe"])
-    folded = fold(report(model_path="/m"), probe)
+    folded = with_probe(report(model_path="/m"), probe)
     assert folded.verdict.top_cause.id == "throttled-clocks"
     speed = folded.finding("decode-speed")
     assert speed.status is Status.WARN and speed.evidence["top_cause"] == "throttled-clocks"
@@ -57,7 +57,7 @@ def test_a_finished_probe_brings_its_verdict_and_a_decode_speed_finding_and_repl
 def test_a_failed_probe_replaces_the_prediction_of_its_check():
     predicted = finding("memory-budget", Status.PASS)
     failed = ProbeReport(status="failed", summary="out of GPU memory", error_kind="oom", error_phase="load")
-    folded = fold(report([predicted], model_path="/m", max_seq_len=32768), failed)
+    folded = with_probe(report([predicted], model_path="/m", max_seq_len=32768), failed)
     mb = folded.finding("memory-budget")
     assert mb.status is Status.FAIL and mb.evidence["predicted_before_probe"].startswith("pass")
     assert folded.verdict is None and folded.probe.status == "failed"
@@ -85,7 +85,7 @@ def test_the_probe_command_without_a_gpu_fails_clearly():
 
 def test_schema_accepts_a_probe_and_a_verdict(validate):
     probe = from_jsonable(ProbeReport, json.loads((PROBES / "v100-offloaded.json").read_text())["probe"])
-    validate(report_to_dict(fold(report(model_path="/m"), probe)))
+    validate(report_to_dict(with_probe(report(model_path="/m"), probe)))
     validate(report_to_dict(replace(report(), probe=ProbeReport(status="timeout", summary="load took too long"))))
 
 
@@ -94,7 +94,7 @@ def test_an_unknown_card_without_a_bandwidth_measurement_has_no_ceiling_but_keep
     probe = from_jsonable(ProbeReport, doc)
     unknown_card = replace(probe, result=replace(probe.result, device_name="Mystery Accelerator 9000", bandwidth=None))
     no_spec = build_report(replace(V100, nvml=replace(V100.nvml, gpus=())), Plan(model_path="/m"), [])
-    folded = fold(no_spec, unknown_card)
+    folded = with_probe(no_spec, unknown_card)
     speed = folded.finding("decode-speed")
     assert folded.verdict is None and speed.status is Status.INFO
     assert "30.0 tok/s measured; no ceiling" in speed.summary and not folded.errors

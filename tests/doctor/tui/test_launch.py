@@ -13,7 +13,7 @@ import time
 from checks.env import ENV_CHECKS
 from conftest import MACHINES, ROOT, run_cli
 from doctor.run.pipeline import diagnose
-from doctor.run.probe_stage import fold
+from doctor.run.probe_stage import with_probe
 from doctor.model.report import report_to_json
 from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
@@ -79,7 +79,7 @@ def test_pipes_no_tui_json_and_markdown_stay_headless():
 
 def test_a_saved_report_with_its_probe_replays_read_only_with_panels(tmp_path):
     loaded = load_document(str(MACHINES / HEALTHY))
-    saved = fold(diagnose(loaded.plan, loaded.facts, checks=ENV_CHECKS), recorded_probe("v100-healthy-near-ceiling"))
+    saved = with_probe(diagnose(loaded.plan, loaded.facts, checks=ENV_CHECKS), recorded_probe("v100-healthy-near-ceiling"))
     path = tmp_path / "ticket.json"
     path.write_text(report_to_json(saved))
     session = session_from_args(build_parser().parse_args(["--replay", str(path)]), ENV_CHECKS)

@@ -28,7 +28,7 @@ def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
 
 
 def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
-    from doctor.run.probe_stage import fold
+    from doctor.run.probe_stage import with_probe
     from test_probe_panel import EVENTS
     from tui_support import recorded_probe
 
@@ -41,7 +41,7 @@ def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
         for run in probe.result.reported.runs:
             on_event({"event": "sample", "phase": "decode", "run": run.run, "tok_s": run.tok_s})
         on_event({"event": "result", "summary": probe.summary})
-        return fold(report, probe)
+        return with_probe(report, probe)
 
     async def probed(pilot) -> None:
         await checks_finished(pilot)
