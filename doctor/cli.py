@@ -14,7 +14,7 @@ from typing import Sequence
 from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode
 from doctor.model.errors import InputError
 from doctor.run.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, select_checks, wants_tui
-from doctor.run.output import emit
+from doctor.run.output import emit, flush_stdout
 
 
 def start_torch_early(args: argparse.Namespace):
@@ -27,6 +27,15 @@ def start_torch_early(args: argparse.Namespace):
 
 
 def run_main(args: argparse.Namespace) -> ExitCode:
+    try:
+        return _run_main(args)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP before the checks ran: -o gets what was read
+        if not (args.replay or args.list_checks or args.list_gpus):
+            write_partial_report(exc, args, None)
+        raise
+
+
+def _run_main(args: argparse.Namespace) -> ExitCode:
     early_torch = start_torch_early(args)
     if args.list_checks:
         from checks.registry import all_checks
@@ -71,24 +80,110 @@ def run_main(args: argparse.Namespace) -> ExitCode:
     return emit(report, args)
 
 
+def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -> None:
+    """On an interrupt while gathering: -o gets the report of what was read (the rest unknown, with why)."""
+    import signal
+    from dataclasses import replace
+
+    from doctor.run.output import write_report_file
+    from doctor.run.pipeline import diagnose
+
+    from doctor.facts.children import stop_all
+    from doctor.facts.gather import partial_facts
+
+    stop_all()
+    if not args.output:
+        return
+    name = signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
+    partial = getattr(exc, "partial_facts", None) or partial_facts({}, f"not gathered: the run was interrupted ({name})")
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a second signal must not cut the write short
+        signal.signal(sig, signal.SIG_IGN)
+    report = diagnose(plan_from_args(args), partial, note=f"interrupted by {name} while gathering", checks=checks)
+    write_report_file(replace(report, errors=(f"interrupted by {name} while gathering facts: the parts not read "
+                                              "are unknown",)), args.output)
+
+
+def _raise_interrupted(signum: int, _frame) -> None:
+    from doctor.model.errors import Interrupted
+
+    raise Interrupted(signum)
+
+
+def _exit_quietly_on_closed_stdout() -> int:
+    """stdout's reader went away (`| head -1`, a closed pipe): end like other Unix tools, with no message."""
+    _discard_stdout()
+    return 141 if os.name == "posix" else ExitCode.USAGE  # 128 + SIGPIPE, as the shell reports a piped tool
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so Python's final flush of what is still buffered cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_interrupted)
+    try:
+        from doctor.run.output import prepare_streams
+
+        prepare_streams()
+        return _main(argv)
+    finally:
+        from doctor.facts.children import stop_all
+
+        stop_all()  # whatever way the run ends, no child of the doctor outlives it
+
+
+def _output_failed(exc: Exception) -> bool:
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT, errno.EFBIG)
+
+
+def _main(argv: list[str]) -> int:
+    from doctor.model.errors import OutputFailed
+
     try:
         if argv and argv[0] in SUBCOMMANDS:
             module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
             sub = Parser(prog=f"v100-doctor {argv[0]}", description=module.__doc__,
                          formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXIT_CODE_HELP)
             module.add_arguments(sub)
-            return int(module.run(sub.parse_args(argv[1:])))
-        args = build_parser().parse_args(argv)
-        return int(run_main(args))
+            code = int(module.run(sub.parse_args(argv[1:])))
+        else:
+            code = int(run_main(build_parser().parse_args(argv)))
+        flush_stdout()
+        return code
+    except OutputFailed as exc:  # stdout is a full disk or gone: an input/output error, not a bug
+        _discard_stdout()
+        print(f"v100-doctor: error: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
     except InputError as exc:
         print(f"v100-doctor: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-    except KeyboardInterrupt:
-        print("v100-doctor: interrupted", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        return _exit_quietly_on_closed_stdout()
+    except KeyboardInterrupt as exc:
+        import signal
+
+        from doctor.facts.children import stop_all
+
+        stop_all()
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"v100-doctor: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return 128 + signum
     except Exception as exc:  # noqa: BLE001
+        if _output_failed(exc):  # a full disk or a stream that went away: an input/output error (3)
+            _discard_stdout()
+            print(f"v100-doctor: error: cannot write the output: {exc.strerror}", file=sys.stderr)
+            return ExitCode.USAGE
         if os.environ.get("V100_DOCTOR_DEBUG"):
             raise
         print(f"v100-doctor: internal error: {type(exc).__name__}: {exc} (a bug; rerun with V100_DOCTOR_DEBUG=1 "

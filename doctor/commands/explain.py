@@ -78,13 +78,20 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
         return analysis_to_json(analysis) + "\n"
     from doctor.render.log_analysis import render_markdown, render_text
 
-    return render_markdown(analysis) if args.markdown else render_text(analysis, verbose=args.verbose)
+    from doctor.render.untrusted import visible
+
+    # the log's own text is inside: no escape sequence from it may reach the terminal
+    return visible(render_markdown(analysis) if args.markdown else render_text(analysis, verbose=args.verbose))
 
 
 def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
     """Scan the log, then confirm against given facts, a replayed report, or this machine (in that order)."""
     from doctor.logscan.scanner import Scanner
 
+    if getattr(args, "replay", None) and facts is None:  # a bad --replay is an input error even if no line matches
+        from doctor.facts.replay import load_document
+
+        load_document(args.replay)
     try:
         source = open_log(args.log, args.encoding)
     except LogInputError as exc:

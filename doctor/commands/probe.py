@@ -64,6 +64,12 @@ def run(args: argparse.Namespace) -> ExitCode:
     if args.synthetic_format not in FORMATS:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)
+    if plan.model_path:  # a path that names nothing is the user's mistake (3), as in the main command
+        from doctor.facts.model_dir import gather_model
+
+        model = gather_model(plan.model_path)
+        if model.kind in ("missing", "unreadable"):
+            raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
     checks = tuple(ENV_CHECKS) + tuple(PROBE_CHECKS)  # the probe alone: only what decides whether it can run
     report = diagnose(plan, checks=checks)  # the one pipeline: gather, --model, checks
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,

@@ -11,7 +11,9 @@ from doctor.facts.host import gather_host
 from doctor.facts.nvml import gather_nvml
 from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
 from doctor.facts.torch_facts import TorchGatherer
-from doctor.model.facts import Facts, PythonFacts
+from doctor.facts.children import stop_all
+from doctor.model.facts import Facts, HostFacts, NvccFacts, NvmlFacts, PythonFacts, TorchFacts
+from doctor.model.unknown import Unknown
 from doctor.facts.build_cache import gather_build_cache
 
 
@@ -22,24 +24,46 @@ def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: 
     `torch` may be a gatherer the caller started earlier, so torch's slow import overlaps the
     caller's own start-up as well as the rest of the gathering.
     """
-    torch = torch or TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache)
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    got: dict[str, Any] = {}
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
+        torch = torch or TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache)
         nvcc_future = pool.submit(gather_nvcc)
-        nvml = gather_nvml(nvml_module)
-        packages = package_versions()
-        host = gather_host()
-        nvcc = nvcc_future.result()
-    torch_facts = torch.result()
+        got["nvml"] = gather_nvml(nvml_module)
+        got["packages"] = package_versions()
+        got["host"] = gather_host()
+        got["nvcc"] = nvcc_future.result()
+        got["torch"] = torch.result()
+        got["exllamav2_build"] = gather_build_cache(got["torch"].cuda)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: stop every child, hand back what was read
+        stop_all()
+        exc.partial_facts = partial_facts(got, f"not gathered: the run was interrupted ({_signal_name(exc)})")
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return partial_facts(got, "")
+
+
+def partial_facts(got: dict[str, Any], missing: str) -> Facts:
+    """Facts from the parts read; a part not read is unknown with `missing` as the reason."""
+    gap = Unknown(missing or "not gathered")
     python = PythonFacts(
         version=sys.version.split()[0],
         executable=sys.executable,
-        packages=packages,
-        torch=torch_facts,
-        nvcc=nvcc,
+        packages=got.get("packages", {}),
+        torch=got.get("torch") or TorchFacts(installed=False, reason=missing),
+        nvcc=got.get("nvcc") or NvccFacts(path=gap, version=gap, cuda_home=gap, ninja=gap),
         env=relevant_env(),
-        exllamav2_build=gather_build_cache(torch_facts.cuda),
+        exllamav2_build=got.get("exllamav2_build"),
     )
     return Facts(
         gathered_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        nvml=nvml, python=python, host=host,
+        nvml=got.get("nvml") or NvmlFacts(available=False, reason=missing), python=python,
+        host=got.get("host") or HostFacts(),
     )
+
+
+def _signal_name(exc: BaseException) -> str:
+    import signal
+
+    return signal.Signals(getattr(exc, "signum", signal.SIGINT)).name

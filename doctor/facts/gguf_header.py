@@ -16,6 +16,8 @@ from doctor.model.model_dir import GgufFacts
 
 MAGIC = b"GGUF"
 MAX_WALK_BYTES = 64 * 1024 * 1024
+MIN_TENSOR_INFO = 4 + 4 + 4 + 8  # the smallest tensor info: name length, n_dims, type, offset (v1 widths)
+MIN_KV = 4 + 4 + 1  # the smallest key/value: key length, value type, a one-byte value
 WANTED = ("general.architecture", "general.name", "general.file_type", "general.size_label")
 FIXED = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
@@ -83,6 +85,10 @@ def read_gguf(path: str | Path) -> GgufFacts:
             version = w.fixed("<I")
             len_fmt = "<I" if version == 1 else "<Q"
             tensors, kvs = w.fixed(len_fmt), w.fixed(len_fmt)
+            if (tensors * MIN_TENSOR_INFO + kvs * MIN_KV) > size:
+                return GgufFacts(str(p), size, version, tensors, kvs, Unknown("header lies"), Unknown("header lies"),
+                                 Unknown("header lies"), f"the GGUF header lies: it claims {tensors:,} tensors and {kvs:,} "
+                                 f"metadata keys, which cannot fit in {size:,} bytes (corrupt or not GGUF)")
             for _ in range(kvs):
                 key = w.string(len_fmt)
                 vtype = w.fixed("<I")

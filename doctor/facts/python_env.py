@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from importlib import metadata
 
+from doctor.facts.children import run_output
 from doctor.model.facts import NvccFacts
 from doctor.model.unknown import Maybe, Unknown
 
@@ -71,8 +71,8 @@ def gather_nvcc() -> NvccFacts:
                          version=Unknown("no nvcc"), **common)
     path = candidates[0]
     try:
-        res = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
-        version = parse_nvcc_version(res.stdout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        _, out, _ = run_output([path, "--version"], timeout_s=10)
+        version = parse_nvcc_version(out)
+    except (OSError, TimeoutError) as exc:
         version = Unknown(f"`nvcc --version` failed: {exc}")
     return NvccFacts(path=path, version=version, **common)

@@ -19,6 +19,8 @@ MAX_HEADER_BYTES = 100 * 1024 * 1024  # the format's own limit (safetensors reje
 DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
                "F8_E4M3": 1, "F8_E5M2": 1, "I8": 1, "U8": 1, "BOOL": 1}
 
+SUB_BYTE_DTYPES = ("F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64")  # newer safetensors types, sizes not checked here
+
 
 @dataclass(frozen=True)
 class TensorHeader:
@@ -105,6 +107,10 @@ def _with_problem(h: SafetensorsHeader) -> SafetensorsHeader:
                                   f"{data_bytes:,} ({missing:,} bytes missing; re-download this file)")
     for t in h.tensors:
         width = DTYPE_BYTES.get(t.dtype)
+        if width is None and t.dtype not in SUB_BYTE_DTYPES:
+            return replace(h, problem=f"header lies: tensor {t.name} has dtype {t.dtype[:20]!r}, which safetensors does not define")
+        if any(d < 0 for d in t.shape) or t.begin < 0:
+            return replace(h, problem=f"header lies: tensor {t.name} has a negative shape or offset")
         if t.end < t.begin:
             return replace(h, problem=f"header lies: tensor {t.name} ends before it begins")
         if width is not None and t.elements * width != t.nbytes:

@@ -12,11 +12,12 @@ import hashlib
 import importlib.util
 import json
 import os
-import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
+from doctor.facts.children import reap, spawn, stop
 from doctor.facts.torch_static import StaticReadError, read_static
 from doctor.model.facts import TorchFacts
 from doctor.model.unknown import Unknown
@@ -49,7 +50,10 @@ def wheel_key(python: str = sys.executable) -> str | None:
         except OSError:
             return None
     for so in sorted(root.glob("_C*.so"))[:1]:
-        st = so.stat()
+        try:
+            st = so.stat()
+        except OSError:  # a dangling symlink: a broken install, which the child's import will report
+            return None
         parts.append(f"{so.name}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
@@ -87,10 +91,9 @@ class TorchChild:
         child_env["PYTHONPATH"] = os.pathsep.join(
             [str(Path(__file__).resolve().parents[2])] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else [])
         )
-        self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            text=True, start_new_session=True, env=child_env,
-        )
+        # its own session: a hanging CUDA init cannot take the terminal's signals; children.stop_all() ends it
+        self.proc = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                          text=True, env=child_env)
 
     def collect(self) -> dict:
         try:
@@ -98,9 +101,15 @@ class TorchChild:
         except subprocess.TimeoutExpired:
             self.kill()
             return {"ok": False, "error": f"timed out after {self.timeout_s:g} s (torch import or CUDA init hangs)", "timeout": True}
+        reap(self.proc)
         for line in reversed(out.splitlines()):
             if line.startswith(MARKER):
-                data = json.loads(line[len(MARKER):])
+                try:
+                    data = json.loads(line[len(MARKER):])
+                except (ValueError, RecursionError):
+                    data = None
+                if not isinstance(data, dict) or not isinstance(data.get("warnings", []), list):
+                    return {"ok": False, "error": "the torch child printed malformed facts (a broken install?)", "crashed": True}
                 stderr_warnings = [l.strip() for l in err.splitlines() if "capability" in l.lower() or "warn" in l.lower()]
                 data.setdefault("warnings", []).extend(w for w in stderr_warnings if w not in data["warnings"])
                 return data
@@ -110,14 +119,24 @@ class TorchChild:
         return {"ok": False, "error": f"the torch child crashed ({how}){': ' + tail if tail else ''}", "crashed": True}
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc.wait()
+        stop(self.proc)
+
+
+def _well_formed(data: object) -> bool:
+    """The child's (or the cache's) answer has the types the facts need; anything else is a broken answer."""
+    if not isinstance(data, dict) or data.get("ok") is not True:
+        return False
+    strings = all(isinstance(data.get(k), str) for k in ("version", "cuda"))
+    lists = all(isinstance(data.get(k, []), list) and all(isinstance(v, str) for v in data.get(k, []))
+                for k in ("arch_list", "device_capabilities", "warnings"))
+    arch = data.get("arch_list", []) is not None
+    return strings and lists and arch and isinstance(data.get("location", ""), str) and \
+        isinstance(data.get("cuda_available", True), bool) and type(data.get("device_count", 0)) is int
 
 
 def facts_from_child(data: dict, from_cache: bool = False) -> TorchFacts:
+    if data.get("ok") and not _well_formed(data):
+        data = {"ok": False, "error": "the torch child answered with malformed facts (a broken install?)"}
     if not data.get("ok"):
         return TorchFacts(installed=True, reason=f"torch could not be inspected: {data.get('error', 'unknown error')}")
     where = ("read from the wheel's files without importing torch" if data.get("static_read")
@@ -138,22 +157,42 @@ def facts_from_child(data: dict, from_cache: bool = False) -> TorchFacts:
     )
 
 
+MAX_CACHE_BYTES = 1 << 20  # an entry is ~1 KiB
+
+
 def read_cache(key: str) -> dict | None:
+    """The cached static facts, or None (absent) for anything unreadable, malformed, oversized or a symlink."""
     try:
-        data = json.loads((cache_dir() / f"torch-{key}.json").read_text())
-        return data if data.get("ok") else None
-    except (OSError, ValueError):
+        fd = os.open(cache_dir() / f"torch-{key}.json", os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            raw = fh.read(MAX_CACHE_BYTES + 1)
+        data = json.loads(raw) if len(raw) <= MAX_CACHE_BYTES else None
+    except (OSError, ValueError, RecursionError):
         return None
+    return data if _well_formed(data) else None
 
 
 def write_cache(key: str, data: dict) -> None:
-    """Only the static part of a successful child's answer is cached."""
+    """Only the static part of a successful child's answer is cached: written to a fresh temp file (never
+    through a symlink someone left), then renamed over the entry atomically (a symlink entry is replaced)."""
+    import tempfile
+
     static = {k: data[k] for k in ("ok", "version", "cuda", "arch_list", "location") if k in data}
+    folder = cache_dir()
     try:
-        cache_dir().mkdir(parents=True, exist_ok=True)
-        tmp = cache_dir() / f"torch-{key}.json.tmp"
-        tmp.write_text(json.dumps(static))
-        tmp.replace(cache_dir() / f"torch-{key}.json")
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder.is_symlink() or not folder.is_dir():
+            return
+        fd, tmp = tempfile.mkstemp(prefix=f"torch-{key}.", suffix=".tmp", dir=folder)  # O_EXCL: a new file
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(static))
+            os.replace(tmp, folder / f"torch-{key}.json")
+        except BaseException:
+            os.unlink(tmp)
+            raise
     except OSError:
         pass  # a read-only home is fine: we just do not cache
 

@@ -131,7 +131,12 @@ def check_encoding(name: str) -> str:
 
 def _detect_encoding(head: bytes, name: str, forced: str | None) -> tuple[str, bytes]:
     if forced:
-        return check_encoding(forced), head
+        codec = check_encoding(forced)
+        try:  # UTF-32/UTF-16 without their BOM refuse to start even with errors="replace"
+            codecs.getincrementaldecoder(codec)(errors="replace").decode(head[:4096])
+        except UnicodeError as exc:
+            raise LogInputError(f"{name}: cannot be read as {forced} ({exc}); try another --encoding or none") from None
+        return codec, head
     for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
                        (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
         if head.startswith(bom):

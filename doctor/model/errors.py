@@ -19,5 +19,19 @@ class UsageError(InputError):
     """The command line is wrong."""
 
 
+class OutputFailed(InputError):
+    """The output cannot be written (a full disk, a closed or broken stream): an input/output error, exit 3."""
+
+
 class ReplayError(InputError):
     """A file given to --replay (or a bundle, or an example) cannot be used."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread like Ctrl-C's KeyboardInterrupt: every `except
+    KeyboardInterrupt` cleanup runs, and the CLI exits 128 + signum after writing what it has."""
+
+    def __init__(self, signum: int, partial_facts=None):
+        super().__init__(signum)
+        self.signum = signum
+        self.partial_facts = partial_facts

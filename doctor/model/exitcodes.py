@@ -18,4 +18,5 @@ EXIT_CODE_HELP = """exit codes:
   2  at least one check failed
   3  usage or input error (bad flag, missing/broken file, unknown check id)
   4  the doctor itself failed (please report it)
-  130  interrupted (Ctrl-C, a cancelled probe)"""
+  130  interrupted (Ctrl-C, a cancelled probe)
+  143/129  interrupted by SIGTERM/SIGHUP; on any interrupt children are reaped and -o FILE is written"""

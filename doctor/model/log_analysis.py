@@ -109,5 +109,7 @@ def analysis_to_dict(analysis: LogAnalysis) -> dict:
 
 
 def analysis_to_json(analysis: LogAnalysis) -> str:
-    return json.dumps(analysis_to_dict(analysis), indent=2, ensure_ascii=False)
+    from doctor.model.serialize import undecodable_escaped
+
+    return undecodable_escaped(json.dumps(analysis_to_dict(analysis), indent=2, ensure_ascii=False))
 

@@ -61,7 +61,9 @@ def report_to_dict(report: Report) -> dict:
 
 
 def report_to_json(report: Report) -> str:
-    return json.dumps(report_to_dict(report), indent=2, ensure_ascii=False)
+    from doctor.model.serialize import undecodable_escaped
+
+    return undecodable_escaped(json.dumps(report_to_dict(report), indent=2, ensure_ascii=False))
 
 
 @dataclass(frozen=True)

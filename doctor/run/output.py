@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from doctor.model.errors import UsageError
+from doctor.model.errors import OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.findings import Status
 
@@ -75,3 +75,68 @@ def write_prometheus_file(report, path: str) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         raise UsageError(f"cannot write the Prometheus file {path}: {exc.strerror}") from None
+
+
+# What each glyph becomes on a terminal or file whose encoding cannot hold it (LC_ALL=C, latin-1, ascii)
+ASCII_GLYPHS = str.maketrans({"✓": "+", "✗": "x", "☠": "!!", "–": "-", "—": "-", "·": "|", "…": "...", "×": "x",
+                              "÷": "/", "°": "deg", "→": "->", "≈": "~", "≥": ">=", "≤": "<=", "µ": "u", "⚠": "!",
+                              "�": "?", "“": '"', "”": '"', "‘": "'", "’": "'", "•": "*", "│": "|", "─": "-"})
+
+
+class GlyphFallback:
+    """A text stream that writes glyphs its encoding lacks as ASCII, and anything else as a '?'."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+        self._encoding = encoding
+
+    def write(self, text: str) -> int:
+        try:
+            text.encode(self._encoding)
+        except UnicodeEncodeError:
+            text = text.translate(ASCII_GLYPHS)
+        except LookupError:
+            pass
+        return self._stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _holds_glyphs(stream) -> bool:
+    try:
+        "✓✗☠—·°…".encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def prepare_streams() -> None:
+    """Make stdout/stderr safe to write whatever the locale: a closed stream becomes /dev/null (stderr) or
+    is reported, and an encoding without ✓ or — gets ASCII glyphs instead of a UnicodeEncodeError."""
+    import os
+
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    if sys.stdout is None:
+        print("v100-doctor: note: stdout is closed; only -o FILE (if given) receives the report", file=sys.stderr)
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, GlyphFallback) and not _holds_glyphs(stream):
+            setattr(sys, name, GlyphFallback(stream))
+
+
+def flush_stdout() -> None:
+    """Flush now, so a full disk is an OutputFailed (exit 3) and not an error Python prints at exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputFailed(f"cannot write the output: {exc.strerror or exc}") from None
