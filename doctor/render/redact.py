@@ -33,6 +33,13 @@ _UUID = re.compile(r"\b(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-
 _SERIAL_IN_TEXT = re.compile(r"(?i)(?P<lead>serial(?:[ _]?number)?[\"']?\s*[:=]\s*[\"']?)(?P<value>\d{8,20})\b")
 
 
+# Identifiers a pasted log can carry that name this machine or hold a credential (issue 12)
+_URL_PASSWORD = re.compile(r"(?P<lead>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)(?P<value>[^@\s/]+)(?=@)")
+_MACHINE_ID = re.compile(r"(?i)(?P<lead>\b(?:machine[-_ ]?id|boot[-_ ]?id)[\"']?\s*[:=]?\s*[\"']?)"
+                         r"(?P<value>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12})\b")
+_MAC = re.compile(r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}(?![0-9A-Fa-f:-])")
+
+
 def secret_name(name: str) -> bool:
     """HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD, MY-SECRET ... (but not TOKENIZERS or CACHE_MODE)."""
     parts = re.split(r"[_\-.]", name.upper())
@@ -112,6 +119,9 @@ class Redactor:
                       if secret_name(m.group("name")) else m.group(0))
         s = self._sub(_SAYS_KEY, s, "secret", lambda m: m.group("lead") + SECRET)
         s = self._sub(_TOKEN_SHAPES, s, "secret", SECRET)
+        s = self._sub(_URL_PASSWORD, s, "secret", lambda m: m.group("lead") + SECRET)
+        s = self._sub(_MACHINE_ID, s, "machine id", lambda m: m.group("lead") + "<machine-id>")
+        s = self._sub(_MAC, s, "MAC address", "<mac>")
         s = self._literals(s, self.secrets, "secret", SECRET)
         s = self._sub(_UUID, s, "GPU UUID", UUID)
         s = self._literals(s, self.uuids, "GPU UUID", UUID)

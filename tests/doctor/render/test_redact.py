@@ -73,3 +73,19 @@ def test_this_machines_own_names_are_learned_when_live(monkeypatch):
     r = Redactor(live=True)
     out = r.text("built on my-workstation-42.corp.example with tok-value-12345")
     assert out == f"built on {HOST} with {SECRET}"
+
+
+def test_url_passwords_machine_ids_and_macs_in_a_log_are_redacted():
+    from doctor.render.redact import Redactor
+
+    r = Redactor(live=False)
+    out = r.text("https://bob:hunter2@pypi.example.com/simple machine-id: 4a3b2c1d5e6f47a8b9c0d1e2f3a4b5c6 "
+                 "boot_id=0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0 link/ether 00:1a:2b:3c:4d:5e at 12:30:45")
+    assert "hunter2" not in out and "4a3b2c1d" not in out and "0b1c2d3e" not in out and "00:1a:2b" not in out
+    assert "12:30:45" in out and "bob:" in out
+
+
+def test_control_characters_are_made_visible():
+    from doctor.render.untrusted import visible
+
+    assert visible("a\x1b]52;c;eA==\x07b\x9b\tc\n") == "a^[]52;c;eA==^Gb\\x9b\tc\n"
