@@ -41,12 +41,13 @@ class DetailPane(VerticalScroll):
                 part.display = False
             return
         from doctor.render.common import SYMBOLS, evidence_items  # after the first frame: it loads the report model
+        from doctor.render.untrusted import visible  # a path or a log line may carry escape sequences
 
         head.update(Text(f"{SYMBOLS[finding.status]} {finding.status.value.upper()}  {finding.title}  ({finding.id})"))
         head.set_classes(f"-{finding.status.value}")
-        summary.update(Text(finding.summary))
+        summary.update(Text(visible(finding.summary)))
         summary.display = True
-        items = evidence_items(finding.evidence)
+        items = [(k, visible(v)) for k, v in evidence_items(finding.evidence)]
         evidence.display = bool(items)
         evidence.update(self._evidence_table(items) if items else "")
         fix.display = bool(finding.fix)
