@@ -100,7 +100,7 @@ def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -
         signal.signal(sig, signal.SIG_IGN)
     report = diagnose(plan_from_args(args), partial, note=f"interrupted by {name} while gathering", checks=checks)
     write_report_file(replace(report, errors=(f"interrupted by {name} while gathering facts: the parts not read "
-                                              "are unknown",)), args.output)
+                                              "are unknown",)), args.output, redact=not args.no_redact)
 
 
 def _raise_interrupted(signum: int, _frame) -> None:

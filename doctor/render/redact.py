@@ -56,6 +56,7 @@ class Redactor:
         self.serials: set[str] = set()
         self.uuids: set[str] = set()
         self.secrets: set[str] = set()
+        self._uuid_aliases: dict[str, str] = {}
         if live:
             self._learn_this_machine()
 
@@ -123,8 +124,9 @@ class Redactor:
         s = self._sub(_MACHINE_ID, s, "machine id", lambda m: m.group("lead") + "<machine-id>")
         s = self._sub(_MAC, s, "MAC address", "<mac>")
         s = self._literals(s, self.secrets, "secret", SECRET)
-        s = self._sub(_UUID, s, "GPU UUID", UUID)
-        s = self._literals(s, self.uuids, "GPU UUID", UUID)
+        s = self._sub(_UUID, s, "GPU UUID", lambda m: self._uuid_alias(m.group(0)))
+        for value in sorted(self.uuids, key=len, reverse=True):
+            s = self._literals(s, {value}, "GPU UUID", self._uuid_alias(value))
         s = self._sub(_SERIAL_IN_TEXT, s, "GPU serial", lambda m: m.group("lead") + SERIAL)
         s = self._literals(s, self.serials, "GPU serial", SERIAL)
         for home in sorted(self.homes, key=len, reverse=True):
@@ -142,7 +144,10 @@ class Redactor:
         if isinstance(obj, list):
             return [self.json(v, key) for v in obj]
         if isinstance(obj, str):
-            for field, kind, label in (("serial", "GPU serial", SERIAL), ("uuid", "GPU UUID", UUID), ("hostname", "hostname", HOST)):
+            if key == "uuid" and obj.strip():
+                self.counts["GPU UUID"] += 1
+                return self._uuid_alias(obj)
+            for field, kind, label in (("serial", "GPU serial", SERIAL), ("hostname", "hostname", HOST)):
                 if key == field and obj.strip():
                     self.counts[kind] += 1
                     return label
@@ -151,6 +156,16 @@ class Redactor:
                 return SECRET
             return self.text(obj)
         return obj
+
+    def _uuid_alias(self, uuid: str) -> str:
+        """One stand-in per UUID ("GPU-<gpu-uuid-1>"): CUDA_VISIBLE_DEVICES=GPU-... still names the same GPU in a
+        redacted report, so its replay numbers the GPUs as the original did (checks/arithmetic/gpu_numbering.py)."""
+        if uuid.startswith(("GPU-<", "MIG-<")) or uuid.startswith("<"):
+            return uuid  # already a stand-in
+        if uuid not in self._uuid_aliases:
+            kind = uuid.split("-", 1)[0] if uuid[:4] in ("GPU-", "MIG-") else "GPU"
+            self._uuid_aliases[uuid] = f"{kind}-{UUID[:-1]}-{len(self._uuid_aliases) + 1}>"
+        return self._uuid_aliases[uuid]
 
     def _sub(self, pattern: re.Pattern, s: str, kind: str, repl) -> str:
         """Replace and count only the matches that really changed."""

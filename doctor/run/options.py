@@ -185,6 +185,9 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON report to FILE (written even when the run is cut short)")
     g.add_argument("--prometheus", metavar="FILE", type=path_arg,
                    help="also write node_exporter textfile metrics to FILE (e.g. /var/lib/node_exporter/v100-doctor.prom), atomically")
+    g.add_argument("--no-redact", action="store_true",
+                   help="keep hostname, user name, home path, GPU serials/UUIDs and MAC addresses in --json, -o, "
+                        "--markdown and the TUI's save (redacted by default)")
     g.add_argument("-v", "--verbose", action="store_true", help="show every check's evidence")
     g.add_argument("--no-tui", action="store_true", help="plain text even on a terminal")
 

@@ -23,20 +23,38 @@ def exit_code_for(report) -> ExitCode:
     return ExitCode.OK
 
 
+def shareable(report, redact: bool = True):
+    """The report as it may leave this machine: hostname, user name, home path, GPU serials and UUIDs, MAC
+    addresses, machine-ids and secrets replaced (doctor/render/redact.py), everything the checks read kept, so
+    a replay of it gives the same findings. Every report output goes through here (--json, -o, --markdown, the
+    TUI's save); redact=False (--no-redact) returns it as it is."""
+    if not redact:
+        return report
+    from doctor.model.report import Report, report_to_dict
+    from doctor.model.serialize import from_jsonable
+    from doctor.render.redact import Redactor
+
+    redactor = Redactor(live=report.source == "live")  # a replay: hide what the report names, not the replayer
+    data = report_to_dict(report)
+    redactor.learn_json(data)
+    return from_jsonable(Report, redactor.json(data), "$")
+
+
 def emit(report, args) -> ExitCode:
     """Write the report where asked, print it in the chosen format, return the exit code."""
     from doctor.model.report import report_to_json
 
+    shared = shareable(report, not getattr(args, "no_redact", False)) if _shares(args) else report
     if getattr(args, "output", None):
-        write_report_file(report, args.output)
+        write_report_file(shared, args.output, redact=False)  # already shareable
     if getattr(args, "prometheus", None):
         write_prometheus_file(report, args.prometheus)
     if args.json:
-        sys.stdout.write(report_to_json(report) + "\n")
+        sys.stdout.write(report_to_json(shared) + "\n")
     elif args.markdown:
         from doctor.render.markdown import render_markdown
 
-        sys.stdout.write(render_markdown(report))
+        sys.stdout.write(render_markdown(shared))
     else:
         from doctor.render.text import render_text
 
@@ -47,12 +65,18 @@ def emit(report, args) -> ExitCode:
     return exit_code_for(report)
 
 
-def write_report_file(report, path: str) -> None:
+def _shares(args) -> bool:
+    """A JSON, Markdown or -o report is made to be sent; plain text on the terminal is for the person running it."""
+    return bool(getattr(args, "output", None) or args.json or args.markdown)
+
+
+def write_report_file(report, path: str, redact: bool = True) -> None:
     from doctor.model.report import report_to_json
 
+    text = report_to_json(shareable(report, redact)) + "\n"
     try:
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(report_to_json(report) + "\n")
+            fh.write(text)
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
     print(f"v100-doctor: report written to {path}", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from doctor.render.redact import HOST, SECRET, SERIAL, USER, UUID, Redactor, secret_name
+from doctor.render.redact import HOST, SECRET, SERIAL, USER, Redactor, secret_name
 
 
 def redactor(**learned) -> Redactor:
@@ -40,13 +40,23 @@ def test_hostnames_serials_uuids_and_secrets_from_json_are_replaced_everywhere()
              "env": {"HF_TOKEN": "hf_FAKEtokenDoNotUse0123456789abcdefXYZ", "CUDA_HOME": "/usr/local/cuda"}}
     r = redactor(json=facts)
     red = r.json(facts)
-    assert red["host"]["hostname"] == HOST and red["gpus"][0] == {"serial": SERIAL, "uuid": UUID}
+    assert red["host"]["hostname"] == HOST and red["gpus"][0] == {"serial": SERIAL, "uuid": "GPU-<gpu-uuid-1>"}
     assert red["env"] == {"HF_TOKEN": SECRET, "CUDA_HOME": "/usr/local/cuda"}
     line = r.text("ssh lab-v100-node17 ; token hf_FAKEtokenDoNotUse0123456789abcdefXYZ on LAB-V100-NODE17.example.test, "
                   "serial 1323920071234, GPU-5e2f9a1c-7b3d-4e8f-9a0b-1c2d3e4f5a6b")
     for value in ("lab-v100-node17", "LAB-V100", "hf_FAKE", "1323920071234", "5e2f9a1c"):
         assert value not in line
     assert "abcdefXYZ" not in repr(r.counts) and "HF_TOKEN" in r.describe()
+    assert line.endswith("GPU-<gpu-uuid-1>")  # the same stand-in in text as in the uuid field
+
+
+def test_each_uuid_gets_its_own_stand_in_so_cuda_visible_devices_still_names_the_same_gpu():
+    first, second = "GPU-5e2f9a1c-7b3d-4e8f-9a0b-1c2d3e4f5a6b", "MIG-0a1b2c3d-7b3d-4e8f-9a0b-1c2d3e4f5a6b"
+    r = redactor(json={"gpus": [{"uuid": first}, {"uuid": second}]})
+    red = r.json({"gpus": [{"uuid": first}, {"uuid": second}], "env": {"CUDA_VISIBLE_DEVICES": f"{second},{first}"}})
+    assert [g["uuid"] for g in red["gpus"]] == ["GPU-<gpu-uuid-1>", "MIG-<gpu-uuid-2>"]
+    assert red["env"]["CUDA_VISIBLE_DEVICES"] == "MIG-<gpu-uuid-2>,GPU-<gpu-uuid-1>"
+    assert r.json(red) == red  # redacting twice changes nothing
 
 
 def test_secrets_in_text_are_found_by_name_by_phrase_and_by_shape():
