@@ -293,7 +293,7 @@ class DoctorApp(App["Report | None"]):
         if self.report is not None:
             from doctor.render.markdown import render_markdown
 
-            self.copy_to_clipboard(render_markdown(self.report))
+            self.copy_to_clipboard(render_markdown(self._shareable()))
         self._ask_to_save("Markdown (also copied to the clipboard where the terminal allows)",
                           self._default_path(".md"), self._write_markdown)
 
@@ -311,12 +311,18 @@ class DoctorApp(App["Report | None"]):
     def _write_json(self, path: Path) -> None:
         from doctor.model.report import report_to_json
 
-        self._write(path, report_to_json(self.report) + "\n", "report")
+        self._write(path, report_to_json(self._shareable()) + "\n", "report")
 
     def _write_markdown(self, path: Path) -> None:
         from doctor.render.markdown import render_markdown
 
-        self._write(path, render_markdown(self.report), "Markdown")
+        self._write(path, render_markdown(self._shareable()), "Markdown")
+
+    def _shareable(self) -> Report:
+        """What a save or the clipboard gets: redacted as every report output is, unless --no-redact."""
+        from doctor.run.output import shareable
+
+        return shareable(self.report, self.session.redact)
 
     def _write(self, path: Path, text: str, what: str) -> None:
         try:

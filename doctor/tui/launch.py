@@ -60,6 +60,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
     from doctor.tui.app import DoctorApp
 
     session = session_from_args(args, checks)
+    session.redact = not getattr(args, "no_redact", False)
     app = DoctorApp(session)
     report: Report | None = app.run()
     if app.return_code:  # textual has already printed what broke
@@ -70,7 +71,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         print("v100-doctor: quit before the checks finished; no report", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
     if args.output and session.saved is None:
-        write_report_file(report, args.output)
+        write_report_file(report, args.output, redact=session.redact)
     from doctor.render.common import counts_line
 
     print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)

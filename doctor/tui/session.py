@@ -30,6 +30,7 @@ class Session:
     fresh: bool = False  # as GatherOptions: import torch again instead of using its cached static facts
     use_cache: bool = True  # as GatherOptions: False with --no-cache
     save_path: str | None = None  # -o FILE: the default target of `s`
+    redact: bool = True  # what `s`, `m` and -o write is redacted (doctor/run/output.py shareable); --no-redact: False
     # runs the probe on its worker thread: (report, on_event, cancel) -> the report with probe and verdict;
     # it returns (never raises) when the probe ends, fails or is cancelled. None: the probe is not offered here.
     run_probe: Callable[[Report, Callable[[dict], None], threading.Event], Report] | None = None

@@ -329,3 +329,30 @@ def test_banner_names_each_gpu_worst_first_on_a_mixed_box():
 
     text = run_app(DoctorApp(fixture_session("mixed-2080ti-v100.json", checks=None)), script)
     assert "GPUs: ✗ 1 cuda-pairing, ✓ 0" in text
+
+
+def _save_planted(tmp_path, **kw):
+    from identity_support import planted_fixture
+
+    loaded = load_document(str(planted_fixture(tmp_path)))
+    session = Session(plan=loaded.plan, facts=loaded.facts, source="live", checks=ENV_CHECKS, **kw)
+    json_out, md_out = tmp_path / "ticket.json", tmp_path / "issue.md"
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        for key, target in (("s", json_out), ("m", md_out)):
+            await pilot.press(key)
+            app.screen.query_one("#save-path").value = str(target)
+            await pilot.press("enter")
+            await pilot.pause()
+        return app.clipboard
+
+    clipboard = run_app(DoctorApp(session), script)
+    return json_out.read_text() + md_out.read_text() + clipboard
+
+
+def test_the_tuis_save_and_clipboard_are_redacted_unless_no_redact(tmp_path):
+    from identity_support import HOSTNAME, leaked
+
+    assert leaked(_save_planted(tmp_path)) == []
+    assert HOSTNAME in _save_planted(tmp_path, redact=False)
