@@ -15,14 +15,15 @@ import zipfile
 from pathlib import Path
 
 from doctor.model.units import MIB
+from doctor.model.errors import InputError
 
 SUFFIXES = (".tar.gz", ".tgz", ".zip")
 REPORT_NAME = "report.json"
 MAX_MEMBER = 64 << 20
 
 
-class ArchiveError(Exception):
-    """An archive cannot be written or read; the message says why."""
+class ArchiveError(InputError):
+    """An archive cannot be written or read; the message says why (the user's file or folder, so exit 3)."""
 
 
 def archive_kind(path: str) -> str | None:

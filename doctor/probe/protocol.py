@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
 from checks.knowledge.signatures import PROBE_KINDS
+from doctor.model.events import (GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase,
+                                 ProbeProgress, ProbeRate, ProbeTimedOut)
 
 PROTOCOL = 1
 EVENTS = ("phase", "progress", "sample", "result", "error")
@@ -101,3 +103,36 @@ def parse_event(line: str) -> dict | None:
     if isinstance(data, dict) and data.get("event") in EVENTS:
         return data
     return None
+
+
+def screen_events(wire: dict[str, Any]) -> tuple[ProbeEvent, ...]:
+    """One JSON-lines event as the typed events a screen shows: the event itself, then a GpuReading when the
+    line carries NVML readings. A line of an unknown kind, or with fields of the wrong type, gives only what fits."""
+    kind = wire.get("event")
+    events: list[ProbeEvent] = []
+    if kind == "phase":
+        events.append(ProbePhase(_text(wire.get("phase")), _text(wire.get("message")), _number(wire.get("total"))))
+    elif kind == "progress":
+        events.append(ProbeProgress(_number(wire.get("done")) or 0.0, _number(wire.get("total")), _text(wire.get("message"))))
+    elif kind == "sample" and _number(wire.get("tok_s")) is not None:
+        events.append(ProbeRate(_number(wire.get("tok_s"))))
+    elif kind == "result":
+        events.append(ProbeFinished(_text(wire.get("summary"))))
+    elif kind == "error":
+        events.append(ProbeFailed(_text(wire.get("message")) or "the probe failed"))
+    elif kind == "timeout":
+        events.append(ProbeTimedOut(_text(wire.get("phase")) or "a phase"))
+    elif kind == "cancelled":
+        events.append(ProbeCancelled(_text(wire.get("phase"))))
+    readings = {name: _number(wire.get(name)) for name in GpuReading.__dataclass_fields__}
+    if any(v is not None for v in readings.values()):
+        events.append(GpuReading(**readings))
+    return tuple(events)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)

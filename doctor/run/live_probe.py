@@ -9,6 +9,7 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from doctor.model.events import GpuReading, ProbeEvent, ProbeSkipped
 from doctor.model.unknown import known
 
 if TYPE_CHECKING:
@@ -17,16 +18,19 @@ if TYPE_CHECKING:
 LIVE_EVERY_S = 0.5  # how often the sampler's latest reading is put on screen while the probe runs
 
 
-
-
 def probe_arguments(args: argparse.Namespace) -> dict:
-    """Session fields for `p`: the probe of --model, or the engine self-test (a synthetic model) without one."""
+    """Session fields for `p`: the probe of --model, or the engine self-test (a synthetic model) without one,
+    or why it is off."""
+    if getattr(args, "no_probe", False):
+        return {"no_probe_reason": "the probe is off (--no-probe)"}
     return {"run_probe": run_probe_for_tui, "auto_probe": bool(getattr(args, "model", None))}
 
 
-def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: threading.Event) -> Report:
-    """doctor.run.probe_stage's run, with the sampler's latest readings relayed to the screen; the report comes
-    back with the probe, its verdict and findings folded in by the stage, exactly as the CLI gets them."""
+def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], cancel: threading.Event) -> Report:
+    """doctor.run.probe_stage's run, its JSON-lines events turned into typed events and the sampler's latest
+    readings relayed to the screen; the report comes back with the probe, its verdict and findings folded in
+    by the stage, exactly as the CLI gets them."""
+    from doctor.probe.protocol import screen_events
     from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe
     from doctor.verdict.failures import merge_findings
     from doctor.run.probe_stage import budgeted_seq_len, with_probe, skip_finding, skip_reason, spec_for, synthetic_size_gb
@@ -34,22 +38,27 @@ def run_probe_for_tui(report: Report, on_event: Callable[[dict], None], cancel: 
     synthetic = not report.plan.model_path
     why = skip_reason(report, synthetic=synthetic)
     if why:  # as after the checks in the plain run: a `probe` line that says why
-        on_event({"event": "skipped", "message": why})
+        on_event(ProbeSkipped(why))
         return replace(report, findings=merge_findings(report.findings, [skip_finding(why, asked=False)]))
     gpu = report.facts.gpu(report.plan.gpu_index)
     if gpu is not None and known(gpu.mem_clock_max_mhz):
-        on_event({"event": "gpu", "mem_clock_max_mhz": gpu.mem_clock_max_mhz})
+        on_event(GpuReading(mem_clock_max_mhz=gpu.mem_clock_max_mhz))
     spec, factory = spec_for(report.plan, budgeted_seq_len(report)), live_sampler_factory(on_event)
+
+    def relay(wire: dict) -> None:
+        for event in screen_events(wire):
+            on_event(event)
+
     if synthetic:
         request = SyntheticRequest(target_gb=synthetic_size_gb(report))
-        probe = run_synthetic_probe(spec, request, on_event=on_event, cancel=cancel, sampler_factory=factory)
+        probe = run_synthetic_probe(spec, request, on_event=relay, cancel=cancel, sampler_factory=factory)
     else:
-        probe = run_probe(spec, on_event=on_event, cancel=cancel, sampler_factory=factory)
+        probe = run_probe(spec, on_event=relay, cancel=cancel, sampler_factory=factory)
     return with_probe(report, probe)
 
 
-def live_sampler_factory(on_event: Callable[[dict], None]):
-    """The runner's own sampler, plus a thread that relays its latest reading as a "gpu" event."""
+def live_sampler_factory(on_event: Callable[[ProbeEvent], None]):
+    """The runner's own sampler, plus a thread that relays its latest reading as a GpuReading."""
     from doctor.probe.runner import default_sampler
 
     def factory(pid: int, gpus: list[int]) -> Any:
@@ -60,7 +69,7 @@ def live_sampler_factory(on_event: Callable[[dict], None]):
 
 
 class _Relay:
-    def __init__(self, sampler: Any, index: int, on_event: Callable[[dict], None]) -> None:
+    def __init__(self, sampler: Any, index: int, on_event: Callable[[ProbeEvent], None]) -> None:
         self.sampler, self.index, self.on_event = sampler, index, on_event
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="v100-doctor-tui-relay", daemon=True)
@@ -70,8 +79,8 @@ class _Relay:
         while not self._stop.wait(LIVE_EVERY_S):
             sample = self.sampler.latest(self.index)
             if sample is not None:
-                self.on_event({"event": "gpu", "mem_clock_mhz": sample.mem_clock_mhz,
-                               "temperature_c": sample.temperature_c, "pcie_rx_mbs": sample.pcie_rx_mbs})
+                self.on_event(GpuReading(mem_clock_mhz=sample.mem_clock_mhz, temperature_c=sample.temperature_c,
+                                         pcie_rx_mbs=sample.pcie_rx_mbs))
 
     def stop(self) -> Any:
         self._stop.set()

@@ -40,6 +40,12 @@ def gather(plan: Plan, options: GatherOptions = GatherOptions()) -> Facts:
                         torch=options.torch_gatherer)
 
 
+def default_checks(plan: Plan, facts: Facts | None) -> tuple[Check, ...]:
+    """The checks a run makes when the user names none: model checks only with --model, multi-GPU checks
+    only where several GPUs are seen (a screen asks here, so that it shows the list before the run starts)."""
+    return tuple(checks_for(plan, facts))
+
+
 def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", note: str = "",
              checks: Iterable[Check] | None = None, options: GatherOptions = GatherOptions(),
              on_event: Callable[[CheckEvent], None] | None = None) -> Report:
@@ -59,7 +65,7 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", no
 
     facts = scrub(facts)  # live or replayed: no check sees NaN, a negative size or a capability like "banana"
     t0 = time.perf_counter()
-    chosen = tuple(checks_for(plan, facts) if checks is None else checks)
+    chosen = default_checks(plan, facts) if checks is None else tuple(checks)
     indices = judged_indices(facts, plan)
     if indices and plan.gpu_index not in indices:  # the host-wide run looks at the first GPU judged
         plan = replace(plan, gpu_index=indices[0])

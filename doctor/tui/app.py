@@ -20,15 +20,15 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, OptionList
 from textual.worker import Worker, WorkerFailed, WorkerState
 
-from doctor.model.events import CheckEvent, CheckStarted
+from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFailed, ProbePhase
+from doctor.render.panels import GPU_READINGS as LIVE_READINGS
+from doctor.render.panels import ProbeView, apply_probe_event
+from doctor.run.session import Session
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.detail import DetailPane
 from doctor.tui.probe_panel import ProbePanel
-from doctor.tui.probe_state import GPU_READINGS as LIVE_READINGS
-from doctor.tui.probe_state import ProbeView, fold
 from doctor.tui.save_dialog import SaveDialog
-from doctor.tui.session import Session
 from doctor.tui.verdict_panel import VerdictPanel
 
 if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
@@ -119,9 +119,9 @@ class DoctorApp(App["Report | None"]):
 
     # ---- checks -----------------------------------------------------------------------------
     def _start_checks(self) -> None:
-        from checks.registry import checks_for  # the pipeline's own default: model checks only with --model
+        from doctor.run.pipeline import default_checks  # the pipeline's own default: model checks only with --model
 
-        checks = self.session.checks if self.session.checks is not None else checks_for(self.session.plan, self.session.facts)
+        checks = self.session.checks if self.session.checks is not None else default_checks(self.session.plan, self.session.facts)
         self._check_count = len(checks)
         self.checklist.reset([(c.id, c.title) for c in checks])
         self.banner.set_status("gathering facts (NVML, Python packages, torch in a child process)…"
@@ -162,7 +162,7 @@ class DoctorApp(App["Report | None"]):
             self.action_probe()
 
     def _show_saved(self, report: Report) -> None:
-        from doctor.tui.probe_feed import probe_view, verdict_view
+        from doctor.render.panels import probe_view, verdict_view
 
         self._paint_source()
         self.checklist.show_findings(report.findings)
@@ -242,27 +242,27 @@ class DoctorApp(App["Report | None"]):
             return
         self._probe_cancel.clear()
         self._show_probe_row()
-        self.probe_state = fold(ProbeView(), {"event": "phase", "phase": "start", "message": "starting the probe process…"})
+        self.probe_state = apply_probe_event(ProbeView(), ProbePhase("start", "starting the probe process…"))
         self.query_one(ProbePanel).show(self.probe_state)
         self.query_one(VerdictPanel).show(None)
         report = self.report
         self.run_worker(lambda: self.session.run_probe(report, self._relay_probe_event, self._probe_cancel),
                         thread=True, group="probe", exclusive=True, exit_on_error=False)
 
-    def _relay_probe_event(self, event: dict) -> None:
+    def _relay_probe_event(self, event: ProbeEvent) -> None:
         """Called on the probe runner's thread: hand the event to the screen's thread."""
         self.call_from_thread(self._on_probe_event, event)
 
-    def _on_probe_event(self, event: dict) -> None:
-        self.probe_state = fold(self.probe_state, event)
+    def _on_probe_event(self, event: ProbeEvent) -> None:
+        self.probe_state = apply_probe_event(self.probe_state, event)
         self.query_one(ProbePanel).show(self.probe_state)
 
     def _probe_done(self, worker: Worker) -> None:
         if worker.state is WorkerState.ERROR:
-            self._on_probe_event({"event": "error", "message": f"{type(worker.error).__name__}: {worker.error}"})
+            self._on_probe_event(ProbeFailed(f"{type(worker.error).__name__}: {worker.error}"))
             return
         from doctor.model.report import Report
-        from doctor.tui.probe_feed import probe_view, verdict_view
+        from doctor.render.panels import probe_view, verdict_view
 
         report = worker.result
         if isinstance(report, Report):

@@ -11,48 +11,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from doctor.model.exitcodes import ExitCode
-from doctor.tui.session import Session
+from doctor.run.session import session_from_args
 
 if TYPE_CHECKING:
     from doctor.model.report import Report
-
-def session_from_args(args: argparse.Namespace, checks) -> Session:
-    from doctor.run.options import plan_from_args
-
-    if args.replay:
-        from doctor.facts.replay import load_document
-
-        loaded = load_document(args.replay)
-        read_only = "a replay is read-only: the probe would measure this machine, not the one recorded"
-        if loaded.report is not None and loaded.report.source.startswith("example:"):
-            return Session(plan=loaded.report.plan, source=loaded.report.source, saved=_example(args.replay),
-                           note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
-        if loaded.report is not None:  # a whole report: show it as the user saw it
-            return Session(plan=loaded.report.plan, source=f"replay:{args.replay}", saved=loaded.report,
-                           note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
-        return Session(plan=plan_from_args(args, loaded.plan), source=f"replay:{args.replay}", facts=loaded.facts,
-                       note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
-    return Session(plan=plan_from_args(args), checks=checks, save_path=args.output, torch_timeout_s=args.torch_timeout,
-                   fresh=args.fresh, use_cache=not getattr(args, "no_cache", False), **probe_arguments(args))
-
-
-def _example(path: str) -> Report:
-    """A recorded example keeps no conclusions: today's checks and verdict on it, as `v100-doctor demo` shows it."""
-    from pathlib import Path
-
-    from doctor.run.examples import replay_example
-
-    return replay_example(Path(path).stem, Path(path).parent)
-
-
-def probe_arguments(args: argparse.Namespace) -> dict:
-    """How `p` starts the probe here, or why it cannot."""
-    if getattr(args, "no_probe", False):
-        return {"no_probe_reason": "the probe is off (--no-probe)"}
-    from doctor.run import live_probe
-
-    return live_probe.probe_arguments(args)
-
 
 def run_tui(args: argparse.Namespace, checks=None) -> int:
     """checks: the selected checks, or None for the CLI's default list (loaded after the first frame)."""

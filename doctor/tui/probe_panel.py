@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Sparkline, Static
 
-from doctor.tui.probe_state import ProbeView
+from doctor.render.panels import ProbeView
 
 PHASE_NAMES = {"build": "JIT build", "jit": "JIT build", "import": "import", "load": "load", "warmup": "warm-up",
                "prefill": "prefill", "decode": "decode runs", "runs": "timed runs", "done": "finished"}

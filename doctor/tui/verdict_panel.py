@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widget import Widget
 
-from doctor.tui.verdict_state import VerdictView
+from doctor.render.panels import VerdictView
 
 FULL, EMPTY = "█", "░"
 

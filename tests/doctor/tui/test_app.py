@@ -14,7 +14,7 @@ from doctor.run.pipeline import diagnose
 from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.tui.save_dialog import SaveDialog
-from doctor.tui.session import Session
+from doctor.run.session import Session
 from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
 
 

@@ -17,7 +17,7 @@ from doctor.run.probe_stage import with_probe
 from doctor.model.report import report_to_json
 from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
-from doctor.tui.launch import session_from_args
+from doctor.run.session import session_from_args
 from doctor.run.options import build_parser
 from tui_support import HEALTHY, recorded_probe, run_app
 

@@ -29,18 +29,19 @@ def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
 
 def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
     from doctor.run.probe_stage import with_probe
-    from test_probe_panel import EVENTS
+    from doctor.model.events import ProbeFinished, ProbePhase, ProbeProgress, ProbeRate
+    from probe_wire import EVENTS
     from tui_support import recorded_probe
 
     probe = recorded_probe("v100-throttled")
 
     def replayed_probe(report, on_event, cancel):  # its phases, then its own runs and readings
         for event in EVENTS:
-            if event["event"] in ("phase", "progress"):
+            if isinstance(event, (ProbePhase, ProbeProgress)):
                 on_event(event)
         for run in probe.result.reported.runs:
-            on_event({"event": "sample", "phase": "decode", "run": run.run, "tok_s": run.tok_s})
-        on_event({"event": "result", "summary": probe.summary})
+            on_event(ProbeRate(run.tok_s))
+        on_event(ProbeFinished(probe.summary))
         return with_probe(report, probe)
 
     async def probed(pilot) -> None:

@@ -13,7 +13,7 @@ from checks.env import ENV_CHECKS
 from conftest import MACHINES
 from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
-from doctor.tui.session import Session
+from doctor.run.session import Session
 
 HEALTHY = "v100-pcie-16gb-healthy.json"
 TORCH_211 = "v100-torch-2.11-cu130.json"
@@ -68,7 +68,7 @@ def hanging_probe(folder, pids: list[int], watchdog: list[str], watchdog_s: floa
     from dataclasses import replace
 
     from doctor.probe.child import child_env
-    from doctor.probe.protocol import ProbeSpec
+    from doctor.probe.protocol import ProbeSpec, screen_events
     from doctor.probe.runner import run_probe
 
     (folder / "hanging_worker.py").write_text(HANGING_WORKER)
@@ -77,7 +77,8 @@ def hanging_probe(folder, pids: list[int], watchdog: list[str], watchdog_s: floa
     def run(report, on_event, cancel):
         def seen(event):
             pids.extend(event[k] for k in ("pid", "grandchild") if k in event)
-            on_event(event)
+            for typed in screen_events(event):  # as doctor.run.live_probe relays it
+                on_event(typed)
 
         def fire() -> None:
             if not cancel.is_set():

@@ -1,0 +1,136 @@
+"""What the TUI's probe and verdict panels draw, as plain data (no textual): built from the typed probe
+events while the probe runs, and from a finished ProbeReport and Verdict (or their saved JSON) afterwards.
+
+The screen only draws these; every number comes from an event or the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from doctor.model.events import (GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase,
+                                 ProbeProgress, ProbeRate, ProbeSkipped, ProbeTimedOut)
+
+SPARK_POINTS = 120  # the last decode readings kept for the sparkline
+GPU_READINGS = tuple(f.name for f in fields(GpuReading))
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    state: str = "idle"  # idle | running | done | failed | skipped | cancelled
+    phase: str = ""
+    message: str = ""
+    done: float = 0.0
+    total: float | None = None  # None: no measure of progress in this phase
+    tok_s: tuple[float, ...] = ()
+    mem_clock_mhz: float | None = None
+    mem_clock_max_mhz: float | None = None
+    temperature_c: float | None = None
+    pcie_rx_mbs: float | None = None
+    result: str = ""
+    reported_tok_s: float | None = None  # the probe's own decode figure (median of its timed runs), once finished
+    error: str = ""
+
+
+def apply_probe_event(view: ProbeView, event: ProbeEvent) -> ProbeView:
+    """The view after one probe event."""
+    if isinstance(event, GpuReading):
+        return replace(view, **{name: value for name in GPU_READINGS if (value := getattr(event, name)) is not None})
+    if isinstance(event, ProbePhase):
+        return replace(view, state="running", phase=event.phase, message=event.message, done=0.0, total=event.total)
+    if isinstance(event, ProbeProgress):
+        return replace(view, state="running", done=event.done, total=event.total or view.total,
+                       message=event.message or view.message)
+    if isinstance(event, ProbeRate):
+        return replace(view, tok_s=(view.tok_s + (event.tok_s,))[-SPARK_POINTS:])
+    if isinstance(event, ProbeFinished):
+        return replace(view, state="done", phase="done", done=1.0, total=1.0, result=event.summary)
+    if isinstance(event, ProbeFailed):
+        return replace(view, state="failed", error=event.message)
+    if isinstance(event, ProbeTimedOut):
+        return replace(view, state="failed", error=f"timed out in {event.phase}")
+    if isinstance(event, ProbeSkipped):
+        return replace(view, state="skipped", error=event.reason)
+    if isinstance(event, ProbeCancelled):
+        return replace(view, state="cancelled")
+    return view
+
+
+def probe_view(probe: Any) -> ProbeView | None:
+    """A finished probe (a ProbeReport, or its JSON from a saved report) as the probe panel draws it."""
+    from doctor.model.probe_results import ProbeReport
+
+    probe = _as(ProbeReport, probe)
+    if probe is None:
+        return None
+    state = {"ok": "done", "cancelled": "cancelled"}.get(probe.status, "failed")
+    speeds = tuple(run.tok_s for p in probe.result.passes for run in p.runs) if probe.result else ()
+    return ProbeView(state=state, phase="done", done=1.0, total=1.0, tok_s=speeds,
+                     reported_tok_s=probe.result.decode_tok_s if probe.result else None,
+                     result=probe.summary if state == "done" else "",
+                     error=f"{probe.status}: {probe.summary}" if state == "failed" else "",
+                     **_last_readings(probe))
+
+
+def _last_readings(probe: Any) -> dict:
+    series = probe.samples
+    gpus = getattr(series, "gpus", ()) if series is not None else ()
+    if not gpus or not gpus[0].samples:
+        return {}
+    g, last = gpus[0], gpus[0].samples[-1]
+    return {"mem_clock_mhz": last.mem_clock_mhz, "mem_clock_max_mhz": g.mem_clock_max_mhz,
+            "temperature_c": last.temperature_c, "pcie_rx_mbs": last.pcie_rx_mbs}
+
+
+@dataclass(frozen=True)
+class CauseBar:
+    label: str
+    share: float | None  # of the gap, 0..1; None: present, but the evidence gives no size
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    measured_tok_s: float
+    ceiling_tok_s: float
+    headline: str = ""
+    fix_first: str = ""
+    limit_options: str = ""  # at the card's limit: the levers, offered as options, never as "Fix first"
+    reference_tok_s: float | None = None  # 64 tok/s: the seed's V100 result, shown on V100-class cards
+    reference_label: str = ""
+    causes: tuple[CauseBar, ...] = ()
+
+
+def verdict_view(verdict: Any) -> VerdictView | None:
+    """The verdict (doctor.model.verdict.Verdict, or its JSON) as bars: ranked causes, fix first, the 64 tok/s reference."""
+    from checks.knowledge.gpus import SEED_REFERENCE
+    from doctor.model.verdict import Verdict
+    from doctor.verdict.causes import CAUSE_LABELS
+
+    v = _as(Verdict, verdict)
+    if v is None:
+        return None
+    fix = v.fixes[0] if v.fixes else None
+    fix_first = ""
+    if fix is not None:
+        gain = f" (+{fix.expected_gain_tok_s:.1f} tok/s expected)" if fix.expected_gain_tok_s else ""
+        fix_first = fix.action + gain
+    limit_options = "; ".join(o.action.split(":")[0] for o in v.options)
+    causes = tuple(CauseBar(CAUSE_LABELS.get(c.id, c.id), c.share, c.title) for c in v.causes)
+    reference = float(SEED_REFERENCE["measured_tok_s"]) if v.reference else None
+    return VerdictView(measured_tok_s=v.measured_tok_s, ceiling_tok_s=v.ceiling_tok_s, headline=v.headline,
+                       fix_first=fix_first, limit_options=limit_options, reference_tok_s=reference,
+                       reference_label=f"of V100 ref {reference:g}" if reference else "", causes=causes)
+
+
+def _as(cls: type, value: Any) -> Any:
+    """The dataclass itself, or rebuilt from a saved report's JSON; None when it does not fit."""
+    if value is None or isinstance(value, cls):
+        return value
+    from doctor.model.serialize import LoadError, from_jsonable
+
+    try:
+        return from_jsonable(cls, value)
+    except (LoadError, TypeError, ValueError):
+        return None
