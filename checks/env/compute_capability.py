@@ -5,6 +5,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from checks.knowledge.attention import FLASH_ATTN, NUMBER_FORMATS, cc_at_least, flash_attn_supports
 from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
+from checks.knowledge.engines import TRITON
 from checks.knowledge.gpus import spec_for_key, spec_for_name
 from doctor.model.findings import Finding, Status
 
@@ -18,6 +19,7 @@ def capability_profile(cc: str) -> dict:
         "bf16_native": cc_at_least(cc, NUMBER_FORMATS["bf16"][0]),
         "fp8_native": cc_at_least(cc, NUMBER_FORMATS["fp8"][0]),
         "int8_tensor_cores": cc_at_least(cc, NUMBER_FORMATS["int8_tensor_cores"][0]),
+        "triton": cc_at_least(cc, TRITON.min_cc),
         "flash_attn": {f"fa{g.major}": flash_attn_supports(g, cc) for g in FLASH_ATTN},
         "nvcc_majors_that_compile_for_it": [r.cuda_major for r in NVCC_ARCHS
                                             if cc_at_least(cc, r.min_cc) and cc_at_least(r.max_cc, cc)],
@@ -54,10 +56,17 @@ def run(ctx: CheckContext) -> Finding:
         summary += f": no {', no '.join(lacks)}"
     if notes:
         summary += "; " + "; ".join(notes)
+    warnings, fixes = [], []
     if spec and spec.fp16_slow:
-        return CHECK.finding(Status.WARN, summary + "; FP16 runs at 1:64 of FP32 on this card, so FP16 kernels (ExLlamaV2) crawl",
-                             evidence, "On a P40, expect single-digit tok/s from ExLlamaV2 on 27B models; llama.cpp "
-                             "(which can compute in FP32) is usually faster on this card.")
+        warnings.append("FP16 runs at 1:64 of FP32 on this card, so FP16 kernels (ExLlamaV2) crawl")
+        fixes.append("On a P40, expect single-digit tok/s from ExLlamaV2 on 27B models; llama.cpp (which can compute in "
+                     "FP32) is usually faster on this card.")
+    if not p["triton"]:
+        warnings.append(f"{TRITON.compiler} needs cc {TRITON.min_cc}+, so {TRITON.used_by} cannot run here")
+        fixes.append(TRITON.without_it)
+        evidence.update(triton_min_cc=TRITON.min_cc, triton_source=TRITON.source)
+    if warnings:
+        return CHECK.finding(Status.WARN, summary + "; " + "; ".join(warnings), evidence, " ".join(fixes))
     return CHECK.finding(Status.PASS, summary, evidence,
                          f"Use fp16 (not bf16) weights and caches; install packages that still ship {p['sm']} kernels." if lacks else "")
 

@@ -7,8 +7,9 @@ from checks.knowledge.gpus import spec_for_pci
 from checks.prescription.machine import machine_prescription
 from checks.prescription.quote import route_fix
 from checks.knowledge.cuda import DRIVER_BRANCHES
+from checks.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
 from doctor.model.findings import Finding, Status
-from doctor.model.unknown import known, show
+from doctor.model.unknown import Unknown, known, show
 
 
 R580_BRANCH = 580
@@ -41,6 +42,18 @@ def _driver_too_new(driver, pci) -> str | None:
             f"branches after R{last} no longer drive Maxwell, Pascal or Volta cards (V100, TITAN V, P100, P40)") if branch > last else None
 
 
+def lost_gpus(gpus) -> list[tuple[int, str]]:
+    """(index, NVML's words) for each GPU whose handle (or its name and memory behind it) NVML could not reach
+    with "GPU is lost" or "Unknown Error": what nvidia-smi prints as "Unable to determine the device handle"."""
+    lost = []
+    for g in gpus:
+        reason = next((v.reason for v in (g.name, g.memory_total_mib) if isinstance(v, Unknown)
+                       and any(w.lower() in v.reason.lower() for w in NVML_LOST_WORDS)), None)
+        if reason:
+            lost.append((g.index, reason))
+    return lost
+
+
 def run(ctx: CheckContext) -> Finding:
     nvml = ctx.facts.nvml
     if not nvml.available or not nvml.gpus:
@@ -60,6 +73,14 @@ def run(ctx: CheckContext) -> Finding:
             return CHECK.finding(Status.FAIL, too_new, evidence, fix, commands)
         fix, commands = _fix_for(reason)
         return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", evidence, fix, commands)
+    lost = lost_gpus(nvml.gpus)
+    if lost:
+        which = "; ".join(f"GPU {i}: {reason}" for i, reason in lost)
+        return CHECK.finding(Status.FAIL, f"{len(lost)} of {len(nvml.gpus)} GPU(s) no longer answer NVML ({which}): the card "
+                             "fell off the bus or lost power, a hardware fault", {
+                                 "gpu_count": len(nvml.gpus), "lost_gpus": [i for i, _ in lost],
+                                 "nvml_errors": [r for _, r in lost], "source": FALLEN_OFF_BUS_SOURCE},
+                             GPU_LOST_FIX, list(GPU_LOST_COMMANDS))
     gpu = ctx.target_gpu()
     if gpu is None:
         return CHECK.finding(Status.FAIL, f"GPU index {ctx.plan.gpu_index} does not exist ({len(nvml.gpus)} GPU(s) visible)",

@@ -96,3 +96,28 @@ CUDNN_SDPA_PER_LENGTH = FirstUseTrap(
 # ExLlamaV2 0.3.2's ext.py JIT-compiles 19 .cpp + 28 .cu translation units on its first import
 # (source: https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/ext.py, its sources list; P)
 JIT_UNITS = 47
+
+
+@dataclass(frozen=True)
+class CompilerMinimum:
+    """The oldest card a kernel compiler an engine relies on still builds for, and how to run without it."""
+
+    compiler: str
+    used_by: str
+    min_cc: str
+    without_it: str  # the fix: how to run on an older card
+    source: str
+    confidence: str
+
+
+TRITON = CompilerMinimum(
+    compiler="Triton",
+    used_by="torch.compile (Inductor) and vLLM's compiled and Triton kernels",
+    min_cc="7.0",
+    without_it=("Run eager, without torch.compile: vLLM `--enforce-eager`; your own script: drop torch.compile, or "
+                "export TORCHDYNAMO_DISABLE=1. ExLlamaV2 does not use Triton, so it is not affected."),
+    source=("https://github.com/pytorch/pytorch/blob/main/torch/_inductor/scheduler.py (create_backend: \"Triton only "
+            "supports devices of CUDA Capability >= 7.0\"); https://github.com/vllm-project/vllm/issues/13202 (P40, "
+            "vLLM 0.7.2); https://github.com/MIC-DKFZ/nnUNet/issues/2188 (TORCHDYNAMO_DISABLE=1)"),
+    confidence="P",
+)

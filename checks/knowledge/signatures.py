@@ -24,6 +24,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
+from checks.knowledge.cuda import MVC
+from checks.knowledge.engines import TRITON
+from checks.knowledge.hardware import (DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS,
+                                       GPU_LOST_FIX)
 
 SEVERITIES = ("error", "warning", "info")  # error: the run failed here; warning: a trap that will bite; info: explains behaviour
 
@@ -72,6 +76,10 @@ def _compiled(pattern: str) -> re.Pattern:
 
 SIZE = r"[\d.]+ ?[KMGT]i?B"
 EXL2_REPO = "https://github.com/turboderp-org/exllamav2"
+VLLM = "https://github.com/vllm-project/vllm"
+QUANT_FIX = "Use a format this card runs: EXL2 with ExLlamaV2, or GPTQ with vLLM/ExLlamaV2."
+OOM_FIX = ("Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU; `v100-doctor --model DIR "
+           "--max-seq-len N` shows the largest context that fits for each cache mode.")
 TORCH_FIX = ("Install a torch whose wheel ships kernels for this card: for a V100 (sm_70) torch 2.8-2.10 with cu126 or "
              "cu128, or any cu126 build; `v100-doctor --check cuda-pairing` prints the exact pip command for this "
              "machine's driver.")
@@ -169,9 +177,7 @@ SIGNATURES: tuple[Signature, ...] = (
         rf"(?:.*?Of the allocated memory (?P<torch_allocated_mib>{SIZE}) is allocated by PyTorch)?",
         ("memory-budget", "gpu-processes"),
         "The GPU ran out of memory (weights + KV cache at this max_seq_len + scratch did not fit)",
-        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU; `v100-doctor --model DIR "
-        "--max-seq-len N` shows the largest context that fits for each cache mode.",
-        f"{EXL2_REPO}/issues/677", "P",
+        OOM_FIX, f"{EXL2_REPO}/issues/677", "P",
         probe_kind="oom"),
     Signature(
         "cuda-oom-legacy", "torch", "out of memory",
@@ -228,10 +234,14 @@ SIGNATURES: tuple[Signature, ...] = (
         r"Allocation on device (?P<gpu_index>\d+) would exceed allowed memory\. \(out of memory\)",
         ("memory-budget", "gpu-processes"),
         "The GPU ran out of memory under torch's cudaMallocAsync allocator (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, "
-        "TabbyAPI's cuda_malloc_backend): the same budget, another wording",
-        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU; `v100-doctor --model DIR "
-        "--max-seq-len N` shows the largest context that fits for each cache mode.",
-        "https://github.com/EvilBT/ComfyUI_SLK_joy_caption_two/issues/28", "S", probe_kind="oom"),
+        "TabbyAPI's cuda_malloc_async / cuda_malloc_backend): the same budget, another wording; this allocator can run "
+        "out where the default one still fits",
+        OOM_FIX + " Also try the default allocator: in TabbyAPI set cuda_malloc_async: false in config.yml (its default "
+        "now; older versions call it cuda_malloc_backend), elsewhere unset PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync.",
+        "https://github.com/theroyallab/tabbyAPI/issues/381", "P", probe_kind="oom",
+        followup=(rf"Currently allocated\s*: (?P<allocated_mib>{SIZE})|Requested\s*: (?P<tried_mib>{SIZE})"
+                  rf"|Device limit\s*: (?P<total_mib>{SIZE})|Free \(according to CUDA\)\s*: (?P<free_mib>{SIZE}|\d+ bytes)"),
+        followup_lines=6),
     Signature(
         "tabbyapi-one-gpu-no-split", "TabbyAPI", "disabling gpu split",
         r"Disabling GPU split because one GPU is in use",
@@ -241,6 +251,17 @@ SIGNATURES: tuple[Signature, ...] = (
         "`nvidia-smi -L` lists it.",
         "https://github.com/theroyallab/tabbyAPI/blob/main/backends/exllamav2/model.py", "P", severity="info",
         rules_out_on_pass=False, pass_note="a passing memory budget says the model fits one GPU; it does not say how many GPUs TabbyAPI sees"),
+    Signature(
+        "accelerate-offloaded-to-cpu", "accelerate / transformers", "offloaded to the",
+        r"Some parameters are on the meta device(?: device)? because they were offloaded to the (?P<offloaded_to>cpu(?:/disk| and/or disk| and disk)?|disk)",
+        ("cpu-offload",),
+        "The loader (device_map=\"auto\") put part of the weights in CPU RAM or on disk: every token copies them over "
+        "PCIe, so decode runs at a fraction of the GPU's speed",
+        "Make the model fit the GPU instead: a smaller quant (EXL2 at a lower bpw with ExLlamaV2), a shorter context, or "
+        "free the GPU; `v100-doctor --model DIR` shows what fits. max_memory/device_map only move the split.",
+        "https://github.com/hiyouga/LlamaFactory/issues/4697", "P", severity="warning", rules_out_on_pass=False,
+        pass_note="the cpu-offload check judges the server running now (or the config given); the log's loader said "
+                  "that run offloaded"),
     # --- JIT build of exllamav2_ext -------------------------------------------------------------------------
     Signature(
         "cuda-version-mismatch", "torch cpp_extension", "mismatches",
@@ -297,6 +318,17 @@ SIGNATURES: tuple[Signature, ...] = (
         "(pip install exllamav2 from PyPI) so it builds against your torch.",
         f"{EXL2_REPO}/issues/427", "P"),
     Signature(
+        "flash-attn-undefined-symbol", "flash-attn", "undefined symbol",
+        r"(?P<module>flash_attn(?:_2)?_cuda)\S*: undefined symbol(?:: (?P<symbol>\S+))?",
+        ("flash-attn",),
+        "A flash-attn wheel built for another torch (or C++ ABI) than the one installed: its extension cannot load",
+        flash_attn_fix() + " On an Ampere+ card instead install the flash-attn wheel built for this exact torch, CUDA and "
+        "C++ ABI (cxx11abiTRUE/FALSE), or build it against this torch.",
+        "https://github.com/Dao-AILab/flash-attention/issues/853", "P", commands=FLASH_ATTN_COMMANDS,
+        rules_out_on_pass=False,
+        pass_note="the flash-attn check judges the card and the installed version, not whether its wheel was built for "
+                  "this torch; a passing check does not clear a wheel's ABI"),
+    Signature(
         "python-module-missing", "Python", "no module named",
         r"No module named '?(?P<module>(?:exllamav2|torch|tokenizers|safetensors)\w*)",
         ("exllamav2-ready",),
@@ -341,8 +373,25 @@ SIGNATURES: tuple[Signature, ...] = (
         r"(?P<min_cc>\d+)\. Current capability: (?P<card_cc>\d+)",
         ("quant-format",),
         "vLLM refuses this quantization format on this card's compute capability (AWQ needs 7.5+)",
-        "Use a format this card runs: EXL2 with ExLlamaV2, or GPTQ with vLLM/ExLlamaV2.",
+        QUANT_FIX,
         "https://github.com/vllm-project/vllm/issues/4202", "P"),
+    Signature(
+        "vllm-quant-scheme-min-capability", "vLLM (compressed-tensors)", "quantization scheme",
+        r"Quantization scheme is not supported for [',\s]*the current GPU\. Min capability: (?P<min_cc>\d+)\.[',\s]*"
+        r"Current capability: (?P<card_cc>\d+)",
+        ("quant-format",),
+        "vLLM refuses this checkpoint's quantization scheme (compressed-tensors: W8A8, FP8, W4A16 ...) on this card's "
+        "compute capability",
+        QUANT_FIX + " `v100-doctor --model DIR` says which runtime each format gets on this card.",
+        f"{VLLM}/issues/14040", "P"),
+    Signature(
+        "vllm-bf16-needs-cc80", "vLLM", "bfloat16",
+        r"Bfloat16 is only supported on GPUs with compute capability of at least (?P<min_cc>\d+\.\d+)\."
+        r"(?: Your (?P<gpu_name>.+?) GPU has compute capability (?P<card_cc>\d+\.\d+))?",
+        ("dtype",),
+        "vLLM refuses bfloat16 (the model's config.json torch_dtype) on a card without native bf16 (cc < 8.0)",
+        "Load in float16: vLLM --dtype half (LLM(..., dtype=\"half\")); V100, T4 and P100 have no bf16.",
+        f"{VLLM}/issues/946", "P"),
     Signature(
         "bf16-needs-a100", "xformers", "a100+",
         r"bf16 is only supported on A100\+ GPUs",
@@ -350,6 +399,14 @@ SIGNATURES: tuple[Signature, ...] = (
         "bfloat16 was requested on a card without native bf16 (cc < 8.0)",
         "Load in float16 (torch_dtype=torch.float16 / --dtype half); V100 and T4 have no bf16.",
         "https://github.com/deepseek-ai/DeepSeek-VL2/issues/119", "P"),
+    # --- compilers the card is too old for -----------------------------------------------------------------
+    Signature(
+        "triton-cc-too-old", "Triton (torch.compile / Inductor, vLLM)", "too old to be supported",
+        r"Found (?P<gpu_name>.+?) which is too old to be supported by the triton GPU compiler"
+        r"(?:.*?your device is of CUDA capability (?P<card_cc>\d+\.\d+))?",
+        ("compute-capability",),
+        f"Triton cannot build kernels for this card: it needs cc {TRITON.min_cc}+, and {TRITON.used_by} use it",
+        TRITON.without_it, f"{VLLM}/issues/13202", "P"),
     # --- driver ----------------------------------------------------------------------------------------------
     Signature(
         "driver-too-old", "torch", "too old",
@@ -366,6 +423,38 @@ SIGNATURES: tuple[Signature, ...] = (
         "The loaded kernel module and the user-space driver differ (a driver update without a reboot)",
         "Reboot, or unload and reload the nvidia kernel modules.",
         "https://github.com/NVIDIA/ubuntu-packaging-nvidia-driver/issues/3", "P", commands=("sudo reboot",)),
+    Signature(
+        "ptx-unsupported-toolchain", "CUDA driver (PTX JIT)", "unsupported toolchain",
+        r"the provided PTX was compiled with an unsupported toolchain",
+        ("cuda-pairing",),
+        "A kernel shipped as PTX was generated by a newer CUDA toolkit than this driver supports, so the driver cannot "
+        "JIT-compile it (under minor-version compatibility a driver never JITs newer PTX)",
+        "Use builds for the driver's CUDA (`nvidia-smi` shows it top right): a torch/extension wheel of that CUDA or older, "
+        "and nvcc of that CUDA for JIT builds; or install a newer driver (for Volta/Pascal at most R580). "
+        "`v100-doctor --check cuda-pairing` names the pairing for this machine.",
+        "https://github.com/MadryLab/trak/issues/68", "P", rules_out_on_pass=False,
+        pass_note=f"torch and nvcc fit this driver, so the newer PTX comes from another build (a prebuilt extension "
+                  f"wheel, a Triton kernel, a container's toolkit); that build must match the driver's CUDA ({MVC})"),
+    # --- the card itself -----------------------------------------------------------------------------------
+    Signature(
+        "gpu-fallen-off-bus", "NVIDIA driver (kernel log)", "fallen off",
+        r"(?:Xid \((?P<pci>PCI:[\w:.]+)\): (?P<xid>79),.*?)?GPU has fallen off (?:of )?the bus"
+        r"|fallen off the bus and is not responding to commands",
+        ("gpu-present",),
+        "The GPU fell off the PCIe bus (Xid 79): a hardware or power fault, not a software pairing",
+        GPU_LOST_FIX, FALLEN_OFF_BUS_SOURCE, "P", commands=GPU_LOST_COMMANDS, rules_out_on_pass=False,
+        pass_note="the GPU answers now, but a fault that came and went (power, heat, seating) leaves no trace in a "
+                  "passing check; the kernel log around the Xid says when"),
+    Signature(
+        "nvidia-smi-device-handle-unknown", "nvidia-smi / NVML", ("device handle", "nvmldevicegethandlebyindex()"),
+        r"(?:Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[\w:.]+)|nvmlDeviceGetHandleByIndex\(\))"
+        r": (?P<nvml_error>Unknown Error|GPU is lost)",
+        ("gpu-present",),
+        "NVML cannot reach this GPU any more (its handle fails with Unknown Error): the card fell off the bus or lost "
+        "power; a hardware fault, not a software pairing",
+        GPU_LOST_FIX, DEVICE_HANDLE_SOURCE, "P", commands=GPU_LOST_COMMANDS, rules_out_on_pass=False,
+        pass_note="the GPU answers now, but a fault that came and went (power, heat, seating) leaves no trace in a "
+                  "passing check; the kernel log says when it fell off"),
     # --- installs that pull the wrong torch ------------------------------------------------------------------
     Signature(
         "pip-cuda13-packages", "pip", "nvidia",

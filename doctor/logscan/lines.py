@@ -3,15 +3,20 @@
 The rules, in order (they are the documented meaning of "unexplained" in `explain --help`):
 1. A log prefix is set aside first: timestamps, a level word (INFO/WARNING/ERROR ...), a logger tag
    such as vLLM's "[engine.py:448]", a rank ("[rank0]:"), a container or process tag
-   ("vllm-1  | ", "(VllmWorker pid=42) "), docker build steps ("#9 88.16 ").
+   ("vllm-1  | ", "(VllmWorker pid=42) "), docker build steps ("#9 88.16 "), journald/syslog
+   ("Dec 03 05:31:07 host kernel: ", "... unit[pid]: "), the kernel's "[   34.190000] " and
+   text-generation-webui's "16:01:22-482919 INFO ".
 2. Framing is never a problem by itself: Python traceback frames and their source lines, the
    "During handling of the above exception" joints, a bare "...Warning:" header whose message follows
    on the next lines, and torch's CUDA-error boilerplate ("CUDA kernel errors might be asynchronously
    reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", "Compile with TORCH_USE_CUDA_DSA").
-3. Error-looking: the message contains error, exception, fatal, fail, abort, killed, assert, fault,
-   critical or "out of memory" (any case), or the prefix's level is ERROR/CRITICAL/FATAL.
-4. Warning-looking: the message contains "warn", or the prefix's level is WARNING.
-5. Everything else is ordinary output: counted, not listed.
+3. A line whose level is INFO or DEBUG is ordinary output, whatever its words.
+4. Error-looking: a word of the message starts with error, exception, fatal, fail, abort, killed,
+   assert, fault, segfault, critical or "out of memory" (any case; also a CamelCase part, as in
+   "RuntimeError" or "cudaErrorUnknown"), or the prefix's level is ERROR/CRITICAL/FATAL. Words are
+   matched, not substrings: "default" and "Defaulting" hold no "fault".
+5. Warning-looking: a word (or CamelCase part) starts with "warn", or the prefix's level is WARNING.
+6. Everything else is ordinary output: counted, not listed.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ PREFIX = re.compile(
     r"""^(?:
         \s*\#\d+\ [\d.]+\ +                                   # docker buildkit step: "#9 88.16 "
       | \s*\d{4}-\d\d-\d\dT[\d:.]+Z\ +                        # GitHub Actions timestamp
+      | \s*[A-Z][a-z]{2}\ +\d{1,2}\ \d\d:\d\d:\d\d\ [\w.-]+\ [\w.@/-]+(?:\[\d+\])?:\ +  # journald/syslog "Dec 03 05:31:07 host kernel: "
+      | \s*\d\d:\d\d:\d\d-\d{6}\ +                          # text-generation-webui "16:01:22-482919 "
       | \s*[\w.-]+\s+\|\ +                                    # docker compose: "vllm-1  | "
       | \s*\(\w+\ pid=\d+(?:,\ ip=[\d.]+)?\)\ +               # "(VllmWorkerProcess pid=90) "
       | \s*\[rank\d+\]:\ ?                                    # torch distributed
@@ -45,11 +52,22 @@ FRAMING = re.compile(
     r"|\S*:\d+: \w*Warning:\s*$"  # "/.../torch/cuda/__init__.py:283: UserWarning: " with the text below it
     r"|\w*Warning:\s*$)"
 )
-ERROR_WORDS = re.compile(r"error|exception|fatal|fail|abort|killed|assert|fault|critical|out of memory", re.IGNORECASE)
-WARNING_WORDS = re.compile(r"warn", re.IGNORECASE)
+_ERROR_STEMS = ("error", "exception", "fatal", "fail", "abort", "killed", "assert", "fault", "segfault", "critical")
+
+
+def _word_starts(stems: tuple[str, ...], phrases: tuple[str, ...] = ()) -> re.Pattern:
+    """Stems that begin a word ("failed", "ERROR_OUT") or a CamelCase part ("RuntimeError"), never mid-word ("default")."""
+    at_word = "|".join(stems + phrases)
+    camel = "|".join(s.capitalize() for s in stems)
+    return re.compile(rf"(?<![A-Za-z])(?i:{at_word})|(?<=[a-z])(?:{camel})")
+
+
+ERROR_WORDS = _word_starts(_ERROR_STEMS, ("out of memory",))
+WARNING_WORDS = _word_starts(("warn",))
+QUIET_LEVELS = ("INFO", "DEBUG")  # a line at these levels is never error- or warning-looking
 # keywords the prefilter must find so that every error- or warning-looking line is seen
-CLASSIFY_KEYWORDS = ("error", "exception", "fatal", "fail", "abort", "killed", "assert", "fault", "critical",
-                     "out of memory", "warn")
+CLASSIFY_KEYWORDS = _ERROR_STEMS + ("out of memory", "warn")
+_NEW_RECORD = re.compile(r"\d\d:\d\d|\[\s*\d+\.\d+\]|\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 
 
 def split_prefix(line: str) -> tuple[str, str]:
@@ -76,11 +94,26 @@ def kind_of(line: str, previous_line: str | None = None) -> str:
     previous = split_prefix(previous_line)[1] if previous_line is not None else None
     if is_framing(message, previous):
         return "framing"
+    if level in QUIET_LEVELS:
+        return "ordinary"
     if ERROR_WORDS.search(message) or level in ("ERROR", "CRITICAL", "FATAL"):
         return "error"
     if WARNING_WORDS.search(message) or level in ("WARNING", "WARN"):
         return "warning"
     return "ordinary"
+
+
+def continuation(line: str) -> str | None:
+    """The message of a line that continues the one above (a wrapped message), or None when the line starts a new
+    record: its own prefix has a timestamp or a level, or it is blank or a traceback frame. A line with no prefix
+    or only a container tag ("tabbyapi-1  | memory)") or indentation continues."""
+    m = PREFIX.match(line)
+    if m and _NEW_RECORD.search(m.group(0)):
+        return None
+    message = (line[m.end():] if m else line).strip()
+    if not message or FRAME.search(message) or message.startswith("Traceback"):
+        return None
+    return message
 
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+")

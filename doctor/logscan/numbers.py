@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 _UNITS = {"B": 1 / 2**20, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2}
-_SIZE = re.compile(r"([\d.]+)\s*([KMGT]?)i?B", re.IGNORECASE)
+_SIZE = re.compile(r"([\d.]+)\s*(?:([KMGT]?)i?B|bytes?)", re.IGNORECASE)
 
 
 def size_to_mib(text: str) -> float | None:
-    """'2.00 GiB' -> 2048.0; '38.12 MiB' -> 38.12; '448.00 KiB' -> 0.4375."""
+    """'2.00 GiB' -> 2048.0; '38.12 MiB' -> 38.12; '448.00 KiB' -> 0.4375; '0 bytes' -> 0.0."""
     m = _SIZE.fullmatch(text.strip())
     if not m:
         return None

@@ -15,11 +15,12 @@ from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, PlanHint as 
 from doctor.model.log_analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
                                      UnexplainedGroup)
 from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
-from doctor.logscan.lines import CLASSIFY_KEYWORDS, kind_of, shape
+from doctor.logscan.lines import CLASSIFY_KEYWORDS, continuation, kind_of, shape
 from doctor.logscan.numbers import convert
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
+JOIN_LINES = 4  # a wrapped message is looked for over at most this many continuation lines
 
 
 @dataclass
@@ -141,7 +142,7 @@ class _Run:
         text = self._decode_examined(block[ls:le]).rstrip("\r")
         low = text.lower()
         self._hints(text, low, lineno)
-        found = self._signatures(text, low)
+        found = self._signatures(text, low, block, le)
         if found:
             self.matched_lines += 1
             for sig, m in found:
@@ -168,16 +169,38 @@ class _Run:
         return self._decode(block[start:ls - 1][-MAX_LINE:]).rstrip("\r")
 
     # -- signatures and hints -------------------------------------------------------------------------
-    def _signatures(self, text: str, low: str) -> list[tuple[Signature, re.Match]]:
+    def _signatures(self, text: str, low: str, block: bytes, le: int) -> list[tuple[Signature, re.Match]]:
         found: list[tuple[Signature, re.Match]] = []
+        joins: list[str] | None = None
         for sig, regex in self.sc.candidates.of(low):
             m = regex.search(text)
+            if m is None or (regex.groups and None in m.groups()):  # perhaps wrapped: its rest is on the next lines
+                if joins is None:
+                    joins = self._joins(text, block, le)
+                m = _fullest(regex, joins, len(text), m)
             if m is None:
                 continue
             overlaps = any(s.check == sig.check and m.start() < k.end() and k.start() < m.end() for s, k in found)
             if not overlaps:
                 found.append((sig, m))
         return found
+
+    def _joins(self, text: str, block: bytes, le: int) -> list[str]:
+        """The line joined with 1, 2 ... of the continuation lines below it (docker/journald-wrapped messages),
+        each continuation with its own prefix set aside. Stops at the first line that starts a new record."""
+        out, joined, at = [], text, le + 1
+        for _ in range(JOIN_LINES):
+            if at >= len(block):
+                break
+            end = block.find(b"\n", at)
+            end = len(block) if end == -1 else end
+            rest = continuation(self._decode(block[at:min(end, at + MAX_LINE)]).rstrip("\r"))
+            if rest is None:
+                break
+            joined = f"{joined.rstrip()} {rest}"
+            out.append(joined)
+            at = end + 1
+        return out
 
     def _record_match(self, sig: Signature, m: re.Match, text: str, lineno: int, block: bytes, le: int) -> None:
         key = sig.id  # one group per signature: repeats (other numbers, other wording) add to its count
@@ -193,8 +216,10 @@ class _Run:
         group.add(lineno)
 
     def _followup(self, pending: _Pending, block: bytes, at: int) -> None:
-        """Read numbers a multi-line message prints on its next lines (carried over a block edge)."""
-        while pending.lines_left > 0 and at < len(block):
+        """Read numbers a multi-line message prints on its next lines (carried over a block edge), until every
+        group of the follow-up pattern has a value or its lines are used up."""
+        wanted = set(pending.regex.groupindex)
+        while pending.lines_left > 0 and at < len(block) and not wanted <= set(pending.group.numbers):
             end = block.find(b"\n", at)
             end = len(block) if end == -1 else end
             m = pending.regex.search(self._decode(block[at:min(end, at + MAX_LINE)]))
@@ -202,9 +227,8 @@ class _Run:
             if m:
                 for name, value in convert(m.groupdict()).items():
                     pending.group.numbers.setdefault(name, value)
-                return
             at = end + 1
-        if pending.lines_left > 0:
+        if pending.lines_left > 0 and not wanted <= set(pending.group.numbers):
             self.pending.append(pending)
 
     def _continue_pending(self, block: bytes) -> None:
@@ -242,3 +266,15 @@ class _Run:
                           title=sig.title, fix=sig.fix, commands=sig.commands, source=sig.source,
                           first_line=g.first_line, text=g.text, matched=g.matched, numbers=g.numbers,
                           count=g.count, lines=tuple(g.lines))
+
+
+def _fullest(regex: re.Pattern, joins: list[str], start_before: int, best: re.Match | None) -> re.Match | None:
+    """The match over the joined lines that starts in the line itself and fills the most groups (ties: the shortest join)."""
+    def filled(m: re.Match | None) -> int:
+        return -1 if m is None else sum(g is not None for g in m.groups())
+
+    for joined in joins:
+        m = regex.search(joined)
+        if m is not None and m.start() < start_before and filled(m) > filled(best):
+            best = m
+    return best

@@ -77,7 +77,14 @@ CASES = [
      "    from exllamav3 import Cache, Config, Model\nModuleNotFoundError: No module named 'exllamav3'", {}),
     ("cuda-malloc-async-oom", "https://github.com/EvilBT/ComfyUI_SLK_joy_caption_two/issues/28",
      "Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated : 15.16 GiB\n"
-     "Requested : 512.00 KiB\nDevice limit : 15.99 GiB\nFree (according to CUDA): 0 bytes", {"gpu_index": 0}),
+     "Requested : 512.00 KiB\nDevice limit : 15.99 GiB\nFree (according to CUDA): 0 bytes",
+     {"gpu_index": 0, "allocated_mib": 15523.84, "tried_mib": 0.5, "total_mib": 16373.76, "free_mib": 0.0}),
+    ("cuda-malloc-async-oom", "https://github.com/pytorch/pytorch/issues/110194",
+     "torch.cuda.OutOfMemoryError: Allocation on device 5 would exceed allowed memory. (out of memory)\n"
+     "Currently allocated     : 54.14 GiB\nRequested               : 686.41 MiB\nDevice limit            : 79.35 GiB\n"
+     "Free (according to CUDA): 27.19 MiB\nPyTorch limit (set by user-supplied memory fraction)\n"
+     "                        : 17179869184.00 GiB",
+     {"gpu_index": 5, "allocated_mib": 55439.36, "tried_mib": 686.41, "total_mib": 81254.4, "free_mib": 27.19}),
     ("tabbyapi-one-gpu-no-split", "https://github.com/theroyallab/tabbyAPI/blob/main/backends/exllamav2/model.py",
      "INFO:     Disabling GPU split because one GPU is in use.", {}),
     ("cuda-oom-legacy", "https://github.com/kchengiva/Shift-GCN/issues/34",
@@ -115,17 +122,93 @@ CASES = [
      "\"undefined symbol\" error here usually means you are attempting to load a prebuilt extension wheel that was "
      "compiled against a different version of PyTorch than the one you are you using.", {}),
     # exllamav2/config.py: f" ## No .safetensors files found in {self.model_dir}" (the directory is filled in)
+    ("flash-attn-undefined-symbol", "https://github.com/Dao-AILab/flash-attention/issues/853",
+     "ImportError: /XXXXX/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined "
+     "symbol: _ZN3c104cuda9SetDeviceEi", {"module": "flash_attn_2_cuda", "symbol": "_ZN3c104cuda9SetDeviceEi"}),
+    ("flash-attn-undefined-symbol", "https://github.com/sgl-project/sglang/issues/851",
+     " /opt/conda/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
+     "_ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEENS2_8optionalINS2_10ScalarTypeEEENS6_INS2_6LayoutEEENS6_INS2_6DeviceEEENS6_IbEE",
+     {"module": "flash_attn_2_cuda"}),
+    ("flash-attn-undefined-symbol", "https://github.com/HuangLK/transpeeder/issues/31",  # flash-attn 1, the issue's title
+     "flash_attn_cuda.cpython-38-x86_64-linux-gnu.so: undefined symbol", {"module": "flash_attn_cuda"}),
     ("python-module-missing", "https://github.com/oobabooga/textgen/issues/6163",
      "ModuleNotFoundError: No module named 'exllamav2'", {"module": "exllamav2"}),
     ("no-safetensors-found", "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/config.py",
      " ## No .safetensors files found in /models/Qwen2.5-32B [4.0bpw]", {"model_dir": "/models/Qwen2.5-32B [4.0bpw]"}),
+    ("accelerate-offloaded-to-cpu", "https://github.com/hiyouga/LlamaFactory/issues/4697",
+     "WARNING:root:Some parameters are on the meta device device because they were offloaded to the cpu.",
+     {"offloaded_to": "cpu"}),
+    ("accelerate-offloaded-to-cpu", "https://github.com/hiyouga/LlamaFactory/issues/4697",
+     "WARNING:root:Some parameters are on the meta device device because they were offloaded to the cpu and disk.",
+     {"offloaded_to": "cpu and disk"}),
+    # accelerate's own line (big_modeling.py, the PR that added it)
+    ("accelerate-offloaded-to-cpu", "https://github.com/huggingface/accelerate/pull/2075",
+     '            logging.warning("Some parameters are on the meta device device because they were offloaded to the '
+     'cpu and/or disk.")', {"offloaded_to": "cpu and/or disk"}),
     ("argparse-unrecognized-arguments", "https://github.com/bmaltais/kohya_ss/issues/280",  # path "10_jennifer aniston person"
      "train_network.py: error: unrecognized arguments: aniston aniston", {"args": "aniston aniston"}),
     ("vllm-quantization-min-capability", "https://github.com/vllm-project/vllm/issues/4202",
      "[Bug]: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.",
      {"method": "awq", "min_cc": "7.5", "card_cc": "7.0"}),
+    ("vllm-quant-scheme-min-capability", "https://github.com/1CatAI/1Cat-vLLM/issues/94",  # a V100 (70)
+     "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 75. ', "
+     "'Current capability: 70.')", {"min_cc": "7.5", "card_cc": "7.0"}),
+    ("vllm-quant-scheme-min-capability", "https://github.com/vllm-project/vllm/issues/14040",
+     "[Bug]: RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
+     "'Current capability: 75.')", {"min_cc": "8.0", "card_cc": "7.5"}),
+    ("vllm-bf16-needs-cc80", "https://github.com/vllm-project/vllm/issues/946",
+     "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB "
+     "GPU has compute capability 7.0.", {"min_cc": "8.0", "gpu_name": "Tesla V100-SXM2-32GB", "card_cc": "7.0"}),
+    ("vllm-bf16-needs-cc80", "https://github.com/substratusai/vllm-docker/issues/37",
+     "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has "
+     "compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: "
+     "--dtype=half.", {"gpu_name": "Tesla T4", "card_cc": "7.5"}),
+    ("vllm-bf16-needs-cc80", "https://github.com/vllm-project/vllm/issues/1284",
+     "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla P100-PCIE-16GB GPU has "
+     "compute capability 6.0.", {"card_cc": "6.0"}),
+    ("vllm-bf16-needs-cc80", "https://github.com/OpenBuddy/OpenBuddy/issues/45",  # lower-cased by the poster
+     "valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your tesla v100-sxm2-32gb "
+     "gpu has compute capability 7.0.", {"card_cc": "7.0"}),
     ("bf16-needs-a100", "https://github.com/deepseek-ai/DeepSeek-VL2/issues/119",
      "`cutlassF-pt` is not supported because:\n    bf16 is only supported on A100+ GPUs", {}),
+    ("triton-cc-too-old", "https://github.com/vllm-project/vllm/issues/13202",
+     "RuntimeError: Found Tesla P40 which is too old to be supported by the triton GPU compiler, which is used as the "
+     "backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1",
+     {"gpu_name": "Tesla P40", "card_cc": "6.1"}),
+    ("triton-cc-too-old", "https://github.com/vllm-project/vllm/issues/14547",  # the issue's title, cut by GitHub
+     "[Bug]: RuntimeError: Found Tesla P100-SXM2-16GB which is too old to be supported by the triton GPU compiler, "
+     "which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but y",
+     {"gpu_name": "Tesla P100-SXM2-16GB"}),
+    ("triton-cc-too-old", "https://github.com/2noise/ChatTTS/issues/341",
+     "[2024-06-18 19:45:55,713] torch._dynamo.convert_frame: [WARNING] RuntimeError: Found NVIDIA GeForce GTX 1080 Ti "
+     "which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only supports "
+     "devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1",
+     {"gpu_name": "NVIDIA GeForce GTX 1080 Ti", "card_cc": "6.1"}),
+    ("ptx-unsupported-toolchain", "https://github.com/MadryLab/trak/issues/68",
+     "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.", {}),
+    ("ptx-unsupported-toolchain", "https://github.com/Tiiny-AI/PowerInfer/issues/229",
+     "CUDA error 222 at /home/test/test06/jdz/PowerInfer/ggml-cuda.cu:9635: the provided PTX was compiled with an "
+     "unsupported toolchain.", {}),
+    ("ptx-unsupported-toolchain", "https://github.com/NVIDIA-AI-IOT/Lidar_AI_Solution/issues/289",
+     "CUDA Runtime error cudaEventCreate(&begin_) # the provided PTX was compiled with an unsupported toolchain., code = "
+     "cudaErrorUnsupportedPtxVersion [ 222 ] in file /home/ubuntu/tensorRT/chapter8-learn-from-oss/Lidar_AI_Solution/"
+     "CUDA-BEVFusion/src/common/timer.hpp:34", {}),
+    ("gpu-fallen-off-bus", "https://github.com/NVIDIA/NVSentinel/issues/155",
+     "note: this should duplicate `NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus`",
+     {"pci": "PCI:0000:44:00", "xid": 79}),
+    ("gpu-fallen-off-bus", "https://github.com/NVIDIA/NVSentinel/issues/155",  # the same driver, without an Xid
+     "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+     "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+     "               NVRM: fallen off the bus and is not responding to commands.", {}),
+    ("gpu-fallen-off-bus", "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507",  # the issue's title
+     "GPU has fallen off of the bus", {}),
+    ("nvidia-smi-device-handle-unknown", "https://github.com/xxd3vin/workspace/issues/19",
+     "[root@bh174 chenyang]# nvidia-smi \nUnable to determine the device handle for GPU 0000:0B:00.0: Unknown Error",
+     {"pci": "0000:0B:00.0", "nvml_error": "Unknown Error"}),
+    ("nvidia-smi-device-handle-unknown", "https://github.com/pdbear/syno_nvidia_gpu_driver/issues/22",  # a Tesla P4
+     "$ nvidia-smi\nUnable to determine the device handle for GPU0000:07:00.0: Unknown Error", {"pci": "0000:07:00.0"}),
+    ("nvidia-smi-device-handle-unknown", "https://github.com/jamesstringer90/Easy-GPU-PV/issues/276",
+     "Error: nvmlDeviceGetHandleByIndex(): Unknown Error", {"nvml_error": "Unknown Error"}),
     ("driver-too-old", "https://github.com/lllyasviel/Fooocus/issues/1313",
      "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by "
      "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
