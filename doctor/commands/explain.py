@@ -14,11 +14,13 @@ examples:
   v100-doctor explain run.log --json -o log.json   the analysis as JSON (schema v100-doctor/log-analysis/1)
 
 unexplained lines: lines no known signature matched are never dropped. After a log prefix
-(timestamp, level, logger, rank, container tag) is set aside, a line is error-looking if it says
-error, exception, fatal, fail, abort, killed, assert, fault, critical or "out of memory", or its
-level is ERROR/CRITICAL; warning-looking if it says warn or its level is WARNING. Traceback frames
-and torch's CUDA boilerplate are framing. All else is ordinary output, only counted. Repeats of
-one message (numbers aside) are grouped and counted.
+(timestamp, level, logger, rank, container, journald or kernel tag) is set aside, a line is
+error-looking if a word of it (or a CamelCase part: RuntimeError) starts with error, exception,
+fatal, fail, abort, killed, assert, fault, segfault or critical, or it says "out of memory", or its
+level is ERROR/CRITICAL; warning-looking if a word starts with warn or its level is WARNING. Words,
+not substrings: "Defaulting" is no fault. INFO and DEBUG lines are never error- or warning-looking.
+Traceback frames and torch's CUDA boilerplate are framing. All else is ordinary output, only
+counted. Repeats of one message (numbers aside) are grouped and counted.
 
 exit codes of explain: 0 nothing error-looking; 1 warning-level pitfalls or unexplained
 error-looking lines; 2 a known error that the machine did not rule out; 3 the log cannot be read

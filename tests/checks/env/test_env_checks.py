@@ -110,3 +110,34 @@ def test_compute_capability_judges_the_planned_card_without_a_gpu():
     assert f.evidence["planned_for"] == "Tesla P40 24 GB" and f.evidence["sm"] == "sm_61"
     assert f.summary.startswith("planning for Tesla P40")
     assert CC.run(CheckContext(facts=no_gpu, plan=Plan())).status is Status.SKIP
+
+
+def with_gpu(facts, **kw):
+    return replace(facts, nvml=replace(facts.nvml, gpus=(replace(facts.nvml.gpus[0], **kw),)))
+
+
+def test_a_gpu_whose_handle_nvml_lost_fails_gpu_present_as_a_hardware_fault():
+    from checks.env.gpu_present import CHECK as GPU
+
+    for words in ("nvmlDeviceGetHandleByIndex: Unknown Error", "nvmlDeviceGetMemoryInfo: GPU is lost"):
+        f = GPU.run(ctx(with_gpu(HEALTHY, name=Unknown(words), memory_total_mib=Unknown(words))))
+        assert f.status is Status.FAIL, words
+        assert f.evidence["lost_gpus"] == [0] and f.evidence["nvml_errors"] == [words]
+        assert "hardware" in f.summary and "power delivery" in f.fix and any("xid" in c for c in f.commands)
+
+
+def test_a_gpu_field_nvml_does_not_support_is_not_a_lost_gpu():
+    from checks.env.gpu_present import CHECK as GPU
+
+    f = GPU.run(ctx(with_gpu(HEALTHY, memory_total_mib=Unknown("nvmlDeviceGetMemoryInfo: Not Supported"))))
+    assert f.status is Status.PASS
+
+
+def test_compute_capability_warns_below_tritons_minimum_and_passes_at_it():
+    from checks.env.compute_capability import CHECK as CC
+
+    v100 = CC.run(ctx(HEALTHY))
+    assert v100.status is Status.PASS and v100.evidence["triton"] is True
+    p100 = CC.run(ctx(with_gpu(HEALTHY, name="Tesla P100-PCIE-16GB", compute_capability="6.0")))
+    assert p100.status is Status.WARN and p100.evidence["triton"] is False
+    assert p100.evidence["triton_min_cc"] == "7.0" and "--enforce-eager" in p100.fix and "Triton" in p100.summary

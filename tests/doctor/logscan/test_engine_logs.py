@@ -1,0 +1,112 @@
+"""Whole pastes from the engines V100/P40/T4 owners try (vLLM, TabbyAPI, text-generation-webui, transformers, the
+kernel log): each error is named among ordinary console output, with its numbers, and the machine confirms it or
+says why it cannot; healthy start-ups give no cause and no error-looking line. The logs: fixtures/logs/README.md."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from conftest import MACHINES, ROOT
+from doctor.facts.replay import load_document
+from doctor.logscan.scanner import Scanner
+from doctor.logscan.source import open_log
+from doctor.model.plan import Plan
+from doctor.model.unknown import Unknown
+from doctor.run.confirm import confirm_matches
+
+ENGINES = ROOT / "fixtures" / "logs" / "engines"
+
+# log -> (signature, its pitfall, numbers it must carry)
+ERRORS = {
+    "vllm-bf16-v100.log": ("vllm-bf16-needs-cc80", "dtype", {"min_cc": "8.0", "card_cc": "7.0"}),
+    "vllm-quant-scheme-v100-docker.log": ("vllm-quant-scheme-min-capability", "quant-format",
+                                          {"min_cc": "7.5", "card_cc": "7.0"}),
+    "tabbyapi-cuda-malloc-async-oom-docker.log": ("cuda-malloc-async-oom", "memory-budget",
+                                                  {"allocated_mib": 15749.12, "tried_mib": 136.0, "total_mib": 16148.48}),
+    "transformers-offload-cpu.log": ("accelerate-offloaded-to-cpu", "cpu-offload", {"offloaded_to": "cpu"}),
+    "flash-attn-undefined-symbol.log": ("flash-attn-undefined-symbol", "flash-attn", {"symbol": "_ZN3c104cuda9SetDeviceEi"}),
+    "vllm-triton-p40.log": ("triton-cc-too-old", "compute-capability", {"gpu_name": "Tesla P40", "card_cc": "6.1"}),
+    "ptx-unsupported-toolchain.log": ("ptx-unsupported-toolchain", "cuda-pairing", {}),
+    "xid-79-journal.log": ("gpu-fallen-off-bus", "gpu-present", {"xid": 79, "pci": "PCI:0000:3b:00"}),
+    "nvidia-smi-device-handle.log": ("nvidia-smi-device-handle-unknown", "gpu-present", {"nvml_error": "Unknown Error"}),
+}
+HEALTHY = ("tabbyapi-v100-healthy.log", "vllm-v100-healthy.log", "textgen-webui-v100-healthy.log")
+
+
+def scan(name: str):
+    source = open_log(str(ENGINES / name))
+    try:
+        return Scanner().scan(source)
+    finally:
+        source.close()
+
+
+def machine(name: str):
+    return load_document(str(MACHINES / f"{name}.json")).facts
+
+
+def verdicts(log: str, facts) -> dict[str, tuple[str, str]]:
+    judged, _ = confirm_matches(scan(log).matches, Plan(), facts, source="test")
+    return {m.signature: (m.confirmation.verdict, m.confirmation.reason) for m in judged}
+
+
+def test_every_log_in_the_folder_is_tested():
+    assert {p.name for p in ENGINES.glob("*.log")} == set(ERRORS) | set(HEALTHY)
+
+
+@pytest.mark.parametrize("log", sorted(ERRORS))
+def test_the_error_is_named_among_ordinary_output(log):
+    signature, pitfall, numbers = ERRORS[log]
+    result = scan(log)
+    found = {m.signature: m for m in result.matches}
+    assert signature in found, [m.signature for m in result.matches]
+    match = found[signature]
+    assert match.checks[0] == pitfall and match.fix
+    assert {k: match.numbers.get(k) for k in numbers} == numbers
+    assert result.stats.lines >= 8 and result.stats.lines > result.stats.matched_lines + 3  # a paste, not a quote
+
+
+@pytest.mark.parametrize("log", HEALTHY)
+def test_healthy_v100_startups_give_no_cause_and_no_error_looking_line(log):
+    result = scan(log)
+    assert [m.signature for m in result.matches if m.severity != "info"] == []
+    assert result.unexplained.error_lines == 0, [g.example for g in result.unexplained.groups]
+
+
+def test_healthy_logs_hold_the_words_that_used_to_look_like_errors():
+    """The test above can fail: these logs carry "Defaulting", "default" and an INFO "running out of memory"."""
+    text = "".join((ENGINES / log).read_text() for log in HEALTHY)
+    assert "Defaulting" in text and "running out of memory" in text
+
+
+def test_triton_is_confirmed_on_a_p40_and_not_judged_on_a_v100():
+    verdict, reason = verdicts("vllm-triton-p40.log", machine("p40-torch-cu126"))["triton-cc-too-old"]
+    assert verdict == "confirmed" and "Triton needs cc 7.0+" in reason
+    verdict, reason = verdicts("vllm-triton-p40.log", machine("v100-pcie-16gb-healthy"))["triton-cc-too-old"]
+    assert verdict == "cannot-tell" and reason.startswith("the log is from a cc 6.1 card")
+
+
+def test_a_lost_gpu_is_confirmed_by_gpu_present_and_a_healthy_one_does_not_rule_it_out():
+    healthy = machine("v100-pcie-16gb-healthy")
+    gpu = replace(healthy.nvml.gpus[0], name=Unknown("nvmlDeviceGetHandleByIndex: Unknown Error"),
+                  memory_total_mib=Unknown("nvmlDeviceGetHandleByIndex: Unknown Error"))
+    lost = replace(healthy, nvml=replace(healthy.nvml, gpus=(gpu,)))
+    for log, signature in (("xid-79-journal.log", "gpu-fallen-off-bus"),
+                           ("nvidia-smi-device-handle.log", "nvidia-smi-device-handle-unknown")):
+        verdict, reason = verdicts(log, lost)[signature]
+        assert verdict == "confirmed" and "no longer answer NVML" in reason
+        verdict, reason = verdicts(log, healthy)[signature]
+        assert verdict == "cannot-tell" and "a fault that came and went" in reason
+
+
+def test_a_flash_attn_abi_error_is_never_ruled_out_by_a_passing_check():
+    assert verdicts("flash-attn-undefined-symbol.log", machine("v100-flash-attn-2"))["flash-attn-undefined-symbol"][0] == "confirmed"
+    verdict, reason = verdicts("flash-attn-undefined-symbol.log", machine("v100-pcie-16gb-healthy"))["flash-attn-undefined-symbol"]
+    assert verdict == "cannot-tell" and "ABI" in reason
+
+
+def test_the_cuda_malloc_async_fix_names_the_allocator_setting():
+    match = next(m for m in scan("tabbyapi-cuda-malloc-async-oom-docker.log").matches if m.signature == "cuda-malloc-async-oom")
+    assert "cuda_malloc_async: false" in match.fix and "backend:cudaMallocAsync" in match.fix
