@@ -11,7 +11,8 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
-ITEMSIZE = {"F16": 2, "BF16": 2, "F32": 4, "I32": 4, "I16": 2, "I64": 8, "U8": 1}
+ITEMSIZE = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
+            "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
 
 
 @dataclass(frozen=True)
