@@ -34,7 +34,7 @@ def scenarios(save_dir: Path) -> dict[str, tuple[list[str], list[tuple[str, list
     h200 = ROOT / "benchmarks" / "results" / "tui-h200" / "report.json"  # a real probe, recorded by tui_pty.py
     if h200.exists():
         out["replay-h200-probe"] = (["--replay", str(h200)], [("start", []), ("decode-speed", ["End"])])
-    for example in sorted((ROOT / "fixtures" / "examples").glob("*.json")):
+    for example in sorted((ROOT / "doctor" / "examples").glob("*.json")):
         out[f"example-{example.stem}"] = (["--replay", str(example)], [("start", []), ("decode-speed", ["End"])])
     return out
 

@@ -14,11 +14,11 @@ import re
 from checks.base import Check, CheckContext
 from checks.prescription.quote import route_fix
 from checks.prescription.machine import machine_prescription
+from checks.prescription.probe_install import probe_install_commands
 from doctor.model.findings import Finding, Status
 from checks.knowledge.engines import JIT_UNITS
 from doctor.model.unknown import known
 
-PIP = "pip install exllamav2 tokenizers"
 
 
 def prebuilt_torch_tag(exllamav2_version: str) -> str | None:
@@ -58,7 +58,10 @@ def run(ctx: CheckContext) -> Finding:
                 "ninja": py.nvcc.ninja if known(py.nvcc.ninja) else None}
     if not known(pk.get("exllamav2")):  # not a fault of the machine: the doctor just cannot time it
         return CHECK.finding(Status.INFO, "exllamav2 is not installed here: the timed probe cannot run",
-                             {**ev, "probe_can_run": False}, "Install it into the Python that runs the doctor to measure.", [PIP])
+                             {**ev, "probe_can_run": False},
+                             "Install it into the Python that runs the doctor to measure, torch first (from the index "
+                             "that has this card's kernels), so pip does not pick a torch for it.",
+                             probe_install_commands(rx, str(py.torch.version) if py.torch.installed and known(py.torch.version) else None))
     version = str(pk["exllamav2"])
     if not py.torch.installed or not known(py.torch.cuda) or py.torch.cuda == "none":
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs torch with CUDA; "

@@ -64,11 +64,12 @@ def run(args: argparse.Namespace) -> ExitCode:
 def open_in_tui(chosen: list[str]) -> ExitCode:
     """On a terminal the demo is the TUI's first screen: the first chosen example, read-only."""
     from doctor.run.options import build_parser
-    from doctor.run.examples import EXAMPLES
+    from doctor.run.examples import example_file
     from doctor.tui.launch import run_tui
 
     first = chosen[0]
     if len(chosen) > 1:
         print(f"v100-doctor demo: showing {first}; the others: v100-doctor demo NAME (--list names them, "
               "--no-tui prints them all)", file=sys.stderr)
-    return ExitCode(run_tui(build_parser().parse_args(["--replay", str(EXAMPLES / f"{first}.json")])))
+    with example_file(first) as path:
+        return ExitCode(run_tui(build_parser().parse_args(["--replay", path])))

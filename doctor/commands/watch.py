@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gpu", type=gpu_index, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
     g.add_argument("--config", metavar="FILE", type=path_arg,
                    help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
-                        "max_memory and offload settings")
+                        "max_memory and offload settings; a TabbyAPI config.yml also names the model it loads")
     g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg,
                    help="the model directory the server loaded, so its VRAM can be compared with the model's size")
     add_output_arguments(p)
@@ -101,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
         launch = read_launch_config(args.config)
         if launch.error:
             raise UsageError(f"--config {launch.error}")
+        if launch.tabby is not None:  # TabbyAPI's config.yml, read as --tabby-config reads it
+            from doctor.facts.tabby_config import describe
+
+            print(f"v100-doctor: TabbyAPI config {args.config}: {describe(launch.tabby)}", file=sys.stderr)
+            if not args.model and launch.tabby.model_path:
+                args.model = [launch.tabby.model_path]
     plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None)
     model = _model_facts(args.model)
     machine = _gather(plan)

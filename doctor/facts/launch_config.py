@@ -99,4 +99,17 @@ def read_launch_config(path: str) -> LaunchConfigFacts:
         text = read_capped(p, MAX_BYTES, "launch config").decode("utf-8", errors="replace")
     except OSError as exc:
         return LaunchConfigFacts(path=path, error=f"{path}: cannot read it ({exc.strerror})")
-    return parse_launch_config(text, path)
+    facts = parse_launch_config(text, path)
+    if p.suffix.lower() in (".yml", ".yaml"):  # TabbyAPI's config.yml: the same reader as --tabby-config
+        from doctor.facts.tabby_config import load_yaml, looks_like_tabby, parse_tabby
+        from doctor.model.errors import UsageError
+
+        try:
+            data = load_yaml(path)
+            if looks_like_tabby(data):
+                from dataclasses import replace
+
+                facts = replace(facts, tabby=parse_tabby(data, path))
+        except UsageError as exc:
+            return LaunchConfigFacts(path=path, error=str(exc))  # "PATH: why", as the errors above
+    return facts

@@ -168,6 +168,9 @@ def gpu_split(text: str) -> tuple[float, ...]:
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("deployment plan (what you intend to run)")
     g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg, help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF); quote paths with spaces")
+    g.add_argument("--tabby-config", metavar="FILE", type=path_arg,
+                   help="TabbyAPI's config.yml: model, max_seq_len, cache_mode/cache_size, gpu_split and tensor_parallel "
+                        "from there (flags given beside it win)")
     g.add_argument("--max-seq-len", type=positive_int, metavar="N", help="context length you will load with (ExLlamaV2 max_seq_len)")
     g.add_argument("--cache-mode", choices=list(CACHE_MODE_ORDER), default=None, help="KV cache mode (default fp16)")
     g.add_argument("--gpu-split", type=gpu_split, metavar="GB[,GB...]", help="ExLlamaV2 gpu_split in GB per GPU")
@@ -223,7 +226,7 @@ def plan_from_args(args: argparse.Namespace, base=None):
 
     from doctor.model.plan import Plan
 
-    plan = base or Plan()
+    plan = _with_tabby_config(args, base or Plan())
     changes = {}
     if getattr(args, "model", None):
         changes["model_path"] = " ".join(args.model)
@@ -238,6 +241,20 @@ def plan_from_args(args: argparse.Namespace, base=None):
     if getattr(args, "tensor_parallel", False):
         changes["tensor_parallel"] = True
     return replace(plan, **changes)
+
+
+def _with_tabby_config(args: argparse.Namespace, plan):
+    """--tabby-config FILE under the flags: read once per run, and said on stderr how it was read."""
+    path = getattr(args, "tabby_config", None)
+    if not path:
+        return plan
+    from doctor.facts.tabby_config import describe, read_tabby_config, tabby_plan
+
+    settings = getattr(args, "tabby_settings", None)
+    if settings is None:
+        settings = args.tabby_settings = read_tabby_config(path)
+        print(f"v100-doctor: TabbyAPI config {path}: {describe(settings)}", file=sys.stderr)
+    return tabby_plan(settings, plan)
 
 
 def select_checks(only: list[str] | None):

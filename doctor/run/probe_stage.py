@@ -99,6 +99,16 @@ def run_stage(report: Report, spec: ProbeSpec, synthetic: SyntheticRequest | Non
     return with_probe(report, probe)
 
 
+def _install_commands(report: Report) -> tuple[str, ...]:
+    """The machine's torch route, then exllamav2 + tokenizers keeping that torch (checks/prescription/probe_install.py)."""
+    from checks.prescription.probe_install import probe_install_commands
+    from doctor.model.unknown import known
+
+    torch = report.facts.python.torch
+    version = str(torch.version) if torch.installed and known(torch.version) else None
+    return tuple(probe_install_commands(report.prescription, version))
+
+
 def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
     from doctor.verdict.build import build_verdict, verdict_finding
@@ -106,7 +116,7 @@ def with_probe(report: Report, probe: ProbeReport) -> Report:
 
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
     if not probe.ok:
-        finding = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode)
+        finding = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report))
         errors = report.errors + ((f"probe {probe.status}: {probe.summary}",) if probe.status == "cancelled" else ())
         return replace(report, probe=probe, findings=merge_findings(report.findings, [finding]), timings_ms=timings,
                        errors=errors)

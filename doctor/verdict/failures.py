@@ -32,7 +32,8 @@ def _finding(check_id: str, status: Status, summary: str, evidence: dict, fix: s
                    commands=commands)
 
 
-def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mode: str = "fp16") -> Finding:
+def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mode: str = "fp16",
+                    install: tuple[str, ...] = ("pip install exllamav2 tokenizers",)) -> Finding:
     """The finding for a probe that failed, timed out, crashed or was cancelled."""
     kind, msg = probe.error_kind, probe.summary
     ev = {"probe_status": probe.status, "phase": probe.error_phase, "error": msg}
@@ -59,8 +60,8 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
                         "(CUDA 13 cannot build for sm_70), plus ninja. The build log's tail is in the evidence.")
     if kind in ("not-installed", "no-cuda"):
         return _finding("exllamav2-ready", Status.FAIL, msg, ev,
-                        "The probe needs torch with CUDA, exllamav2 and tokenizers in the Python that runs the doctor.",
-                        ("pip install exllamav2 tokenizers",))
+                        "The probe needs torch with CUDA, exllamav2 and tokenizers in the Python that runs the doctor; "
+                        "torch first, from the index that has this card's kernels.", install)
     if kind == "model-load":
         ev["log_tail"] = tail[-1500:]
         return _finding("model-load", Status.FAIL, msg, ev,

@@ -15,7 +15,7 @@ from doctor.run.output import shareable
 from doctor.run.pipeline import diagnose
 from identity_support import HOME, HOSTNAME, leaked, planted_fixture
 
-RECORDED = sorted(MACHINES.glob("*.json")) + sorted((ROOT / "fixtures" / "examples").glob("*.json"))
+RECORDED = sorted(MACHINES.glob("*.json")) + sorted((ROOT / "doctor" / "examples").glob("*.json"))
 
 
 @pytest.mark.parametrize("flags", [["--json"], ["--markdown"], ["--no-tui", "-o", "{out}"], ["--json", "-o", "{out}"]],

@@ -100,7 +100,7 @@ def test_a_saved_report_with_its_probe_replays_read_only_with_panels(tmp_path):
 
 
 def test_a_recorded_example_opens_labelled_with_todays_checks_and_verdict():
-    example = ROOT / "fixtures" / "examples" / "seed-2-exl2-4.25bpw.json"
+    example = ROOT / "doctor" / "examples" / "seed-2-exl2-4.25bpw.json"
     session = session_from_args(build_parser().parse_args(["--replay", str(example)]), None)
 
     async def script(app, pilot):

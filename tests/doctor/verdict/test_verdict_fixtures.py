@@ -109,7 +109,7 @@ def test_mostly_unexplained_gap_names_missing_evidence_and_its_command():
     """The reference story's 40 tok/s stage: 98% of its gap unexplained, so the verdict says what to record, and how."""
     import shlex
 
-    doc = json.loads((ROOT / "fixtures" / "examples" / "seed-3-q8-cache-8192.json").read_text())
+    doc = json.loads((ROOT / "doctor" / "examples" / "seed-3-q8-cache-8192.json").read_text())
     v = build_verdict(from_jsonable(ProbeReport, doc["probe"]))
     assert not v.near_ceiling and v.unexplained > 0.5 and v.options == ()
     assert v.missing_evidence and "GPU samples during decode" in v.missing_evidence[0].what

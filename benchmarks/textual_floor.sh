@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Proves pyproject's textual floor: for each version given (default: the declared floor and the release just
+# below it), a fresh venv gets that textual, the doctor's other runtime dependencies and pytest, then the doctor
+# itself from this checkout (a wheel, no -e); the TUI tests run against it (all but the pixel snapshots, which are
+# drawn by the pinned textual of the [test] extra). The floor passes; the release below it must not.
+# Needs PyPI. Run on purpose: benchmarks/textual_floor.sh > benchmarks/results/textual_floor.txt 2>&1
+set -uo pipefail
+cd "$(dirname "$0")/.."
+floor=$(python3 -c 'import tomllib,re; deps=tomllib.load(open("pyproject.toml","rb"))["project"]["dependencies"]; print(next(re.search(r">=([\d.]+)", d).group(1) for d in deps if d.startswith("textual")))')
+versions=("$@"); [ ${#versions[@]} -eq 0 ] && versions=("$floor" 1.0.0)
+others=$(python3 -c 'import tomllib; print(" ".join(repr(d) for d in tomllib.load(open("pyproject.toml","rb"))["project"]["dependencies"] if not d.startswith("textual")))')
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+python3 -m pip wheel -q --no-deps -w "$work/dist" . >/dev/null 2>&1 || { echo "cannot build the wheel"; exit 2; }
+echo "declared floor: textual>=$floor; $(python3 --version); $(date -u +%Y-%m-%dT%H:%MZ)"
+for v in "${versions[@]}"; do
+  python3 -m venv "$work/venv-$v"
+  py="$work/venv-$v/bin/python"
+  eval "$py -m pip install -q --disable-pip-version-check textual==$v $others pytest jsonschema" >"$work/pip-$v.log" 2>&1 \
+    || { echo "textual $v: cannot install"; tail -3 "$work/pip-$v.log"; continue; }
+  "$py" -m pip install -q --disable-pip-version-check --no-deps "$work"/dist/*.whl >/dev/null 2>&1
+  rich=$("$py" -c 'import importlib.metadata as m; print(m.version("rich"))')
+  # run from a copy of the tests only, so `doctor` is imported from the installed wheel, not from this checkout
+  rm -rf "$work/t"; mkdir "$work/t"; cp -r tests "$work/t/"; cp pyproject.toml "$work/t/"; ln -s "$PWD/fixtures" "$work/t/fixtures"
+  out=$(cd "$work/t" && ln -sf "$("$py" -c 'import doctor,os;print(os.path.dirname(doctor.__file__))')" doctor \
+        && "$py" -m pytest -q -p no:cacheprovider -p no:randomly tests/doctor/tui --ignore=tests/doctor/tui/test_tui_snapshots.py 2>&1)
+  rc=$?
+  summary=$(tail -1 <<<"$out")
+  echo "textual $v (rich $rich): exit $rc: $summary"
+  [ $rc -ne 0 ] && grep -m3 -E "Error|error:" <<<"$out" | cut -c1-220 | sed 's/^/    /'
+done
