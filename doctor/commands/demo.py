@@ -37,8 +37,11 @@ def run(args: argparse.Namespace) -> ExitCode:
 
     names = example_names()
     if args.list:
-        for n in names:
-            print(f"{n:<26} {load_example(n).note[:110]}")
+        import textwrap
+
+        for n in names:  # each note whole: the stages differ in their last words
+            print(n)
+            print(textwrap.fill(load_example(n).note, 100, initial_indent="    ", subsequent_indent="    "))
         return ExitCode.OK
     chosen = args.names or names
     unknown = [n for n in chosen if n not in names]
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> ExitCode:
     from doctor.run.options import wants_tui
 
     if wants_tui(args):
-        return open_in_tui(chosen)
+        return open_in_tui(chosen, named=bool(args.names))
     for i, name in enumerate(chosen):
         try:
             report = replay_example(name)
@@ -61,15 +64,12 @@ def run(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-def open_in_tui(chosen: list[str]) -> ExitCode:
-    """On a terminal the demo is the TUI's first screen: the first chosen example, read-only."""
+def open_in_tui(chosen: list[str], named: bool) -> ExitCode:
+    """On a terminal the demo is the story view: every example's stage side by side (arrows move, enter opens
+    one's full report); `demo NAME` opens that example's report, the story one escape away."""
     from doctor.run.options import build_parser
-    from doctor.run.examples import example_file
     from doctor.tui.launch import run_tui
 
-    first = chosen[0]
-    if len(chosen) > 1:
-        print(f"v100-doctor demo: showing {first}; the others: v100-doctor demo NAME (--list names them, "
-              "--no-tui prints them all)", file=sys.stderr)
-    with example_file(first) as path:
-        return ExitCode(run_tui(build_parser().parse_args(["--replay", path])))
+    args = build_parser().parse_args([])
+    args.story, args.story_start = True, (chosen[0] if named else None)  # doctor.run.session.session_from_args
+    return ExitCode(run_tui(args))

@@ -12,6 +12,7 @@ from typing import Any
 from doctor.model.events import (GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase,
                                  ProbeProgress, ProbeRate, ProbeSkipped, ProbeTimedOut)
 
+UNEXPLAINED = "unexplained"  # the verdict's label for the share of the gap no evidence accounts for
 SPARK_POINTS = 120  # the last decode readings kept for the sparkline
 GPU_READINGS = tuple(f.name for f in fields(GpuReading))
 
@@ -134,3 +135,98 @@ def _as(cls: type, value: Any) -> Any:
         return from_jsonable(cls, value)
     except (LoadError, TypeError, ValueError):
         return None
+
+
+# ---- the story view: one recorded case per stage, side by side --------------------------------------------------
+@dataclass(frozen=True)
+class StageView:
+    """One stage of a recorded case: what ran, how fast against the ceiling, the cause named and the fix."""
+
+    name: str  # the example's name
+    setup: str  # engine · model · cache · context, from the recorded probe
+    measured_tok_s: float | None
+    ceiling_tok_s: float | None
+    cause: str  # the verdict's top cause and its share of the gap
+    fix: str  # the fix that leads to the next stage, or the options at the card's limit
+    headline: str
+
+
+@dataclass(frozen=True)
+class CaseView:
+    card: str  # the recorded GPU
+    stages: tuple[StageView, ...]
+
+    @property
+    def label(self) -> str:
+        speeds = [f"{s.measured_tok_s:.0f}" for s in self.stages if s.measured_tok_s is not None]
+        return f"{self.card}: {' → '.join(speeds)} tok/s" if speeds else self.card
+
+
+def stage_view(name: str, report: Any) -> StageView:
+    """A replayed example as one story stage; every figure is the report's (its probe and today's verdict)."""
+    verdict = verdict_view(report.verdict) if report.verdict is not None else None
+    causes = verdict.causes if verdict else ()
+    named = [c for c in causes if c.label != UNEXPLAINED]
+    cause = ", ".join(_share(c) for c in named[:1])
+    rest = [c for c in causes if c.label == UNEXPLAINED and (c.share or 0) >= 0.5]
+    if rest:
+        cause += f"; {rest[0].share:.0%} unexplained"
+    fix = ""
+    if verdict is not None:
+        fix = verdict.fix_first or (f"at the card's limit; options: {verdict.limit_options}" if verdict.limit_options else "")
+    return StageView(name=name, setup=_setup_line(report.probe), headline=verdict.headline if verdict else "",
+                     measured_tok_s=verdict.measured_tok_s if verdict else None,
+                     ceiling_tok_s=verdict.ceiling_tok_s if verdict else None, cause=cause, fix=fix)
+
+
+def _share(cause: CauseBar) -> str:
+    return f"{cause.label} ({cause.share:.0%} of the gap)" if cause.share is not None else cause.label
+
+
+def story_cases(examples: list[tuple[str, Any]]) -> tuple[CaseView, ...]:
+    """(name, replayed report) pairs in story order, grouped by the recorded card: the V100's stages, then the H200."""
+    cases: dict[str, list[StageView]] = {}
+    for name, report in examples:
+        cases.setdefault(_card(report), []).append(stage_view(name, report))
+    return tuple(CaseView(card, tuple(stages)) for card, stages in cases.items())
+
+
+def _card(report: Any) -> str:
+    gpu = report.facts.gpu(report.plan.gpu_index) if report.facts is not None else None
+    name = getattr(gpu, "name", None)
+    return name if isinstance(name, str) and name else "unknown card"
+
+
+def _setup_line(probe: Any) -> str:
+    result = getattr(probe, "result", None)
+    if result is None:
+        return ""
+    model = str(result.model_path or "").split(" (")[0].rstrip("/").rsplit("/", 1)[-1]
+    parts = [str(result.engine).split(" (")[0], model, f"{result.cache_mode} cache" if result.cache_mode else "",
+             f"{result.max_seq_len} ctx" if result.max_seq_len else ""]
+    return " · ".join(p for p in parts if p)
+
+
+# ---- what one short line says ----------------------------------------------------------------------------------
+def first_line(text: str) -> str:
+    """A verdict headline's first sentence: what the one-pane layout of a small terminal keeps."""
+    head = text.split("\n", 1)[0]
+    cut = head.find(". ")
+    return head[: cut + 1] if cut > 0 else head
+
+
+def no_gpu_hint(report: Any) -> str:
+    """A live run on a machine without a usable GPU and no --target-gpu: what the doctor can still do here."""
+    from doctor.model.findings import Status
+
+    gpu = report.finding("gpu-present")
+    if not report.source == "live" or report.plan.target_gpu or gpu is None or gpu.status is Status.PASS:
+        return ""
+    return "No GPU here: plan for a card with --target-gpu NAME (see --list-gpus), or try `v100-doctor demo`."
+
+
+def shown_evidence(evidence: dict) -> dict:
+    """A finding's evidence as a screen shows it: a fact that was not read is "unknown", never `None`; an empty
+    list is "none"."""
+    return {k: "unknown" if v is None else ("none" if isinstance(v, (list, tuple)) and not v else v)
+            for k, v in evidence.items()}

@@ -28,18 +28,20 @@ def skip_reason(report: Report, synthetic: bool = False) -> str | None:
     if not synthetic and not report.plan.model_path:
         return "no model was given (--model PATH); `v100-doctor probe --synthetic` measures the engine without one"
     if report.plan.target_gpu:
-        return f"planning for {report.plan.target_gpu}, a card that is not this one"
+        return (f"planning for {report.plan.target_gpu}, a card that is not this one; the same command without "
+                "--target-gpu on a machine with that card measures it")
+    elsewhere = "; on a machine with the card the same command measures it (`v100-doctor demo` shows recorded runs)"
     gpu = report.finding("gpu-present")
     if gpu is not None and gpu.status is not Status.PASS:
-        return f"no usable GPU ({gpu.summary})"
+        return f"no usable GPU ({gpu.summary}){elsewhere}"
     if gpu is None and not report.facts.nvml.gpus:
-        return f"no usable GPU ({report.facts.nvml.reason or 'NVML reports none'})"
+        return f"no usable GPU ({report.facts.nvml.reason or 'NVML reports none'}){elsewhere}"
     pairing = report.finding("cuda-pairing")
     if pairing is not None and pairing.status is Status.FAIL:
-        return f"torch cannot run on this card yet (cuda-pairing: {pairing.summary})"
+        return f"torch cannot run on this card yet (cuda-pairing: {pairing.summary}); its fix first, then the probe"
     ready = report.finding("exllamav2-ready")
     if ready is not None and ready.evidence.get("probe_can_run") is False:
-        return f"ExLlamaV2 is not ready (exllamav2-ready: {ready.summary})"
+        return f"ExLlamaV2 is not ready (exllamav2-ready: {ready.summary}); its fix first, then the probe"
     return None
 
 

@@ -40,7 +40,9 @@ class Session:
     run_probe: Callable[[Report, Callable[[ProbeEvent], None], threading.Event], Report] | None = None
     no_probe_reason: str = "the probe is not available here"
     auto_probe: bool = False  # start the probe once the checks are done (`--model` given, as the CLI does)
-
+    # the demo's story view: every recorded example, replayed, as (name, report) in story order; () elsewhere
+    story: tuple[tuple[str, Report], ...] = ()
+    story_start: str | None = None  # the example whose full report opens first (`demo NAME`); None: the story view
 
 
 def session_from_args(args: argparse.Namespace, checks) -> Session:
@@ -48,6 +50,8 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
     or recorded facts with today's checks) or this machine live."""
     from doctor.run.options import plan_from_args
 
+    if getattr(args, "story", False):  # `v100-doctor demo` on a terminal
+        return story_session(getattr(args, "story_start", None))
     if args.replay:
         from doctor.facts.replay import load_document
 
@@ -65,6 +69,19 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
 
     return Session(plan=plan_from_args(args), checks=checks, save_path=args.output, torch_timeout_s=args.torch_timeout,
                    fresh=args.fresh, use_cache=not getattr(args, "no_cache", False), **probe_arguments(args))
+
+
+def story_session(start: str | None = None) -> Session:
+    """`v100-doctor demo` on a terminal: the story view over every recorded example (today's checks and verdict
+    on each), opening on `start`'s full report when one is named."""
+    from doctor.run.examples import example_names, replay_example
+
+    story = tuple((name, replay_example(name)) for name in example_names())
+    first = dict(story).get(start) if start else None
+    shown = first if first is not None else story[0][1]
+    return Session(plan=shown.plan, source=shown.source, saved=shown, note=shown.note, story=story,
+                   story_start=start if first is not None else None,
+                   no_probe_reason="a recorded example is read-only: the probe would measure this machine")
 
 
 def _example(path: str) -> Report:

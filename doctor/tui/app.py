@@ -14,18 +14,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, OptionList
+from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import Worker, WorkerFailed, WorkerState
 
 from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFailed, ProbePhase
 from doctor.render.panels import GPU_READINGS as LIVE_READINGS
-from doctor.render.panels import ProbeView, apply_probe_event
+from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line
 from doctor.run.session import Session
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
+from doctor.tui.commands import CheckCommands
 from doctor.tui.detail import DetailPane
 from doctor.tui.probe_panel import ProbePanel
 from doctor.tui.save_dialog import SaveDialog
@@ -38,19 +39,30 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
 FIRST_FRAME_GRACE_S = 0.05
 HANGUP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
 QUIT_WAIT_S = 5.0  # at most this long for a check run to wind down after its torch child is stopped
+COMPACT_BELOW = (80, 24)  # a smaller terminal gets one pane: the selected check, the verdict's first line, the top fix
+COMPACT_KEYS = "? keys  jk move  ⏎ open  / filter  c copy fix  q quit"
 
 
 class DoctorApp(App["Report | None"]):
     CSS_PATH = "app.tcss"
     TITLE = "v100-doctor"
-    ENABLE_COMMAND_PALETTE = False
+    ESCAPE_TO_MINIMIZE = False  # escape is `back` (below): it also gives the list its focus again
+    COMMANDS = App.COMMANDS | {CheckCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),  # ctrl+q (textual's own) comes here too
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),  # not an editor: ctrl+c quits, probe cancelled first
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("slash", "filter", "Filter", key_display="/"),
         Binding("p", "probe", "Probe"),
-        Binding("r", "rerun", "Re-run"),
+        Binding("r", "rerun", "Re-run", show=False),
         Binding("s", "save_json", "Save"),
-        Binding("m", "save_markdown", "Markdown"),
+        Binding("m", "save_markdown", "Markdown", show=False),
         Binding("c", "copy_fix", "Copy fix"),
+        Binding("t", "story", "Story"),
+        Binding("escape", "back", "Back", show=False),
+        Binding("j,down", "move(1)", "Move", show=False),  # the one-pane layout: the list is hidden, keys still move it
+        Binding("k,up", "move(-1)", "Up", show=False),
+        Binding("enter", "open", "Details", show=False),
     ]
 
     def __init__(self, session: Session) -> None:
@@ -62,17 +74,24 @@ class DoctorApp(App["Report | None"]):
         self._check_count = 0
         self._torch = None  # the torch-facts child of a live gathering, so quitting can stop it
         self._quitting = False
+        self._verdict: VerdictView | None = None
+        self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
 
     # ---- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Banner(self._source_text(), id="banner")
+        yield Static(id="hint")
+        yield Input(placeholder="filter checks by id or title (enter: to the list, escape: clear)", id="filter")
+        yield Static(id="compact-head")
         with Horizontal(id="main"):
             yield Checklist(id="checklist")
             yield DetailPane(id="detail")
         with Horizontal(id="probe-row"):
             yield ProbePanel(id="probe")
             yield VerdictPanel(id="verdict")
-        yield Footer()
+        yield Static(id="compact-foot")
+        yield Static(COMPACT_KEYS, id="compact-keys")
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.checklist.border_title = "Checks"
@@ -82,6 +101,8 @@ class DoctorApp(App["Report | None"]):
         if self.session.saved is not None:
             self._show_saved(self.session.saved)
         self._watch_signals(True)
+        self._layout_for(*self.size)
+        self._open_story_at_start()
 
     def on_unmount(self) -> None:
         self._watch_signals(False)
@@ -156,7 +177,10 @@ class DoctorApp(App["Report | None"]):
         self.report = report
         self._paint_source()
         self.banner.set_status(self._summary_text())
+        if self.checklist.highlighted in (0, None):  # the user has not moved: open on the first problem
+            self.checklist.go_to_first_problem()
         self._show_highlighted()
+        self._show_hint()
         if self.session.auto_probe and self.session.run_probe is not None and report.probe is None:
             self.session = replace(self.session, auto_probe=False)  # once; `p` runs it again
             self.action_probe()
@@ -170,12 +194,10 @@ class DoctorApp(App["Report | None"]):
         self._show_highlighted()
         probe = probe_view(report.probe) if report.probe is not None else None
         verdict = verdict_view(report.verdict) if report.verdict is not None else None
-        if probe is not None or verdict is not None:
-            self._show_probe_row()
-            if probe is not None:
-                self.probe_state = probe
-                self.query_one(ProbePanel).show(probe)
-            self.query_one(VerdictPanel).show(verdict)
+        self.query_one("#probe-row").display = probe is not None or verdict is not None
+        self.probe_state = probe or ProbeView()
+        self.query_one(ProbePanel).show(self.probe_state)
+        self._show_verdict(verdict)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -195,20 +217,187 @@ class DoctorApp(App["Report | None"]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """enter: open the selected check's detail full-screen; escape comes back."""
+        self.action_open()
+
+    def action_open(self) -> None:
+        if self.screen is not self.screen_stack[0]:
+            return
         self._show_highlighted()
         self.screen.maximize(self.detail, container=False)
         self.detail.focus()
 
+    def action_move(self, step: int) -> None:
+        """j/k when the list itself does not have the focus (the one-pane layout of a small terminal)."""
+        if self.screen is not self.screen_stack[0]:
+            return
+        (self.checklist.action_cursor_down if step > 0 else self.checklist.action_cursor_up)()
+
+    def action_back(self) -> None:
+        """escape: out of the full-screen details or the filter, back to the list; from a demo report, the story."""
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+        elif self.focused is self.filter_input:
+            self.checklist.set_filter("")
+            self.filter_input.value = ""
+            self.filter_input.display = False
+        elif self.session.story and self.focused in (self.checklist, None):
+            self.action_story()
+            return
+        self._focus_list()
+
+    def _focus_list(self) -> None:
+        if self.is_compact:
+            self.set_focus(None)  # the list is hidden: the app's j/k move it
+        else:
+            self.checklist.focus()
+
     def _show_highlighted(self) -> None:
         check_id = self.checklist.highlighted_id
         if check_id is None:
-            self.detail.show(None, "no checks to show")
-            return
-        finding = self.checklist.findings.get(check_id)
-        if finding is None:
-            self.detail.show(None, f"{check_id}: {'running…' if self.checklist.is_running(check_id) else 'waiting to run…'}")
+            self.detail.show(None, "no checks to show" if not self.checklist.filter_text else
+                             f"no check matches “{self.checklist.filter_text}” (escape clears the filter)")
         else:
-            self.detail.show(finding)
+            finding = self.checklist.findings.get(check_id)
+            if finding is None:
+                self.detail.show(None, f"{check_id}: {'running…' if self.checklist.is_running(check_id) else 'waiting to run…'}")
+            else:
+                self.detail.show(finding)
+        self._paint_compact()
+
+    # ---- help, filter, palette ----------------------------------------------------------------
+    def action_help(self) -> None:
+        from doctor.tui.help_screen import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(story=bool(self.session.story)))
+
+    @property
+    def filter_input(self) -> Input:
+        return self.query_one("#filter", Input)
+
+    def action_filter(self) -> None:
+        """`/`: type to narrow the list; enter goes back to it, escape clears the filter."""
+        self.screen.minimize()
+        self.filter_input.display = True
+        self.filter_input.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input is self.filter_input:
+            self.checklist.set_filter(event.value)
+            self._show_highlighted()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input is self.filter_input:
+            self.filter_input.display = bool(event.value.strip())
+            self._focus_list()
+
+    def show_check(self, check_id: str) -> None:
+        """The palette's "open a check": the list's cursor on it, its details shown."""
+        if self.checklist.go_to(check_id):
+            self.filter_input.value = self.checklist.filter_text
+            self.filter_input.display = bool(self.checklist.filter_text)
+            self._show_highlighted()
+
+    def get_system_commands(self, screen):
+        """The command palette (ctrl+p): textual's own commands, then every action of the footer and help."""
+        yield from super().get_system_commands(screen)
+        for title, help_text, action in ACTIONS:
+            if self.check_action(action, ()):
+                yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in STORY_HIDES:
+            return True
+        from doctor.tui.story import StoryScreen
+
+        if isinstance(self.screen, StoryScreen):  # the story has its own keys
+            return False
+        return bool(self.session.story) if action == "story" else True  # only the demo has a story to go back to
+
+    # ---- small terminals ----------------------------------------------------------------------
+    @property
+    def is_compact(self) -> bool:
+        return self.screen_stack[0].has_class("-compact")
+
+    def on_resize(self, event) -> None:
+        self._layout_for(event.size.width, event.size.height)
+
+    def _layout_for(self, width: int, height: int) -> None:
+        main = self.screen_stack[0]
+        compact = width < COMPACT_BELOW[0] or height < COMPACT_BELOW[1]
+        if compact == main.has_class("-compact"):
+            return
+        main.set_class(compact, "-compact")
+        if self.screen is main and self.focused in (self.checklist, None):
+            self._focus_list()
+        self._paint_compact()
+
+    def _paint_compact(self) -> None:
+        """One pane's header and foot: which check (n of N), the verdict's first line and the top fix."""
+        from rich.text import Text
+
+        check_id, shown = self.checklist.highlighted_id, self.checklist.shown_ids
+        head = "no checks" if check_id is None else \
+            f"{self.checklist.symbol_of(check_id)} {check_id}  ({shown.index(check_id) + 1} of {len(shown)}; j/k: next)"
+        self.query_one("#compact-head", Static).update(Text(head))
+        self.query_one("#compact-foot", Static).update(Text("\n".join(self._compact_lines())))
+
+    def _compact_lines(self) -> list[str]:
+        v = self._verdict
+        if v is not None:
+            fix = v.fix_first or (f"at the card's limit; options: {v.limit_options}" if v.limit_options else "")
+            return [f"Verdict: {first_line(v.headline) or f'{v.measured_tok_s:.1f} of {v.ceiling_tok_s:.1f} tok/s'}"] + \
+                ([f"Fix first: {fix}"] if fix else [])
+        if self.probe_state.state == "skipped":
+            return [f"No probe: {self.probe_state.error}"]
+        problem = self.checklist.first_problem()
+        finding = self.checklist.findings.get(problem) if problem else None
+        if finding is not None and finding.fix:
+            return [f"Fix first ({finding.id}): {finding.fix}"]
+        return [self._summary_text()] if self.report is not None else []
+
+    def _show_hint(self) -> None:
+        from doctor.render.panels import no_gpu_hint
+
+        hint = no_gpu_hint(self.report) if self.report is not None else ""
+        self.query_one("#hint", Static).update(hint)
+        self.query_one("#hint").display = bool(hint)
+
+    # ---- the story (demo) ---------------------------------------------------------------------
+    def _open_story_at_start(self) -> None:
+        if self.session.story and self.session.story_start is None:
+            self.call_after_refresh(self.action_story)
+        elif self.session.story:
+            names = [name for name, _ in self.session.story]
+            self._story_at = self._story_place(names.index(self.session.story_start))
+
+    def _story_place(self, flat: int) -> tuple[int, int]:
+        from doctor.render.panels import story_cases
+
+        seen = 0
+        for c, case in enumerate(story_cases(list(self.session.story))):
+            if flat < seen + len(case.stages):
+                return c, flat - seen
+            seen += len(case.stages)
+        return 0, 0
+
+    def action_story(self) -> None:
+        from doctor.render.panels import story_cases
+        from doctor.tui.story import StoryScreen
+
+        if not self.session.story or isinstance(self.screen, StoryScreen):
+            return
+        self.screen.minimize()
+        self.push_screen(StoryScreen(story_cases(list(self.session.story)), *self._story_at))
+
+    def open_stage(self, case: int, stage: int, name: str) -> None:
+        """From the story: that stage's whole report on the main screen (escape or `t` goes back)."""
+        report = dict(self.session.story)[name]
+        self._story_at = (case, stage)
+        self.session = replace(self.session, saved=report, plan=report.plan, source=report.source, note=report.note)
+        self.report = report
+        self._show_saved(report)
+        self._focus_list()
 
     def action_copy_fix(self) -> None:
         text = self.detail.commands_text
@@ -244,7 +433,7 @@ class DoctorApp(App["Report | None"]):
         self._show_probe_row()
         self.probe_state = apply_probe_event(ProbeView(), ProbePhase("start", "starting the probe process…"))
         self.query_one(ProbePanel).show(self.probe_state)
-        self.query_one(VerdictPanel).show(None)
+        self._show_verdict(None)
         report = self.report
         self.run_worker(lambda: self.session.run_probe(report, self._relay_probe_event, self._probe_cancel),
                         thread=True, group="probe", exclusive=True, exit_on_error=False)
@@ -256,6 +445,8 @@ class DoctorApp(App["Report | None"]):
     def _on_probe_event(self, event: ProbeEvent) -> None:
         self.probe_state = apply_probe_event(self.probe_state, event)
         self.query_one(ProbePanel).show(self.probe_state)
+        if self.probe_state.state == "skipped":
+            self._show_verdict(None)
 
     def _probe_done(self, worker: Worker) -> None:
         if worker.state is WorkerState.ERROR:
@@ -279,11 +470,18 @@ class DoctorApp(App["Report | None"]):
             elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
                 self.probe_state = replace(live, state=probe.state, error=probe.error)
             self.query_one(ProbePanel).show(self.probe_state)
-            self.query_one(VerdictPanel).show(verdict_view(report.verdict) if report.verdict is not None else None)
+            self._show_verdict(verdict_view(report.verdict) if report.verdict is not None else None)
             self.banner.set_status(self._summary_text())
 
     def _show_probe_row(self) -> None:
         self.query_one("#probe-row").display = True
+
+    def _show_verdict(self, view: VerdictView | None) -> None:
+        self._verdict = view
+        skipped = view is None and self.probe_state.state == "skipped"
+        self.query_one(VerdictPanel).display = not skipped  # the probe panel says once why nothing was measured
+        self.query_one(VerdictPanel).show(view)
+        self._paint_compact()
 
     # ---- save -------------------------------------------------------------------------------
     def action_save_json(self) -> None:
@@ -400,3 +598,18 @@ class DoctorApp(App["Report | None"]):
         if report.errors:
             text += f" · ☠ {'; '.join(report.errors)}"
         return text
+
+
+STORY_HIDES = {"filter", "probe", "rerun", "save_json", "save_markdown", "copy_fix", "story"}
+
+# The command palette's actions: (title, what it does, DoctorApp action); the palette also finds every check by name.
+ACTIONS = (
+    ("Help: every key", "the keys of this screen", "help"),
+    ("Filter the checks", "type part of a check's id or title", "filter"),
+    ("Run the probe", "the timed ExLlamaV2 generation (live runs only)", "probe"),
+    ("Re-run the checks", "today's checks again (on a saved report: on its recorded facts)", "rerun"),
+    ("Save the JSON report", "redacted unless --no-redact", "save_json"),
+    ("Save Markdown", "for a GitHub issue; also copied to the clipboard", "save_markdown"),
+    ("Copy the fix commands", "of the check shown (OSC 52)", "copy_fix"),
+    ("Story view", "the recorded V100 stages 4 → 64 tok/s and the H200 (demo only)", "story"),
+)

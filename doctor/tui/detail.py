@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -20,6 +21,7 @@ class DetailPane(VerticalScroll):
 
     can_focus = True
     ALLOW_MAXIMIZE = True
+    BINDINGS = [Binding("escape", "app.back", "Back", key_display="Esc")]  # full-screen or not: back to the list
     COMPONENT_CLASSES = {"detail--key"}
 
     def compose(self) -> ComposeResult:
@@ -47,7 +49,9 @@ class DetailPane(VerticalScroll):
         head.set_classes(f"-{finding.status.value}")
         summary.update(Text(visible(finding.summary)))
         summary.display = True
-        items = [(k, visible(v)) for k, v in evidence_items(finding.evidence)]
+        from doctor.render.panels import shown_evidence
+
+        items = [(k, visible(v)) for k, v in evidence_items(shown_evidence(finding.evidence))]
         evidence.display = bool(items)
         evidence.update(self._evidence_table(items) if items else "")
         fix.display = bool(finding.fix)

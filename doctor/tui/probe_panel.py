@@ -33,12 +33,17 @@ class ProbePanel(Vertical):
         self.query_one("#probe-phase", Static).update(Text(_phase_line(view)))
         bar = self.query_one("#probe-progress", ProgressBar)
         bar.update(total=view.total, progress=view.done if view.total else 0)
+        measuring = view.state not in ("skipped", "idle")  # no bar animates for a probe that cannot run
+        bar.display = measuring
+        self.query_one("#probe-speed-row").display = measuring
         self.query_one("#probe-spark", Sparkline).data = list(view.tok_s)
         shown = view.reported_tok_s if view.reported_tok_s is not None else (view.tok_s[-1] if view.tok_s else None)
         speed = f"{shown:.1f} tok/s" if shown is not None else ""
         self.query_one("#probe-speed", Static).update(speed)
         self.query_one("#probe-live", Static).update(Text(_live_line(view)))
         self.set_class(view.state == "failed", "-failed")
+        self.set_class(view.state == "skipped", "-skipped")
+        self.border_title = "No probe" if view.state == "skipped" else "Probe"
 
 
 def _phase_line(view: ProbeView) -> str:
@@ -47,7 +52,7 @@ def _phase_line(view: ProbeView) -> str:
     if view.state == "failed":
         return f"failed: {view.error}"
     if view.state == "skipped":
-        return f"not run: {view.error}"
+        return view.error
     if view.state == "cancelled":
         return "cancelled"
     if view.state == "done":

@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label
+from textual.widgets import Input, Static
 
 
 class SaveDialog(ModalScreen[str | None]):
@@ -21,8 +21,9 @@ class SaveDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="save-box"):
-            yield Label(f"Save the {self.what} to (enter saves, escape cancels):")
+            yield Static(f"Save the {self.what} to:", id="save-title")  # wraps: nothing of it is cut
             yield Input(value=self.default_path, id="save-path")
+            yield Static("enter saves, escape cancels", id="save-keys")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)

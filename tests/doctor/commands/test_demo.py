@@ -76,16 +76,31 @@ def test_demo_json_matches_the_schema(validate):
         validate(report_to_dict(replay_example(name)))
 
 
-def test_demo_on_a_terminal_opens_the_first_example_in_the_tui(monkeypatch, capsys):
-    """On a TTY the demo is the TUI's first screen (read-only replay of the first example)."""
+def test_demo_on_a_terminal_opens_the_story_view_over_every_example(monkeypatch):
+    """On a TTY the demo is the story view (issue 13): every example replayed, in story order; `demo NAME` opens
+    that example's report first."""
     import doctor.run.options
     import doctor.tui.launch
-    import doctor.tui.launch
     from doctor.cli import main
+    from doctor.run.examples import example_names
+    from doctor.run.session import session_from_args
 
-    seen = {}
+    seen = []
     monkeypatch.setattr(doctor.run.options, "wants_tui", lambda args: True)
-    monkeypatch.setattr(doctor.tui.launch, "run_tui", lambda args, checks=None: seen.setdefault("replay", args.replay) and 1)
-    assert main(["demo"]) == 1
-    assert seen["replay"].endswith("seed-1-transformers-bnb.json")
-    assert "showing seed-1-transformers-bnb" in capsys.readouterr().err
+    monkeypatch.setattr(doctor.tui.launch, "run_tui", lambda args, checks=None: seen.append(session_from_args(args, checks)) or 1)
+    assert main(["demo"]) == 1 and main(["demo", "seed-3-q8-cache-8192"]) == 1
+    story, named = seen
+    assert [name for name, _ in story.story] == example_names() and story.story_start is None
+    assert story.saved.source == "example:seed-1-transformers-bnb"
+    assert named.story_start == "seed-3-q8-cache-8192" and named.saved.source == "example:seed-3-q8-cache-8192"
+    assert all(report.verdict is not None for _, report in story.story)  # today's verdict on each
+
+
+def test_demo_list_prints_every_note_whole(capsys):
+    from doctor.cli import main
+    from doctor.run.examples import example_names, load_example
+
+    assert main(["demo", "--list"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for name in example_names():
+        assert " ".join(load_example(name).note.split()) in out  # not cut at 110 characters

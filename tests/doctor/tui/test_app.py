@@ -36,8 +36,7 @@ def test_checklist_reaches_expected_states_on_healthy_v100():
 
 def test_checklist_shows_the_torch_211_failure_and_its_fix():
     async def script(app, pilot):
-        await settle(app, pilot)
-        await pilot.press("j", "j")  # down to cuda-pairing
+        await settle(app, pilot)  # it opens on the failure: no key needed
         return symbols(app), app.checklist.highlighted_id, app.detail.finding, app.banner.status
 
     states, highlighted, shown, status = run_app(DoctorApp(fixture_session(TORCH_211)), script)
@@ -55,8 +54,7 @@ def test_a_crashing_check_shows_a_skull_and_the_rest_go_on():
     checks = (ENV_CHECKS[0], crashing, *ENV_CHECKS[1:])
 
     async def script(app, pilot):
-        await settle(app, pilot)
-        await pilot.press("down")
+        await settle(app, pilot)  # it opens on the crash: a check with a bug counts as a failure
         return symbols(app), app.detail.finding
 
     states, shown = run_app(DoctorApp(fixture_session(HEALTHY, checks=checks)), script)
@@ -73,15 +71,24 @@ def test_keys_move_and_enter_opens_the_detail_escape_closes_it():
             await pilot.press(key)
             seen.append((app.checklist.highlighted_id, app.detail.finding.id))
         await pilot.press("enter")
-        opened = (app.screen.maximized is app.detail, app.focused is app.detail)
+        opened = (app.screen.maximized is app.detail, app.focused is app.detail, footer_keys(app))
         await pilot.press("escape")
-        return seen, opened, app.screen.maximized
+        back = (app.screen.maximized, app.focused is app.checklist, footer_keys(app))
+        await pilot.press("j")  # and j moves again
+        return seen, opened, back, app.checklist.highlighted_id
 
-    seen, opened, after = run_app(DoctorApp(fixture_session(TORCH_211)), script)
+    seen, opened, back, after = run_app(DoctorApp(fixture_session(HEALTHY)), script)
     assert seen == ["gpu-present", ("compute-capability", "compute-capability"), ("cuda-pairing", "cuda-pairing"),
                     ("compute-capability", "compute-capability"), ("gpu-present", "gpu-present"),
                     ("compute-capability", "compute-capability")]
-    assert opened == (True, True) and after is None
+    assert opened[:2] == (True, True) and "Esc" in opened[2] and "↑↓jk" not in opened[2]
+    assert back[:2] == (None, True) and "↑↓jk" in back[2]  # escape gives the list its focus and keys back
+    assert after == "cuda-pairing"
+
+
+def footer_keys(app) -> str:
+    """What the footer shows now: its key hints as one string."""
+    return " ".join(f"{k.key_display} {k.description}" for k in app.screen.query("FooterKey"))
 
 
 def test_s_saves_a_report_that_validates_against_the_schema(tmp_path, validate):
@@ -139,7 +146,7 @@ def test_m_saves_markdown_and_puts_it_on_the_clipboard(tmp_path):
 def test_c_copies_the_fix_commands_of_the_shown_check():
     async def script(app, pilot):
         await settle(app, pilot)
-        await pilot.press("j", "j", "c")
+        await pilot.press("c")  # on the failure it opened on
         return app.clipboard, app.detail.finding.commands
 
     clipboard, commands = run_app(DoctorApp(fixture_session(TORCH_211)), script)

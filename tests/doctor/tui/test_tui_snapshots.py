@@ -7,8 +7,10 @@ does not change these pictures.
 
 from __future__ import annotations
 
+import pytest
+
 from doctor.tui.app import DoctorApp
-from tui_support import HEALTHY, TORCH_211, fixture_session, settle
+from tui_support import HEALTHY, TORCH_211, fixture_session, live_without_gpu, settle
 
 
 async def checks_finished(pilot) -> None:
@@ -20,11 +22,7 @@ def test_main_screen_healthy_v100(snap_compare):
 
 
 def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
-    async def on_the_failure(pilot) -> None:
-        await checks_finished(pilot)
-        await pilot.press("j", "j")
-
-    assert snap_compare(DoctorApp(fixture_session(TORCH_211)), run_before=on_the_failure)
+    assert snap_compare(DoctorApp(fixture_session(TORCH_211)), run_before=checks_finished)  # opens on the failure
 
 
 def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
@@ -51,3 +49,25 @@ def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
         await pilot.pause()
 
     assert snap_compare(DoctorApp(fixture_session(HEALTHY, run_probe=replayed_probe)), run_before=probed)
+
+
+# Issue 13: each at 80x24 and, one pane, at 60x15.
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((60, 15), id="60x15")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_live_run_without_a_gpu_points_at_target_gpu_and_demo(snap_compare, size):
+    assert snap_compare(DoctorApp(live_without_gpu()), run_before=checks_finished, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_failing_replay_opens_on_the_failure(snap_compare, size):
+    assert snap_compare(DoctorApp(fixture_session(TORCH_211, checks=None)), run_before=checks_finished,
+                        terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_story_view(snap_compare, size):
+    from doctor.run.session import story_session
+
+    assert snap_compare(DoctorApp(story_session()), run_before=lambda pilot: pilot.pause(), terminal_size=size)

@@ -25,6 +25,12 @@ def fixture_session(name: str, checks=ENV_CHECKS, **kw) -> Session:
     return Session(plan=loaded.plan, facts=loaded.facts, source=f"replay:{name}", note=loaded.note, checks=checks, **kw)
 
 
+def live_without_gpu(**kw) -> Session:
+    """A live run on a machine without NVML (a laptop, CI): its facts recorded in fixtures/machines/no-nvml.json."""
+    loaded = load_document(str(MACHINES / "no-nvml.json"))
+    return Session(plan=loaded.plan, facts=loaded.facts, source="live", **kw)
+
+
 def run_app(app: DoctorApp, script, size=(80, 24), timeout_s: float = 60):
     """Run `script(app, pilot)` inside App.run_test() and return what it returns; a hang fails the test."""
 

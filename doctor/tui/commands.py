@@ -1,0 +1,40 @@
+"""The command palette's checks (ctrl+p): type part of a check's id or title to jump to it.
+
+The actions (probe, save, filter, help…) come from DoctorApp.get_system_commands beside textual's own.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+class CheckCommands(Provider):
+    """One command per check in the list: "Check: cuda-pairing (CUDA / PyTorch pairing)" opens it."""
+
+    def _checks(self) -> list[tuple[str, str]]:
+        from doctor.tui.checklist import Checklist
+
+        try:
+            checklist = self.app.query_one(Checklist)
+        except Exception:  # the palette was opened before the main screen exists
+            return []
+        return [(cid, f"Check: {cid} ({checklist.title_of(cid)})") for cid in checklist.check_ids]
+
+    async def discover(self) -> Hits:
+        for cid, text in self._checks():
+            yield DiscoveryHit(text, partial(self.app.show_check, cid), help=self._status(cid))
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for cid, text in self._checks():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self.app.show_check, cid), help=self._status(cid))
+
+    def _status(self, check_id: str) -> str:
+        from doctor.tui.checklist import Checklist
+
+        finding = self.app.query_one(Checklist).findings.get(check_id)
+        return f"{finding.status.value}: {finding.summary}" if finding is not None else "not finished yet"

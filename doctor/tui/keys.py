@@ -1,0 +1,33 @@
+"""Every key the TUI answers to, with what it does: the help screen (`?`) and the README's TUI section show
+this table, and a test checks it against the bindings, so neither can leave a key out."""
+
+from __future__ import annotations
+
+MAIN_KEYS: tuple[tuple[str, str], ...] = (
+    ("↑ ↓  j k", "move between checks"),
+    ("enter", "open the check's details full-screen"),
+    ("escape", "back: full-screen details → list; filter → list; a demo report → the story"),
+    ("/", "filter the checks by id or title (escape clears it)"),
+    ("c", "copy the shown check's fix commands (OSC 52)"),
+    ("p", "run the timed probe (live runs only)"),
+    ("r", "re-run today's checks (on a saved report: on its recorded facts)"),
+    ("s", "save the JSON report (redacted unless --no-redact)"),
+    ("m", "save Markdown for an issue, and copy it"),
+    ("t", "the story view (demo only)"),
+    ("ctrl+p", "command palette: every check and action by name"),
+    ("? F1", "this help"),
+    ("q ctrl+c ctrl+q", "quit (a running probe is cancelled first)"),
+)
+
+STORY_KEYS: tuple[tuple[str, str], ...] = (
+    ("← →  h l", "move between the stages"),
+    ("tab shift+tab", "the next / previous case (the V100 story, the H200 run)"),
+    ("enter", "open the stage's full report (escape comes back)"),
+    ("? F1", "this help"),
+    ("q ctrl+c", "quit"),
+)
+
+
+def key_names(table: tuple[tuple[str, str], ...]) -> set[str]:
+    """The single keys a table names ("↑ ↓  j k" names ↑, ↓, j and k)."""
+    return {k for keys, _ in table for k in keys.split()}
