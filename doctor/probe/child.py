@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from doctor.facts.children import reap, spawn
 from doctor.probe.errors import tail
 from doctor.probe.protocol import parse_event
 
@@ -84,8 +85,8 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
     limits = {**DEFAULT_TIMEOUTS_S, **(timeouts or {})}
     log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                            encoding="utf-8", errors="replace", start_new_session=True, env=env or child_env())
+    # its own session, registered with doctor.facts.children so stop_all() (an interrupt, a closed terminal) ends it
+    proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env or child_env())
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
     out = ChildOutcome(status="finished")
@@ -114,6 +115,8 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
             except queue.Empty:
                 continue
             if item is _EOF:
+                if cancel is not None and cancel.is_set():  # killed from outside after a cancel (children.stop_all)
+                    raise KeyboardInterrupt
                 break
             event = parse_event(item)
             if event is None:
@@ -145,6 +148,7 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
                 kill_group(proc)
         if proc.poll() is None:
             kill_group(proc)
+        reap(proc)
         out.exit_code = proc.returncode
         out.seconds = round(time.monotonic() - t0, 3)
         log.seek(0)

@@ -8,7 +8,6 @@ and every line on screen comes from their events or from a saved report.
 from __future__ import annotations
 
 import asyncio
-import signal
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -37,8 +36,7 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
 
 
 FIRST_FRAME_GRACE_S = 0.05
-HANGUP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
-QUIT_WAIT_S = 5.0  # at most this long for a check run to wind down after its torch child is stopped
+QUIT_WAIT_S = 1.0  # at most this long for a check run to wind down after its torch child is stopped
 COMPACT_BELOW = (80, 24)  # a smaller terminal gets one pane: the selected check, the verdict's first line, the top fix
 COMPACT_KEYS = "? keys  jk move  ⏎ open  / filter  c copy fix  q quit"
 
@@ -76,6 +74,7 @@ class DoctorApp(App["Report | None"]):
         self._quitting = False
         self._verdict: VerdictView | None = None
         self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
+        self._hung_up = False
 
     # ---- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -100,25 +99,22 @@ class DoctorApp(App["Report | None"]):
         self.checklist.focus()
         if self.session.saved is not None:
             self._show_saved(self.session.saved)
-        self._watch_signals(True)
         self._layout_for(*self.size)
         self._open_story_at_start()
+        if self._hung_up:  # the terminal went away while the screen was starting
+            self.call_later(self.action_quit)
 
-    def on_unmount(self) -> None:
-        self._watch_signals(False)
-
-    def _watch_signals(self, on: bool) -> None:
-        """SIGHUP (the SSH connection dropped) or SIGTERM: quit as `q` does, the probe's process group first."""
-        loop = asyncio.get_running_loop()
-        for sig in HANGUP_SIGNALS:
-            try:
-                loop.add_signal_handler(sig, self._on_hangup) if on else loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass  # not the main thread, or no such signals here
-
-    def _on_hangup(self) -> None:
-        self._probe_cancel.set()  # at once: the runner stops the worker even if the screen cannot be drawn any more
-        self.call_later(self.action_quit)
+    def hang_up(self) -> None:
+        """SIGHUP (the SSH connection dropped) or SIGTERM, from doctor.run.hangup's handler, which may run between
+        any two bytecodes of the main thread: cancel the probe at once and ask the loop to quit as `q` does.
+        The guard then stops every child, and ends the process if the quit cannot finish in time."""
+        self._hung_up = True
+        self._probe_cancel.set()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # not started yet (on_mount quits) or already ending
+        loop.call_soon_threadsafe(lambda: self.call_later(self.action_quit))
 
     def on_ready(self) -> None:
         """The first frame is composed: start the checks a moment later, once textual's writer thread has put it

@@ -11,20 +11,39 @@ import sys
 from typing import TYPE_CHECKING
 
 from doctor.model.exitcodes import ExitCode
+from doctor.run.hangup import hangup_guard
 from doctor.run.session import session_from_args
 
 if TYPE_CHECKING:
     from doctor.model.report import Report
 
-def run_tui(args: argparse.Namespace, checks=None) -> int:
-    """checks: the selected checks, or None for the CLI's default list (loaded after the first frame)."""
-    from doctor.run.output import exit_code_for, write_report_file
-    from doctor.tui.app import DoctorApp
 
-    session = session_from_args(args, checks)
-    session.redact = not getattr(args, "no_redact", False)
-    app = DoctorApp(session)
-    report: Report | None = app.run()
+def run_tui(args: argparse.Namespace, checks=None) -> int:
+    """checks: the selected checks, or None for the CLI's default list (loaded after the first frame).
+
+    From before textual loads until the screen is gone, SIGHUP (the terminal went away) and SIGTERM end the
+    run within doctor.run.hangup's deadline, with -o written and no child left (issue 13)."""
+    with hangup_guard() as guard:
+        from doctor.run.output import exit_code_for, write_report_file
+        from doctor.tui.app import DoctorApp
+
+        session = session_from_args(args, checks)
+        session.redact = not getattr(args, "no_redact", False)
+        app = DoctorApp(session)
+
+        def write_output() -> None:
+            if args.output and session.saved is None and app.report is not None:
+                write_report_file(app.report, args.output, redact=session.redact)
+
+        guard.on_signal(app.hang_up)
+        guard.last_words(write_output)
+        report: Report | None = app.run() if guard.signum is None else None
+        if guard.signum is not None:  # the terminal may be gone: the report file, the exit code, nothing printed
+            try:
+                guard.say_last_words()
+            except OSError:  # the file is written; saying so on the dead terminal failed
+                pass
+            return 128 + guard.signum
     if app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
               file=sys.stderr)
@@ -32,8 +51,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
     if report is None:
         print("v100-doctor: quit before the checks finished; no report", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
-    if args.output and session.saved is None:
-        write_report_file(report, args.output, redact=session.redact)
+    write_output()
     from doctor.render.common import counts_line
 
     print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)

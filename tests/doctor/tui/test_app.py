@@ -318,10 +318,19 @@ def test_a_dropped_ssh_connection_sighup_cancels_the_probe_like_q(tmp_path):
             await pilot.pause(0.02)
         return running
 
+    from doctor.run.hangup import SIGNALS, hangup_guard
+
     app = DoctorApp(fixture_session(HEALTHY, run_probe=hanging_probe(tmp_path, pids, watchdog)))
-    running = run_app(app, script)
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    try:
+        with hangup_guard(within_s=30, end=lambda code: None) as guard:  # as doctor.tui.launch arms it
+            guard.on_signal(app.hang_up)
+            running = run_app(app, script)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
     assert running == [True, True] and watchdog == [] and wait_gone(pids) == []
-    assert app.report.probe.status == "cancelled"
+    assert app.report.probe.status == "cancelled" and guard.signum == signal.SIGHUP
 
 
 def test_banner_names_each_gpu_worst_first_on_a_mixed_box():

@@ -1,0 +1,101 @@
+"""The terminal went away (SIGHUP: the SSH session dropped) or the doctor was told to stop (SIGTERM):
+end within a deadline whatever the screen's threads are blocked on, and leave no child behind.
+
+A screen writes to its terminal from a thread; once the terminal is gone nothing drains that thread, and
+a graceful shutdown can block forever (issue 13: Textual's `Queue.put` at shutdown). So the signal only
+sets things in motion: a thread started beforehand stops every child at once (the torch child, the
+probe's process group: doctor.facts.children.stop_all, as the CLI does on interrupts), gives the graceful
+quit `within_s`, then runs the last words (-o gets its report) and ends the process with 128 + the signal.
+The handlers are signal.signal ones: Python runs them even while the main thread waits on a lock, which
+the event loop's own handlers (add_signal_handler) cannot do once the loop itself is blocked.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from doctor.facts.children import stop_all
+
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
+EXIT_WITHIN_S = 1.2  # the graceful quit's share of the 2 s a dropped terminal may take to end us (issue 13)
+LAST_WORDS_WAIT_S = 0.4  # at the deadline, how long to wait for a -o write the main thread has begun
+
+
+class HangupGuard:
+    """Armed before the screen starts; `signum` is set once SIGHUP or SIGTERM has come."""
+
+    def __init__(self, within_s: float = EXIT_WITHIN_S, end: Callable[[int], object] = os._exit) -> None:
+        self.within_s, self._end = within_s, end  # end(exit code): a test passes its own, never os._exit
+        self.signum: int | None = None
+        self._callbacks: list[Callable[[], None]] = []
+        self._last_words: Callable[[], None] | None = None
+        self._said = False
+        self._saying = threading.Lock()
+        self._fired = threading.Event()
+        self._thread = threading.Thread(target=self._deadline, name="v100-doctor-hangup", daemon=True)
+
+    def on_signal(self, callback: Callable[[], None]) -> None:
+        """callback runs inside the signal handler (the main thread, between any two bytecodes): it may only
+        set flags and hand work to a loop thread-safely (loop.call_soon_threadsafe)."""
+        self._callbacks.append(callback)
+
+    def last_words(self, callback: Callable[[], None]) -> None:
+        """What must happen before the process ends, whichever way it ends after the signal (the -o report)."""
+        self._last_words = callback
+
+    def say_last_words(self) -> None:
+        """Run the last words once, from the main thread's orderly exit or the deadline, whichever is first."""
+        if not self._saying.acquire(timeout=LAST_WORDS_WAIT_S):
+            return
+        try:
+            if not self._said and self._last_words is not None:
+                self._said = True
+                self._last_words()
+        finally:
+            self._saying.release()
+
+    def _handle(self, signum: int, _frame) -> None:
+        if self.signum is not None:  # a second signal: the deadline already runs
+            return
+        self.signum = signum
+        for callback in self._callbacks:  # first: a probe cancelled before its group is killed reads "cancelled"
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - the deadline ends the process whatever a callback does
+                pass
+        self._fired.set()
+
+    def _deadline(self) -> None:
+        self._fired.wait()
+        start = time.monotonic()
+        stop_all()  # at once: a hung torch import or a probe build must not wait for the screen
+        time.sleep(max(0.0, start + self.within_s - time.monotonic()))
+        try:
+            self.say_last_words()
+        except Exception:  # noqa: BLE001 - nothing may keep the process alive past the deadline
+            pass
+        stop_all()  # anything a worker started while the screen was winding down
+        self._end(128 + (self.signum or signal.SIGTERM))
+
+
+@contextmanager
+def hangup_guard(within_s: float = EXIT_WITHIN_S, end: Callable[[int], object] = os._exit) -> Iterator[HangupGuard]:
+    """SIGHUP and SIGTERM go to a HangupGuard while the block runs (from the main thread); the handlers
+    before it come back afterwards, or after a signal are ignored while the deadline runs out.
+    Elsewhere (not the main thread) the guard is inert."""
+    guard = HangupGuard(within_s, end)
+    if threading.current_thread() is not threading.main_thread():
+        yield guard
+        return
+    guard._thread.start()
+    before = {sig: signal.signal(sig, guard._handle) for sig in SIGNALS}
+    try:
+        yield guard
+    finally:
+        for sig, handler in before.items():  # after a signal, a second one must not cut the last words short
+            signal.signal(sig, handler if guard.signum is None else signal.SIG_IGN)
