@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 
 from doctor.model.findings import Finding, Status
 from doctor.model.report import Report
 from doctor.model.unknown import known, show
 
+WIDTH = 100  # plain text in a file, a pipe or a log, and Markdown; on a terminal, the terminal's width
+
 SYMBOLS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "–", Status.ERROR: "☠", Status.INFO: "i"}
+
+
+def wrap(text: str, first: str, rest: str, width: int = WIDTH) -> list[str]:
+    """text in lines of at most `width` columns, whole words only: a flag, a path or a check id is never split
+    (one longer than the line stands alone on its line)."""
+    return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                         break_on_hyphens=False) or [first.rstrip()]
 
 
 def source_line(report: Report) -> str:

@@ -1,45 +1,51 @@
-"""Plain text for terminals and logs: summary first, evidence behind -v (like flutter doctor)."""
+"""Plain text for terminals and logs: summary first, evidence behind -v (like flutter doctor).
+
+Prose wraps at `width` on whole words (the terminal's width on a terminal: doctor/run/output.py text_width);
+commands stay one line each, so what is pasted is what was printed.
+"""
 
 from __future__ import annotations
 
-import textwrap
-
 from doctor.model.findings import Status
-from doctor.render.common import (SYMBOLS, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route,
-                                   route_script, source_line)
+from doctor.render.common import (SYMBOLS, WIDTH, counts_line, evidence_items, gpu_lines, machine_line,
+                                   quoted_by_route, route_script, source_line, wrap)
 from doctor.model.report import Report
 
 
-def render_text(report: Report, verbose: bool = False) -> str:
-    lines = [f"v100-doctor {report.doctor_version} — {source_line(report)}", machine_line(report), ""]
+def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> str:
+    lines = wrap(f"v100-doctor {report.doctor_version} — {source_line(report)}", "", "  ", width)
+    lines += wrap(machine_line(report), "", "  ", width) + [""]
     for f in report.findings:
-        lines.append(f"[{SYMBOLS[f.status]}] {f.id}: {f.summary}")
+        lines += wrap(f"{f.id}: {f.summary}", f"[{SYMBOLS[f.status]}] ", "    ", width)
         show_detail = verbose or f.status in (Status.WARN, Status.FAIL, Status.ERROR)
         if verbose and f.evidence:
             for k, v in evidence_items(f.evidence):
-                lines.append(f"      {k}: {v}")
+                lines += wrap(f"{k}: {v}", "      ", "        ", width)
         if show_detail and f.fix:
-            lines += textwrap.wrap(f.fix, width=100, initial_indent="    fix: ", subsequent_indent="         ")
+            lines += wrap(f.fix, "    fix: ", "         ", width)
         if show_detail and quoted_by_route(report, f.commands):
             lines.append("      (commands: \"Do this, in this order\", below)")
         elif show_detail and f.commands:
             lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
     if report.gpus:  # several GPUs: each judged on its own, worst first; -v lists each GPU's checks
-        lines += ["", f"GPUs judged ({len(report.gpus)}, NVML numbers, worst first):"] + [f"  {l}" for l in gpu_lines(report)]
+        lines += ["", f"GPUs judged ({len(report.gpus)}, NVML numbers, worst first):"]
+        lines += [w for l in gpu_lines(report) for w in wrap(l, "  ", "    ", width)]
         for g in report.gpus if verbose else ():
-            lines += [f"    GPU {g.index} [{SYMBOLS[f.status]}] {f.id}: {f.summary}" for f in g.findings]
+            lines += [w for f in g.findings for w in wrap(f"{f.id}: {f.summary}", f"    GPU {g.index} [{SYMBOLS[f.status]}] ",
+                                                            "      ", width)]
     for extra in report.errors:  # the run was cut short: the report is partial, not a crashed check
-        lines.append(f"[!] partial report: {extra}")
+        lines += wrap(f"partial report: {extra}", "[!] ", "    ", width)
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict
         from doctor.render.verdict_text import report_probe_lines
 
-        lines += [""] + report_probe_lines(report, verbose)
+        lines += [""] + report_probe_lines(report, verbose, width)
     if report.facts.samples is not None:  # watch / probe: what the sampler saw, raw samples behind -v
         from doctor.render.samples import render_series
 
         lines += [""] + render_series(report.facts.samples, verbose)
     if script := route_script(report):
         lines += ["", "Do this, in this order:"] + [f"  {c}" if c else "" for c in script]
-    lines += ["", f"Summary: {counts_line(report.findings)}." + (f" Over {len(report.gpus)} GPUs: "
-                                                                 f"{counts_line(report.all_findings())}." if report.gpus else "")]
+    lines += [""] + wrap(f"Summary: {counts_line(report.findings)}." + (f" Over {len(report.gpus)} GPUs: "
+                                                                      f"{counts_line(report.all_findings())}."
+                                                                      if report.gpus else ""), "", "  ", width)
     return "\n".join(lines) + "\n"

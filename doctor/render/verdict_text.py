@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import textwrap
-
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
 from doctor.model.units import MIB
 from doctor.model.verdict import Verdict
-
-WIDTH = 100
-
-
-def _wrap(text: str, first: str, rest: str) -> list[str]:
-    return textwrap.wrap(text, width=WIDTH, initial_indent=first, subsequent_indent=rest) or [first.rstrip()]
+from doctor.render.common import WIDTH
+from doctor.render.common import wrap as _wrap
 
 
-def probe_lines(probe: ProbeReport, verbose: bool = False) -> list[str]:
+def probe_lines(probe: ProbeReport, verbose: bool = False, width: int = WIDTH) -> list[str]:
     what = probe.synthetic or probe.model_path or "model"
     if not probe.ok:
         return [f"Probe ({what}): {probe.status} during {probe.error_phase or '?'}: {probe.summary}"]
@@ -42,12 +36,12 @@ def probe_lines(probe: ProbeReport, verbose: bool = False) -> list[str]:
                          f"{q.warmup_tok_s:.1f} tok/s" + (f"; set aside: {q.flag}" if q.flag else ""))
     warnings = [w for w in r.warnings if w != r.max_seq_len_source]
     if warnings:
-        lines += _wrap("; ".join(warnings), "  note: ", "        ")
+        lines += _wrap("; ".join(warnings), "  note: ", "        ", width)
     return lines
 
 
-def verdict_lines(v: Verdict, verbose: bool = False) -> list[str]:
-    lines = _wrap(v.headline, "Verdict: ", "  ")
+def verdict_lines(v: Verdict, verbose: bool = False, width: int = WIDTH) -> list[str]:
+    lines = _wrap(v.headline, "Verdict: ", "  ", width)
     ceil = v.datasheet or v.measured
     b = v.bytes
     per = (f"weights {b.weights / 1e9:.2f} GB + KV {b.kv_read / 1e9:.2f} GB at {b.context:,} tokens"
@@ -55,46 +49,46 @@ def verdict_lines(v: Verdict, verbose: bool = False) -> list[str]:
     text = f"ceiling {v.ceiling_tok_s:,.1f} tok/s = {ceil.bandwidth_gbs:,.0f} GB/s ÷ {b.total / 1e9:.2f} GB per token ({per})"
     if v.datasheet and v.measured:
         text += f"; with the measured {v.measured.bandwidth_gbs:,.0f} GB/s: {v.measured.tok_s:,.1f} tok/s"
-    lines += _wrap(text, "  ", "    ")
+    lines += _wrap(text, "  ", "    ", width)
     lines.append(f"  measured {v.measured_tok_s:,.1f} tok/s = {v.efficiency:.0%} of the ceiling; "
                  f"{v.lost_ms_per_token:.2f} ms per token lost against weights ÷ bandwidth")
     lines.append("  where the lost time goes (estimated shares):")
     for c in v.causes:
         share = f"{c.share:>4.0%}" if c.share is not None else "   ?"
-        lines += _wrap(f"{c.id}: {c.sentence}", f"    {share}  ", "          ")
+        lines += _wrap(f"{c.id}: {c.sentence}", f"    {share}  ", "          ", width)
         if verbose and c.evidence:
             lines.append("          evidence: " + ", ".join(f"{k}={val}" for k, val in c.evidence.items()))
     if v.fixes:
         lines.append("  fixes, largest expected gain first:")
         for i, f in enumerate(v.fixes, 1):
             gain = f"+{f.expected_gain_tok_s:,.1f} tok/s" if f.expected_gain_tok_s is not None else "gain unknown"
-            lines += _wrap(f"{f.action} ({gain}; {f.basis})" if verbose else f"{f.action} ({gain})", f"    {i}. ", "       ")
+            lines += _wrap(f"{f.action} ({gain}; {f.basis})" if verbose else f"{f.action} ({gain})", f"    {i}. ", "       ", width)
     if v.options:
         lines.append("  at the card's limit: options, each with a trade-off (not a fix):")
         for i, f in enumerate(v.options, 1):
             gain = f" (+{f.expected_gain_tok_s:,.1f} tok/s)" if f.expected_gain_tok_s is not None else ""
-            lines += _wrap(f"{f.action}{gain}", f"    {chr(96 + i)}. ", "       ")
+            lines += _wrap(f"{f.action}{gain}", f"    {chr(96 + i)}. ", "       ", width)
     if v.missing_evidence:
         lines.append("  missing evidence for the unexplained gap, and the command that collects it:")
         for m in v.missing_evidence:
-            lines += _wrap(m.what, "    - ", "      ")
+            lines += _wrap(m.what, "    - ", "      ", width)
         for cmd in dict.fromkeys(m.command for m in v.missing_evidence):
             lines.append(f"      $ {cmd}")
     for label, text in (("first use", v.first_use), ("reference", v.reference)):
         if text:
-            lines += _wrap(text, f"  {label}: ", "    ")
+            lines += _wrap(text, f"  {label}: ", "    ", width)
     for s in v.set_aside:
-        lines += _wrap(s, "  set aside: ", "    ")
+        lines += _wrap(s, "  set aside: ", "    ", width)
     for n in v.notes:
-        lines += _wrap(n, "  note: ", "    ")
+        lines += _wrap(n, "  note: ", "    ", width)
     return lines
 
 
-def report_probe_lines(report: Report, verbose: bool = False) -> list[str]:
+def report_probe_lines(report: Report, verbose: bool = False, width: int = WIDTH) -> list[str]:
     """Everything about the probe for a report: nothing when it did not run."""
     out: list[str] = []
     if isinstance(report.probe, ProbeReport):
-        out += probe_lines(report.probe, verbose)
+        out += probe_lines(report.probe, verbose, width)
     if isinstance(report.verdict, Verdict):
-        out += verdict_lines(report.verdict, verbose)
+        out += verdict_lines(report.verdict, verbose, width)
     return out

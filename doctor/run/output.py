@@ -8,6 +8,8 @@ from doctor.model.errors import OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.findings import Status
 
+MIN_TEXT_WIDTH = 40  # a terminal narrower than this still gets lines of 40 columns: words of a fix stay together
+
 
 def exit_code_for(report) -> ExitCode:
     every = report.all_findings()  # host findings and each GPU's: the worst over the GPUs judged
@@ -58,7 +60,7 @@ def emit(report, args) -> ExitCode:
     else:
         from doctor.render.text import render_text
 
-        sys.stdout.write(render_text(report, verbose=args.verbose))
+        sys.stdout.write(render_text(report, verbose=args.verbose, width=text_width(sys.stdout)))
     for f in report.findings:
         if f.evidence.get("input_error"):
             print(f"v100-doctor: error: {f.evidence['input_error']}", file=sys.stderr)
@@ -154,6 +156,20 @@ def prepare_streams() -> None:
         stream = getattr(sys, name)
         if not isinstance(stream, GlyphFallback) and not _holds_glyphs(stream):
             setattr(sys, name, GlyphFallback(stream))
+
+
+def text_width(stream) -> int:
+    """Plain text wraps at the terminal's width when it goes to one (COLUMNS first, as shutil reads it), and at
+    doctor.render.common.WIDTH (100) in a pipe, a file or a log, where no width is known (issue 13)."""
+    import shutil
+
+    from doctor.render.common import WIDTH
+
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or stand-in stream
+        terminal = False
+    return max(MIN_TEXT_WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns) if terminal else WIDTH
 
 
 def flush_stdout() -> None:
