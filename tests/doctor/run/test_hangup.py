@@ -1,0 +1,96 @@
+"""doctor.run.hangup: after SIGHUP or SIGTERM every child is stopped at once, the last words are said once,
+and the process ends at the deadline whatever the main thread is blocked on (issue 13)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from doctor.facts.children import spawn
+from doctor.run.hangup import SIGNALS, hangup_guard
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+
+
+def ended_within(proc, timeout: float) -> bool:
+    """The child has ended (killed and reaped) within timeout."""
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return proc.poll() is not None
+
+
+@pytest.fixture
+def own_handlers():
+    """The guard leaves the signals ignored after one came (a second must not cut the last words short)."""
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    yield
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_signal_stops_the_children_at_once_and_ends_at_the_deadline_even_when_the_main_thread_is_stuck(sig, own_handlers):
+    child = spawn([sys.executable, "-c", "import time; time.sleep(60)"])
+    ended, said, told = [], [], []
+    stuck = threading.Event()  # never set: the main thread waits on it as textual's shutdown waited on its queue
+    with hangup_guard(within_s=0.3, end=ended.append) as guard:
+        guard.on_signal(lambda: told.append(threading.current_thread() is threading.main_thread()))
+        guard.last_words(lambda: said.append(time.monotonic()))
+        start = time.monotonic()
+        os.kill(os.getpid(), sig)
+        stuck.wait(0.05)  # the handler runs while the main thread waits
+        assert told == [True] and guard.signum == sig
+        assert ended_within(child, 1.0)  # stopped before the deadline
+        while not ended and time.monotonic() - start < 5:
+            stuck.wait(0.02)
+    assert ended == [128 + sig] and len(said) == 1 and 0.25 <= said[0] - start < 2
+    assert signal.getsignal(sig) is signal.SIG_IGN  # a second signal during the last words is ignored
+    guard.say_last_words()
+    assert len(said) == 1  # said once, whoever asks again
+
+
+def test_without_a_signal_the_handlers_come_back_and_nothing_is_said(own_handlers):
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    said = []
+    with hangup_guard(within_s=0.05, end=lambda code: said.append(code)) as guard:
+        guard.last_words(lambda: said.append("words"))
+        assert all(signal.getsignal(sig) == guard._handle for sig in SIGNALS)
+    time.sleep(0.1)
+    assert {sig: signal.getsignal(sig) for sig in SIGNALS} == before and said == [] and guard.signum is None
+
+
+def test_off_the_main_thread_the_guard_is_inert(own_handlers):
+    before = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    seen = []
+
+    def run():
+        with hangup_guard(end=seen.append):
+            seen.append({sig: signal.getsignal(sig) for sig in SIGNALS} == before)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    assert seen == [True]
+
+
+def test_a_failing_callback_or_last_words_still_ends_the_process(own_handlers):
+    ended = []
+    child = spawn([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    def broken():
+        raise RuntimeError("a screen that is already gone")
+
+    with hangup_guard(within_s=0.1, end=ended.append) as guard:
+        guard.on_signal(broken)
+        guard.last_words(broken)
+        os.kill(os.getpid(), signal.SIGHUP)
+        deadline = time.monotonic() + 5
+        while not ended and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert ended == [128 + signal.SIGHUP] and ended_within(child, 0)
