@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from doctor.facts.gguf_header import is_gguf, read_gguf
+from doctor.facts.hub_model import header_only, hub_id
 from doctor.model.model_dir import GgufFacts
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.facts.quant_config import combine, declared_quant, tensor_format
@@ -32,15 +33,19 @@ VISION = re.compile(r"(?:^|\.)(?:vision_tower|vision_model|visual|multi_modal_pr
 
 MAX_INDEX_BYTES = 64 * 2**20  # a 1,000-shard index of 100k tensors is ~10 MiB
 
-def _weights(directory: Path, names: list[str]) -> tuple[WeightFacts | None, int, Maybe[bool]]:
-    """Sizes from every *.safetensors header (as ExLlamaV2 globs them), bytes read, and act-order from one g_idx."""
+def weights_facts(directory: Path, names: list[str], headers: dict | None = None,
+             source: str = "safetensors headers") -> tuple[WeightFacts | None, int, Maybe[bool]]:
+    """Sizes from every *.safetensors header (as ExLlamaV2 globs them), bytes read, and act-order from one g_idx.
+
+    headers: the headers already read elsewhere (the Hub's safetensors metadata, doctor/facts/hub_model.py), by file
+    name; then nothing is read here and act-order stays unknown (its g_idx tensor is not downloaded)."""
     st = sorted(n for n in names if n.endswith(".safetensors"))
     if not st:
         return None, 0, Unknown("no safetensors files")
     index_missing: tuple[str, ...] = ()
     read = 0
     index = directory / "model.safetensors.index.json"
-    if index.is_file():
+    if headers is None and index.is_file():
         try:
             wm = json.loads(read_capped(index, MAX_INDEX_BYTES, "safetensors index")).get("weight_map", {})
             read += index.stat().st_size
@@ -58,7 +63,7 @@ def _weights(directory: Path, names: list[str]) -> tuple[WeightFacts | None, int
     g_idx_source = None
     for name in st:
         try:
-            h = read_header(directory / name)
+            h = headers[name] if headers is not None else read_header(directory / name)
         except HeaderError as exc:
             shards.append(ShardFacts(name, _size(directory / name), 0, 0, str(exc)))
             problems.append(str(exc))
@@ -93,11 +98,13 @@ def _weights(directory: Path, names: list[str]) -> tuple[WeightFacts | None, int
     if index_missing:
         problems.append(f"the index names shard(s) that are not here: {', '.join(index_missing)} (incomplete download)")
     act: Maybe[bool] = Unknown("no g_idx tensors")
-    if g_idx_source:
+    if g_idx_source and headers is not None:
+        act = Unknown("the g_idx tensor is not downloaded in a header-only plan")
+    elif g_idx_source:
         act, n = _act_order(*g_idx_source)
         read += n
     layer_bytes = tuple(layers.get(i, 0) for i in range(max(layers) + 1)) if layers else ()
-    return WeightFacts("safetensors headers", tuple(shards), total, count, dtype_bytes, suffix, emb_bytes, emb_dtype,
+    return WeightFacts(source, tuple(shards), total, count, dtype_bytes, suffix, emb_bytes, emb_dtype,
                        emb_shape, head, layer_bytes, vision, other, fp32, index_missing, tuple(problems)), read, act
 
 
@@ -148,9 +155,15 @@ def _directory(path: str, d: Path) -> ModelFacts:
             read += _size(d / "quantize_config.json")
         except ConfigError as exc:
             config_problem = config_problem or str(exc)
-    weights, n, act = _weights(d, names)
-    read += n
-    gguf = _gguf_in(d, names) if weights is None else None
+    weights, n, act = weights_facts(d, names)
+    return assemble(path, str(d.resolve()), names, config_raw, config, config_problem, qc, weights, act, read + n,
+                    _gguf_in(d, names) if weights is None else None)
+
+
+def assemble(path: str, resolved: str, names: list[str], config_raw: dict | None, config, config_problem: str,
+             qc: dict | None, weights: WeightFacts | None, act: Maybe[bool], read: int, gguf: GgufFacts | None = None,
+             kind: str = "directory") -> ModelFacts:
+    """ModelFacts from what was read: a local directory's files, or the Hub's config.json and headers."""
     if gguf is not None:
         quant = QuantFacts("gguf", f"GGUF file {Path(gguf.path).name}", tensor_format="none")
     else:
@@ -161,7 +174,7 @@ def _directory(path: str, d: Path) -> ModelFacts:
     problem = ""
     if weights is None and gguf is None and config is None and "config.json" not in names:
         problem = "not a model directory: no config.json, no *.safetensors and no *.gguf file"
-    return ModelFacts(path, True, "directory", str(d.resolve()), problem, tuple(names[:MAX_LISTED]), config,
+    return ModelFacts(path, True, kind, resolved, problem, tuple(names[:MAX_LISTED]), config,
                       config_problem, quant, weights, gguf, read)
 
 
@@ -182,6 +195,8 @@ def gather_model(path: str, shell_pieces: tuple[str, ...] | None = None) -> Mode
     """
     try:
         p = Path(path).expanduser()
+        if not p.exists() and (ident := hub_id(path)) is not None:  # org/name[@rev], not cached: the Hub's headers
+            return header_only(ident)
         if not p.exists():
             first = bool(shell_pieces and len(shell_pieces) > 1 and os.path.exists(os.path.expanduser(shell_pieces[0])))
             return ModelFacts(path, False, "missing", problem="no such file or directory", near_matches=near_matches(path),

@@ -27,8 +27,10 @@ CACHE_VERSION = 1
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "v100-doctor"
+    """The user's cache folder as platformdirs defines it ($XDG_CACHE_HOME or ~/.cache on Linux) + v100-doctor."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("v100-doctor", appauthor=False))
 
 
 def wheel_key(python: str = sys.executable) -> str | None:

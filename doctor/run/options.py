@@ -167,7 +167,8 @@ def gpu_split(text: str) -> tuple[float, ...]:
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("deployment plan (what you intend to run)")
-    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg, help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF); quote paths with spaces")
+    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg, help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF), or a Hugging Face id org/name[@revision] "
+                        "(from the HF cache; not cached: planned from its config.json and headers); quote paths with spaces")
     g.add_argument("--tabby-config", metavar="FILE", type=path_arg,
                    help="TabbyAPI's config.yml: model, max_seq_len, cache_mode/cache_size, gpu_split and tensor_parallel "
                         "from there (flags given beside it win)")
@@ -231,6 +232,8 @@ def plan_from_args(args: argparse.Namespace, base=None):
     if getattr(args, "model", None):
         changes["model_path"] = " ".join(args.model)
         changes["model_path_parts"] = tuple(args.model)
+        if hub := _hub_model(args, changes["model_path"]):  # org/name[@rev]: the HF cache's folder, or the id
+            changes["model_path"], changes["model_path_parts"] = hub, (hub,)
     for name in ("max_seq_len", "cache_mode", "gpu_split", "target_gpu"):
         if getattr(args, name, None) is not None:
             changes[name] = getattr(args, name)
@@ -255,6 +258,19 @@ def _with_tabby_config(args: argparse.Namespace, plan):
         settings = args.tabby_settings = read_tabby_config(path)
         print(f"v100-doctor: TabbyAPI config {path}: {describe(settings)}", file=sys.stderr)
     return tabby_plan(settings, plan)
+
+
+def _hub_model(args: argparse.Namespace, text: str) -> str | None:
+    """--model org/name[@revision] (doctor/facts/hub_model.py): resolved once per run, and said on stderr how."""
+    resolved = getattr(args, "hub_resolved", None)
+    if resolved is None or resolved[0] != text:
+        from doctor.facts.hub_model import resolve
+
+        found = resolve(text)
+        args.hub_resolved = resolved = (text, found[0] if found else None)
+        if found:
+            print(f"v100-doctor: {found[1]}", file=sys.stderr)
+    return resolved[1]
 
 
 def select_checks(only: list[str] | None):

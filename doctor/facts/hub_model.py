@@ -1,0 +1,148 @@
+"""--model org/name[@revision]: a Hugging Face model id, found the way huggingface_hub finds it.
+
+The local cache first, through huggingface_hub itself (snapshot_download with local_files_only=True honours HF_HOME,
+HF_HUB_CACHE and the revision's ref), so a cached model is read exactly like a model directory. When it is not
+cached and the network is allowed (HF_HUB_OFFLINE unset), the plan comes from config.json and the safetensors
+headers alone, through huggingface_hub's safetensors metadata API (a few KB of headers by HTTP range requests:
+https://huggingface.co/docs/huggingface_hub/package_reference/hf_api#huggingface_hub.HfApi.get_safetensors_metadata);
+no weight is downloaded, config.json goes to a temporary folder (the user's cache is not written), and it says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from doctor.model.errors import UsageError
+from doctor.model.model_dir import ModelFacts
+
+_HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)(?:@(?P<rev>[^\s@]+))?$")
+HEADER_SOURCE = "safetensors headers from the Hugging Face Hub (get_safetensors_metadata; no weights downloaded)"
+_fetched: dict[str, ModelFacts] = {}  # one fetch per id and run: the plan and the gatherer ask for the same one
+
+
+@dataclass(frozen=True)
+class HubId:
+    repo: str
+    revision: str | None
+
+    @property
+    def label(self) -> str:
+        return self.repo + (f"@{self.revision}" if self.revision else "")
+
+
+def hub_id(text: str) -> HubId | None:
+    """`org/name` or `org/name@revision` that is not a path on this machine."""
+    if text.startswith(("/", ".", "~")) or os.path.exists(os.path.expanduser(text)):
+        return None
+    m = _HUB_ID.match(text)
+    return HubId(m.group("repo"), m.group("rev")) if m else None
+
+
+def offline() -> bool:
+    import huggingface_hub
+
+    check = getattr(huggingface_hub, "is_offline_mode", None)
+    return bool(check()) if check else bool(huggingface_hub.constants.HF_HUB_OFFLINE)
+
+
+def cached_snapshot(ident: HubId) -> str | None:
+    """The cached snapshot folder when it holds config.json and weights (a partial download is not a model)."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        folder = snapshot_download(ident.repo, revision=ident.revision, local_files_only=True)
+    except Exception:  # noqa: BLE001 - LocalEntryNotFoundError and kin (the class names moved between releases)
+        return None
+    names = os.listdir(folder) if os.path.isdir(folder) else []
+    weights = any(n.endswith((".safetensors", ".gguf")) for n in names)
+    return folder if "config.json" in names and weights else None
+
+
+def cache_folder() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
+
+
+def header_only(ident: HubId) -> ModelFacts:
+    """ModelFacts from the Hub's config.json and safetensors headers; UsageError with one line when it cannot."""
+    if ident.label in _fetched:
+        return _fetched[ident.label]
+    from huggingface_hub import get_safetensors_metadata, hf_hub_download
+
+    from doctor.facts.model_config import ConfigError, load_config_json, parse_config
+    from doctor.facts.model_dir import assemble, weights_facts
+
+    try:
+        meta = get_safetensors_metadata(ident.repo, revision=ident.revision)
+        with tempfile.TemporaryDirectory(prefix="v100-doctor-hub-") as tmp:
+            config_file = hf_hub_download(ident.repo, "config.json", revision=ident.revision, local_dir=tmp)
+            config_raw = load_config_json(Path(config_file))
+            qc = _optional_json(ident, "quantize_config.json", tmp)
+    except ConfigError as exc:
+        raise UsageError(f"--model {ident.label}: the Hub's config.json: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub's HTTP and repo errors, one line each
+        raise UsageError(f"--model {ident.label}: {_why(exc)}") from None
+    headers = {name: _header(name, fm) for name, fm in meta.files_metadata.items()}
+    names = sorted(["config.json", *headers] + (["quantize_config.json"] if qc is not None else []))
+    weights, _, act = weights_facts(Path("."), names, headers=headers, source=HEADER_SOURCE)
+    from huggingface_hub import constants
+
+    url = f"{constants.ENDPOINT}/{ident.repo}" + (f"/tree/{ident.revision}" if ident.revision else "")
+    facts = assemble(ident.label, url, names, config_raw, parse_config(config_raw), "", qc, weights, act, 0,
+                     kind="hub-headers")
+    _fetched[ident.label] = facts
+    return facts
+
+
+def _optional_json(ident: HubId, name: str, tmp: str) -> dict | None:
+    from huggingface_hub import hf_hub_download
+
+    from doctor.facts.model_config import load_config_json
+
+    try:
+        return load_config_json(Path(hf_hub_download(ident.repo, name, revision=ident.revision, local_dir=tmp)))
+    except Exception:  # noqa: BLE001 - most repos have none
+        return None
+
+
+def _header(name: str, fm):
+    from doctor.facts.safetensors_header import SafetensorsHeader, TensorHeader
+
+    tensors = tuple(TensorHeader(t, info.dtype, tuple(info.shape), *info.data_offsets) for t, info in fm.tensors.items())
+    return SafetensorsHeader(path=name, file_bytes=max((t.end for t in tensors), default=0), header_bytes=0,
+                             tensors=tensors, metadata=dict(fm.metadata or {}))
+
+
+def _why(exc: Exception) -> str:
+    kind = type(exc).__name__
+    reasons = {"RepositoryNotFoundError": "no such model on the Hub (or it is private: set HF_TOKEN)",
+               "GatedRepoError": "the model is gated: accept its licence on the Hub and set HF_TOKEN",
+               "RevisionNotFoundError": "no such revision of that model",
+               "NotASafetensorsRepoError": "the model has no safetensors weights on the Hub",
+               "EntryNotFoundError": "the model has no config.json on the Hub",
+               "RemoteEntryNotFoundError": "the model has no config.json on the Hub"}
+    if kind in reasons:
+        return reasons[kind]
+    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else kind
+    return f"cannot reach the Hugging Face Hub ({first}); download it first, or set HF_HUB_OFFLINE=1 to use the cache only"
+
+
+def resolve(text: str) -> tuple[str, str] | None:
+    """(model path for the plan, one line for stderr), or None when `text` is not a Hub id."""
+    ident = hub_id(text)
+    if ident is None:
+        return None
+    local = cached_snapshot(ident)
+    if local is not None:
+        return local, f"--model {ident.label}: read from the Hugging Face cache ({local})"
+    if offline():
+        raise UsageError(f"--model {ident.label}: not in the Hugging Face cache ({cache_folder()}) and HF_HUB_OFFLINE "
+                         f"is set; download it (hf download {ident.repo}) or pass its directory")
+    header_only(ident)
+    return ident.label, (f"--model {ident.label}: not in the Hugging Face cache; planned from its config.json and "
+                         "safetensors headers on the Hub, without downloading weights")
