@@ -32,7 +32,7 @@ def test_paths_are_not_hub_ids(text):
     assert hub_id(text) is None
 
 
-@pytest.mark.parametrize("model", ["tiny-exl2", "tiny-gptq-desc-act", "tiny-sharded"])
+@pytest.mark.parametrize("model", ["tiny-gptq-desc-act", "tiny-sharded"])
 def test_a_cached_id_reads_the_snapshot_like_its_folder(tmp_path, model):
     from huggingface_hub import scan_cache_dir
 
@@ -67,7 +67,7 @@ def test_offline_and_not_cached_is_one_line_exit_3(tmp_path):
     assert done.returncode == 3 and "not in the Hugging Face cache" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("model", ["tiny-exl2", "tiny-sharded", "tiny-gptq"])
+@pytest.mark.parametrize("model", ["tiny-sharded", "tiny-gptq"])
 def test_not_cached_plans_from_config_and_headers_without_weights(tmp_path, model):
     folder = MODELS / model
     with fake_hub({f"someone/{model}": folder}) as (endpoint, sent):
