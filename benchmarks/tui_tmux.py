@@ -4,11 +4,16 @@ Run on purpose:  python benchmarks/tui_tmux.py [--out benchmarks/results/tui]
 Each scenario starts `v100-doctor ...` in a detached tmux session of the given size, sends keys
 with `tmux send-keys`, and after each step writes `tmux capture-pane -p` to OUT/<scenario>-<step>.txt.
 Needs tmux. Scenarios whose input file is missing are skipped (and said so).
+
+  python benchmarks/tui_tmux.py --kill-session 0.3,0.7,1.2,2.2 [--fresh]
+kills the tmux session that runs a live `v100-doctor` that many seconds after its start (a dropped SSH
+session, issue 13) and prints how long the doctor and every process it started took to be gone.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import subprocess
@@ -68,13 +73,51 @@ def run_scenario(name: str, argv: list[str], steps, size: tuple[int, int], out: 
     return written
 
 
+def tagged(tag: str) -> list[int]:
+    """Live processes whose environment carries the tag: the doctor and everything it started."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if f"V100_DOCTOR_RUN={tag}\0".encode() in Path(f"/proc/{pid}/environ").read_bytes() and \
+                    Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(pid))
+        except (OSError, IndexError):
+            pass
+    return found
+
+
+def kill_session_run(delay_s: float, argv: list[str], limit_s: float = 10.0) -> str:
+    """Start the doctor in tmux, kill the session after delay_s; how long until it and its children were gone."""
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    session = f"v100doc-hangup-{tag}"
+    command = f"cd {shlex.quote(str(ROOT))} && exec {shlex.quote(sys.executable)} -m doctor {shlex.join(argv)}"
+    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-e", f"V100_DOCTOR_RUN={tag}", command)
+    time.sleep(delay_s)
+    had = len(tagged(tag))
+    tmux("kill-session", "-t", session)
+    killed = time.monotonic()
+    while tagged(tag) and time.monotonic() - killed < limit_s:
+        time.sleep(0.01)
+    took, left = time.monotonic() - killed, tagged(tag)
+    for pid in left:  # leave nothing behind, whatever the result
+        os.kill(pid, 9)
+    verdict = f"gone after {took:.2f} s" if not left else f"STILL RUNNING after {limit_s:g} s ({len(left)} processes)"
+    return f"killed at {delay_s:.2f} s with {had} processes: {verdict}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tui"))
     ap.add_argument("--settle", type=float, default=3.0, help="seconds to let the screen settle after start")
+    ap.add_argument("--kill-session", metavar="S,S,...", help="seconds after the start at which to kill the session")
+    ap.add_argument("--fresh", action="store_true", help="with --kill-session: run `v100-doctor --fresh`")
     args = ap.parse_args()
     if not shutil.which("tmux"):
         sys.exit("tmux is not installed")
+    if args.kill_session:
+        for delay in (float(d) for d in args.kill_session.split(",")):
+            print(kill_session_run(delay, ["--fresh"] if args.fresh else []), flush=True)
+        return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for size in ((80, 24), (160, 48)):

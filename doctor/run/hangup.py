@@ -8,12 +8,16 @@ probe's process group: doctor.facts.children.stop_all, as the CLI does on interr
 quit `within_s`, then runs the last words (-o gets its report) and ends the process with 128 + the signal.
 The handlers are signal.signal ones: Python runs them even while the main thread waits on a lock, which
 the event loop's own handlers (add_signal_handler) cannot do once the loop itself is blocked.
+A terminal that is not the doctor's controlling terminal sends no SIGHUP when it closes (its reads fail or
+return nothing, and textual spins or panics): a thread polls it for POLLHUP and raises SIGHUP itself.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -32,6 +36,7 @@ class HangupGuard:
     def __init__(self, within_s: float = EXIT_WITHIN_S, end: Callable[[int], object] = os._exit) -> None:
         self.within_s, self._end = within_s, end  # end(exit code): a test passes its own, never os._exit
         self.signum: int | None = None
+        self.armed = False  # the handlers are ours (hangup_guard's block runs)
         self._callbacks: list[Callable[[], None]] = []
         self._last_words: Callable[[], None] | None = None
         self._said = False
@@ -83,8 +88,34 @@ class HangupGuard:
         self._end(128 + (self.signum or signal.SIGTERM))
 
 
+def _watch_terminal(fd: int, guard: HangupGuard) -> None:
+    """Block until the terminal on fd hangs up (POLLHUP comes whatever events are asked for; asking for none
+    reads nothing the screen should get), then hang up as SIGHUP would."""
+    poller = select.poll()
+    poller.register(fd, 0)
+    while guard.armed and guard.signum is None:
+        try:
+            events = poller.poll()
+        except InterruptedError:
+            continue
+        if any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, mask in events):
+            if guard.armed and guard.signum is None:
+                os.kill(os.getpid(), signal.SIGHUP)  # to the main thread's handler, as the kernel would send it
+            return
+
+
+def _terminal_fd() -> int | None:
+    """The screen's terminal: stdin, as textual reads it, when it is one."""
+    try:
+        fd = sys.__stdin__.fileno()
+        return fd if os.isatty(fd) else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 @contextmanager
-def hangup_guard(within_s: float = EXIT_WITHIN_S, end: Callable[[int], object] = os._exit) -> Iterator[HangupGuard]:
+def hangup_guard(within_s: float = EXIT_WITHIN_S, end: Callable[[int], object] = os._exit,
+                 watch_terminal: bool = True) -> Iterator[HangupGuard]:
     """SIGHUP and SIGTERM go to a HangupGuard while the block runs (from the main thread); the handlers
     before it come back afterwards, or after a signal are ignored while the deadline runs out.
     Elsewhere (not the main thread) the guard is inert."""
@@ -94,8 +125,12 @@ def hangup_guard(within_s: float = EXIT_WITHIN_S, end: Callable[[int], object] =
         return
     guard._thread.start()
     before = {sig: signal.signal(sig, guard._handle) for sig in SIGNALS}
+    guard.armed = True
+    if watch_terminal and hasattr(select, "poll") and (fd := _terminal_fd()) is not None:
+        threading.Thread(target=_watch_terminal, args=(fd, guard), name="v100-doctor-tty-watch", daemon=True).start()
     try:
         yield guard
     finally:
+        guard.armed = False
         for sig, handler in before.items():  # after a signal, a second one must not cut the last words short
             signal.signal(sig, handler if guard.signum is None else signal.SIG_IGN)

@@ -94,3 +94,26 @@ def test_a_failing_callback_or_last_words_still_ends_the_process(own_handlers):
         while not ended and time.monotonic() < deadline:
             time.sleep(0.02)
     assert ended == [128 + signal.SIGHUP] and ended_within(child, 0)
+
+
+def test_a_terminal_that_hangs_up_without_a_sighup_is_seen_and_hangs_up_the_guard(own_handlers):
+    """Not the controlling terminal: closing it sends no SIGHUP, only POLLHUP on its fd."""
+    import pty
+
+    from doctor.run.hangup import _watch_terminal
+
+    master, slave = pty.openpty()
+    ended = []
+    try:
+        with hangup_guard(within_s=0.1, end=ended.append, watch_terminal=False) as guard:
+            watcher = threading.Thread(target=_watch_terminal, args=(slave, guard), daemon=True)
+            watcher.start()
+            time.sleep(0.1)
+            assert guard.signum is None and watcher.is_alive()  # an open terminal: nothing
+            os.close(master)
+            deadline = time.monotonic() + 5
+            while not ended and time.monotonic() < deadline:
+                time.sleep(0.02)
+    finally:
+        os.close(slave)
+    assert guard.signum == signal.SIGHUP and ended == [128 + signal.SIGHUP]

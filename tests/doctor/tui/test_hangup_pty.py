@@ -1,6 +1,6 @@
 """Issue 13: the real console script on a pseudo-terminal; the terminal is closed at 20 moments spread over
-start-up, checking, probing and shutdown, and each time the doctor and every process it started are gone
-within 2 s.
+start-up, checking, probing and shutdown (and 3 more where it is not the controlling terminal, so no SIGHUP
+comes), and each time the doctor and every process it started are gone within 2 s.
 
 The run is live on this machine with two fakes, both test-only and living in the test's own folder:
 a `torch` whose import hangs (so the torch child is alive while the checks gather) and, through a
@@ -73,6 +73,7 @@ class Moment:
     after_s: float
     keys: bytes = b""
     then: bytes | None = None  # after the keys, wait for this too (then after_s)
+    ctty: bool = True  # False: the pty is not the doctor's controlling terminal, so closing it sends no SIGHUP
 
 
 FIRST_FRAME = b"Checks"
@@ -102,6 +103,10 @@ MOMENTS = [
     Moment("shutdown+0.3", PROBE_BUILDING, 0.3, keys=b"q"),
     Moment("shutdown-screen-left", PROBE_BUILDING, 0.0, keys=b"q", then=SCREEN_LEFT),
     Moment("shutdown-screen-left+0.05", PROBE_BUILDING, 0.05, keys=b"q", then=SCREEN_LEFT),
+    # and three where only the terminal's hang-up (POLLHUP) tells: no SIGHUP comes
+    Moment("no-ctty-first-frame", FIRST_FRAME, 0.0, ctty=False),
+    Moment("no-ctty-checking+0.3", GATHERING, 0.3, ctty=False),
+    Moment("no-ctty-probing+0.3", PROBE_BUILDING, 0.3, ctty=False),
 ]
 
 
@@ -149,7 +154,8 @@ def close_at(moment: Moment, site: Path, command: list[str]) -> dict:
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(site)]), "XDG_CACHE_HOME": str(site / "cache")}
     env.pop("NO_COLOR", None)
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-S", "-c", BECOME, *command, "--torch-timeout", "2"], stdin=slave,
+    become = [sys.executable, "-S", "-c", BECOME] if moment.ctty else []
+    proc = subprocess.Popen([*become, *command, "--torch-timeout", "2"], stdin=slave,
                             stdout=slave, stderr=slave, env=env, cwd=site, start_new_session=True)
     os.close(slave)
     seen, started = bytearray(), time.monotonic()
