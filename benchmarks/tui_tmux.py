@@ -25,13 +25,17 @@ ROOT = Path(__file__).resolve().parents[1]
 MACHINES = ROOT / "fixtures" / "machines"
 
 # name -> (argv after v100-doctor, [(step name, keys to send before capturing)])
-STEPS_FAILING = [("start", []), ("cuda-pairing", ["j", "j"]), ("detail-open", ["Enter"]),
-                 ("detail-closed", ["Escape"]), ("save-dialog", ["s"]), ("saved", ["Enter"])]
+STEPS_FAILING = [("start", []), ("detail-open", ["Enter"]), ("detail-closed", ["Escape"]), ("moved", ["j"]),
+                 ("help", ["?"]), ("help-closed", ["Escape"]), ("filter", ["/", "f", "l", "a"]),
+                 ("filter-cleared", ["Escape"]), ("save-dialog", ["s"]), ("saved", ["Enter"])]
+STEPS_STORY = [("start", []), ("stage-3", ["l", "l"]), ("stage-3-report", ["Enter"]), ("back", ["Escape"]),
+               ("h200", ["Tab"])]  # issue 13: the story view
 
 
 def scenarios(save_dir: Path) -> dict[str, tuple[list[str], list[tuple[str, list[str]]]]]:
     out = {
         "live-this-machine": ([], [("start", []), ("second-line", ["j"])]),
+        "demo-story": (["demo"], STEPS_STORY),
         "replay-v100-healthy": (["--replay", str(MACHINES / "v100-pcie-16gb-healthy.json")], [("start", [])]),
         "replay-v100-torch-2.11": (["--replay", str(MACHINES / "v100-torch-2.11-cu130.json"),
                                     "-o", str(save_dir / "v100-torch-2.11-report.json")], STEPS_FAILING),
@@ -111,6 +115,7 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=3.0, help="seconds to let the screen settle after start")
     ap.add_argument("--kill-session", metavar="S,S,...", help="seconds after the start at which to kill the session")
     ap.add_argument("--fresh", action="store_true", help="with --kill-session: run `v100-doctor --fresh`")
+    ap.add_argument("--only", action="append", help="run only this scenario (repeatable)")
     args = ap.parse_args()
     if not shutil.which("tmux"):
         sys.exit("tmux is not installed")
@@ -120,8 +125,10 @@ def main() -> None:
         return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for size in ((80, 24), (160, 48)):
+    for size in ((80, 24), (160, 48), (60, 15)):
         for name, (argv, steps) in scenarios(out).items():
+            if args.only and name not in args.only:
+                continue
             for path in run_scenario(name, argv, steps, size, out, args.settle):
                 print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 

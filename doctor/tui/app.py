@@ -51,12 +51,12 @@ class DoctorApp(App["Report | None"]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),  # not an editor: ctrl+c quits, probe cancelled first
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("t", "story", "Story"),  # before the probe: in the demo it is the way back, and the footer is short
         Binding("p", "probe", "Probe"),
         Binding("r", "rerun", "Re-run", show=False),
         Binding("s", "save_json", "Save"),
         Binding("m", "save_markdown", "Markdown", show=False),
         Binding("c", "copy_fix", "Copy fix"),
-        Binding("t", "story", "Story"),
         Binding("escape", "back", "Back", show=False),
         Binding("j,down", "move(1)", "Move", show=False),  # the one-pane layout: the list is hidden, keys still move it
         Binding("k,up", "move(-1)", "Up", show=False),
@@ -313,7 +313,7 @@ class DoctorApp(App["Report | None"]):
     # ---- small terminals ----------------------------------------------------------------------
     @property
     def is_compact(self) -> bool:
-        return self.screen_stack[0].has_class("-compact")
+        return self.screen_stack[0].has_class("-one-pane")
 
     def on_resize(self, event) -> None:
         self._layout_for(event.size.width, event.size.height)
@@ -321,9 +321,10 @@ class DoctorApp(App["Report | None"]):
     def _layout_for(self, width: int, height: int) -> None:
         main = self.screen_stack[0]
         compact = width < COMPACT_BELOW[0] or height < COMPACT_BELOW[1]
-        if compact == main.has_class("-compact"):
+        if compact == main.has_class("-one-pane"):
             return
-        main.set_class(compact, "-compact")
+        main.set_class(compact, "-one-pane")
+        self.banner.set_compact(compact)
         if self.screen is main and self.focused in (self.checklist, None):
             self._focus_list()
         self._paint_compact()

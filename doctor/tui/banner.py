@@ -17,6 +17,7 @@ class Banner(Static):
         self.source = source
         self.machine = ""
         self.status = ""
+        self.compact = False  # two lines on a small terminal: what is shown and where the run stands
 
     def on_mount(self) -> None:
         self._paint()
@@ -29,5 +30,10 @@ class Banner(Static):
         self.status = status
         self._paint()
 
+    def set_compact(self, compact: bool) -> None:
+        self.compact = compact
+        self._paint()
+
     def _paint(self) -> None:
-        self.update(Text(f"v100-doctor {__version__} · {self.source}\n{self.machine}\n{self.status}"))
+        middle = "" if self.compact else f"{self.machine}\n"
+        self.update(Text(f"v100-doctor {__version__} · {self.source}\n{middle}{self.status}"))

@@ -30,4 +30,4 @@ STORY_KEYS: tuple[tuple[str, str], ...] = (
 
 def key_names(table: tuple[tuple[str, str], ...]) -> set[str]:
     """The single keys a table names ("↑ ↓  j k" names ↑, ↓, j and k)."""
-    return {k for keys, _ in table for k in keys.split()}
+    return {k.lower() for keys, _ in table for k in keys.split()}

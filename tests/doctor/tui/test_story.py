@@ -1,0 +1,82 @@
+"""Issue 13: the story view of `v100-doctor demo`: the V100's four stages side by side, the H200 one more tab;
+every figure is the replayed example's own (its recorded probe, today's verdict)."""
+
+from __future__ import annotations
+
+import pytest
+
+from doctor.render.panels import story_cases
+from doctor.run.session import story_session
+from doctor.tui.app import DoctorApp
+from doctor.tui.story import StageCard, StoryScreen
+from tui_support import run_app
+
+
+@pytest.fixture(scope="module")
+def session():
+    return story_session()
+
+
+def test_the_cases_are_the_v100_journey_then_the_h200_with_the_reports_own_numbers(session):
+    cases = story_cases(list(session.story))
+    v100, h200 = cases
+    assert [s.name for s in v100.stages] == ["seed-1-transformers-bnb", "seed-2-exl2-4.25bpw", "seed-3-q8-cache-8192",
+                                             "seed-4-exl2-3.75bpw"]
+    reports = dict(session.story)
+    for stage in v100.stages + h200.stages:
+        verdict = reports[stage.name].verdict
+        assert (stage.measured_tok_s, stage.ceiling_tok_s) == (verdict.measured_tok_s, verdict.ceiling_tok_s)
+    assert [round(s.measured_tok_s) for s in v100.stages] == [4, 25, 40, 64]
+    assert "kernel path" in v100.stages[0].cause and "CPU offload" in v100.stages[1].cause
+    assert "ExLlamaV2" in v100.stages[0].fix and "VRAM" in v100.stages[1].fix and "3.75 bpw" in v100.stages[2].fix
+    assert v100.stages[3].fix.startswith("at the card's limit")
+    assert "V100" in v100.label and "4 → 25 → 40 → 64" in v100.label and "H200" in h200.label
+
+
+def test_keys_move_between_stages_and_cases_and_enter_opens_a_stage_escape_comes_back(session):
+    async def script(app, pilot):
+        await pilot.pause()
+        story = app.screen
+        start = (isinstance(story, StoryScreen), story.selected.name, len(story.query(StageCard)))
+        await pilot.press("right", "l")
+        moved = story.selected.name
+        await pilot.press("enter")
+        await pilot.pause()
+        opened = (type(app.screen).__name__, app.report.source, app.checklist.highlighted_id, app.banner.source)
+        await pilot.press("escape")
+        await pilot.pause()
+        back = (isinstance(app.screen, StoryScreen), app.screen.selected.name)
+        await pilot.press("tab")
+        await pilot.pause()
+        h200 = (app.screen.selected.name, len(app.screen.query(StageCard)))
+        await pilot.press("h")  # wraps within the case
+        return start, moved, opened, back, h200
+
+    start, moved, opened, back, h200 = run_app(DoctorApp(session), script)
+    assert start == (True, "seed-1-transformers-bnb", 4)
+    assert moved == "seed-3-q8-cache-8192"
+    assert opened[:3] == ("Screen", "example:seed-3-q8-cache-8192", "decode-speed")  # opened on its warning
+    assert "RECORDED" in opened[3]
+    assert back == (True, "seed-3-q8-cache-8192")
+    assert h200 == ("h200-synthetic-gptq", 1)
+
+
+def test_demo_name_opens_that_stage_and_t_goes_to_the_story():
+    async def script(app, pilot):
+        await pilot.pause()
+        first = (type(app.screen).__name__, app.report.source)
+        await pilot.press("t")
+        await pilot.pause()
+        return first, app.screen.selected.name
+
+    first, selected = run_app(DoctorApp(story_session("seed-2-exl2-4.25bpw")), script)
+    assert first == ("Screen", "example:seed-2-exl2-4.25bpw") and selected == "seed-2-exl2-4.25bpw"
+
+
+def test_below_80_columns_the_story_shows_one_stage_at_a_time(session):
+    async def script(app, pilot):
+        await pilot.pause()
+        return [card.display for card in app.screen.query(StageCard)]
+
+    assert run_app(DoctorApp(session), script, size=(60, 15)) == [True, False, False, False]
+    assert run_app(DoctorApp(session), script, size=(80, 24)) == [True, True, True, True]
