@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Sequence
 
-from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode
+from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
 from doctor.model.errors import InputError
 from doctor.run.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, select_checks, wants_tui
 from doctor.run.output import emit, flush_stdout
@@ -75,8 +75,11 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
 
             report = after_checks(report, on_event=ConsoleProgress())
             if report.probe is not None and report.probe.status == "cancelled":
-                emit(report, args)
-                return ExitCode.INTERRUPTED
+                from doctor.facts.children import interrupts_ignored
+
+                with interrupts_ignored():
+                    emit(report, args)
+                return interrupt_exit(report.probe.interrupted_by)
     return emit(report, args)
 
 
@@ -88,7 +91,7 @@ def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -
     from doctor.run.output import write_report_file
     from doctor.run.pipeline import diagnose
 
-    from doctor.facts.children import stop_all
+    from doctor.facts.children import interrupts_ignored, stop_all
     from doctor.facts.gather import partial_facts
 
     stop_all()
@@ -96,11 +99,10 @@ def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -
         return
     name = signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
     partial = getattr(exc, "partial_facts", None) or partial_facts({}, f"not gathered: the run was interrupted ({name})")
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a second signal must not cut the write short
-        signal.signal(sig, signal.SIG_IGN)
-    report = diagnose(plan_from_args(args), partial, note=f"interrupted by {name} while gathering", checks=checks)
-    write_report_file(replace(report, errors=(f"interrupted by {name} while gathering facts: the parts not read "
-                                              "are unknown",)), args.output, redact=not args.no_redact)
+    with interrupts_ignored():
+        report = diagnose(plan_from_args(args), partial, note=f"interrupted by {name} while gathering", checks=checks)
+        write_report_file(replace(report, errors=(f"interrupted by {name} while gathering facts: the parts not read "
+                                                  "are unknown",)), args.output, redact=not args.no_redact)
 
 
 def _raise_interrupted(signum: int, _frame) -> None:
@@ -178,7 +180,7 @@ def _main(argv: list[str]) -> int:
         stop_all()
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"v100-doctor: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
-        return 128 + signum
+        return interrupt_exit(signum)
     except Exception as exc:  # noqa: BLE001
         if _output_failed(exc):  # a full disk or a stream that went away: an input/output error (3)
             _discard_stdout()

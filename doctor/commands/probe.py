@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from doctor.model.exitcodes import ExitCode
+from doctor.model.exitcodes import ExitCode, interrupt_exit
 
 FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like layers, ExLlamaV2's quantized kernels and "
                "CUDA graphs, like the models people run), gptq-sequential, gptq-act-order, fp16 (plain torch matmuls)")
@@ -77,7 +77,11 @@ def run(args: argparse.Namespace) -> ExitCode:
     report = after_checks(report, asked=True, synthetic=synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling,
                           prompt_tokens=args.prompt_tokens, warmup_tokens=args.warmup, runs=args.runs, tokens=args.tokens,
                           settle_pct=args.settle_pct, settle_budget_s=args.settle_budget, second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
-    code = emit(report, args)
-    if report.probe is not None and report.probe.status == "cancelled":
-        return ExitCode.INTERRUPTED
+    from doctor.facts.children import interrupts_ignored
+
+    cancelled = report.probe is not None and report.probe.status == "cancelled"
+    with interrupts_ignored(cancelled):
+        code = emit(report, args)
+    if cancelled:
+        return interrupt_exit(report.probe.interrupted_by)  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
     return code

@@ -17,12 +17,13 @@ examples:
 exit codes of watch: 0/1/2 as for the main command (all passed / warnings / a check failed);
 3 when the pid does not exist, belongs to another user, or exits before the window ends (the
 report of what was sampled is still printed), or another input is wrong; 4 a doctor bug; 130 when
-interrupted with Ctrl-C (the report of what was sampled is still printed).
+interrupted with Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (the report of what was sampled is still printed).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from dataclasses import replace
@@ -30,7 +31,8 @@ from dataclasses import replace
 from doctor.model.errors import UsageError
 from doctor.run.options import add_output_arguments, gpu_index, path_arg, positive_int, sample_hz, watch_seconds
 from doctor.run.output import emit
-from doctor.model.exitcodes import ExitCode
+from doctor.model.exitcodes import ExitCode, interrupt_exit
+from doctor.facts.children import interrupts_ignored
 from doctor.model.plan import Plan
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -114,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     sampler = Sampler([args.gpu_index], pids=[args.pid] if args.pid else None, hz=args.hz).start()
     errors: list[str] = []
     exit_override: int | None = None
+    interrupted = False
     tty = sys.stderr.isatty()
     last_print = -10.0
     try:
@@ -129,20 +132,23 @@ def run(args: argparse.Namespace) -> int:
                 sys.stderr.flush()
                 last_print = sampler.elapsed_s
             time.sleep(0.25)
-    except KeyboardInterrupt:
-        errors.append(f"interrupted after {sampler.elapsed_s:.1f} s of the {args.seconds:.0f} s window; "
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP raised as Interrupted by the CLI
+        signum = getattr(exc, "signum", None)
+        by = f" by {signal.Signals(signum).name}" if signum else ""
+        errors.append(f"interrupted{by} after {sampler.elapsed_s:.1f} s of the {args.seconds:.0f} s window; "
                       "the findings use what was sampled until then")
-        exit_override = ExitCode.INTERRUPTED
-    series = sampler.stop()
-    if tty:
-        sys.stderr.write(" " * 110 + "\r")
-    sys.stderr.write(f"v100-doctor: sampled {series.duration_s:.1f} s ({len(series.gpus[0].samples) if series.gpus else 0} "
-                     f"samples at {series.hz:g} Hz)\n")
-    note = f"watch {label} for {series.duration_s:.0f} s at {series.hz:g} Hz"
-    facts = replace(machine, samples=replace(series, note=note), launch_config=launch, model=model)
-    report = diagnose(plan, facts, note=note, checks=[GPU_PRESENT, *RUNTIME_CHECKS])
-    report = replace(report, errors=tuple(errors))
-    for e in errors:
-        print(f"v100-doctor: {e}", file=sys.stderr)
-    code = emit(report, args)
+        exit_override, interrupted = interrupt_exit(signum), True
+    with interrupts_ignored(interrupted):  # a second signal must not cut the report short
+        series = sampler.stop()
+        if tty:
+            sys.stderr.write(" " * 110 + "\r")
+        sys.stderr.write(f"v100-doctor: sampled {series.duration_s:.1f} s ({len(series.gpus[0].samples) if series.gpus else 0} "
+                         f"samples at {series.hz:g} Hz)\n")
+        note = f"watch {label} for {series.duration_s:.0f} s at {series.hz:g} Hz"
+        facts = replace(machine, samples=replace(series, note=note), launch_config=launch, model=model)
+        report = diagnose(plan, facts, note=note, checks=[GPU_PRESENT, *RUNTIME_CHECKS])
+        report = replace(report, errors=tuple(errors))
+        for e in errors:
+            print(f"v100-doctor: {e}", file=sys.stderr)
+        code = emit(report, args)
     return exit_override if exit_override is not None else code

@@ -10,9 +10,52 @@ import os
 import signal
 import subprocess
 import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 _LIVE: set[subprocess.Popen] = set()
 _LOCK = threading.Lock()
+
+
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP while a child starts: a signal landing after the fork but before its
+    owner records it would orphan it. A held signal is raised again on leaving, once the child is known.
+    Python runs handlers in the main thread only, so elsewhere this holds nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    old = {s: h for s in INTERRUPTS if (h := signal.getsignal(s)) is not None}
+    for s in old:
+        signal.signal(s, lambda signum, _frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        if pending:
+            signal.raise_signal(pending[0])
+
+
+@contextmanager
+def interrupts_ignored(active: bool = True) -> Iterator[None]:
+    """After the first interrupt, while the partial report is written: a second must not cut it short.
+    The handlers come back afterwards (an ignored signal would be inherited by every later child)."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: h for s in INTERRUPTS if (h := signal.getsignal(s)) is not None}
+    for s in old:
+        signal.signal(s, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def spawn(cmd: list[str], **kwargs) -> subprocess.Popen:
@@ -21,9 +64,10 @@ def spawn(cmd: list[str], **kwargs) -> subprocess.Popen:
     if kwargs.get("text"):
         kwargs.update(encoding="utf-8", errors="replace")
         kwargs.pop("text")
-    proc = subprocess.Popen(cmd, **kwargs)
-    with _LOCK:
-        _LIVE.add(proc)
+    with interrupts_held():  # registered before any signal can end the doctor: stop_all() then finds it
+        proc = subprocess.Popen(cmd, **kwargs)
+        with _LOCK:
+            _LIVE.add(proc)
     return proc
 
 

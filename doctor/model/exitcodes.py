@@ -12,6 +12,12 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130  # Ctrl-C, a cancelled probe, or the TUI left early: 128 + SIGINT, as shells report it
 
 
+def interrupt_exit(signum: int | None = None) -> int:
+    """128 + the signal that ended the run, as shells report it: 130 SIGINT (also a cancel with no signal),
+    143 SIGTERM, 129 SIGHUP."""
+    return 128 + (signum or 2)
+
+
 EXIT_CODE_HELP = """exit codes:
   0  all checks passed
   1  warnings only

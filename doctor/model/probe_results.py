@@ -207,6 +207,7 @@ class ProbeReport:
     samples: SampleSeries | None = None  # NVML and host readings over the timed phases
     windows: tuple[PhaseWindow, ...] = ()
     seconds: float = 0.0
+    interrupted_by: int = 0  # the signal that cancelled it (15 SIGTERM, 1 SIGHUP); 0: Ctrl-C, a cancel, or none
 
     @property
     def ok(self) -> bool:

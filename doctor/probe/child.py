@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from doctor.facts.children import reap, spawn
+from doctor.facts.children import interrupts_held, reap, spawn
 from doctor.probe.errors import tail
 from doctor.probe.protocol import parse_event
 
@@ -44,6 +44,7 @@ class ChildOutcome:
     events: int = 0
     seconds: float = 0.0
     phase_times: list[tuple[str, float]] = field(default_factory=list)  # (phase, seconds since start) as announced
+    signum: int = 0  # the signal that cancelled it (SIGTERM, SIGHUP); 0 for Ctrl-C or a cancel event
 
 
 def repo_root() -> str:
@@ -85,13 +86,16 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
     limits = {**DEFAULT_TIMEOUTS_S, **(timeouts or {})}
     log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
     t0 = time.monotonic()
-    # its own session, registered with doctor.facts.children so stop_all() (an interrupt, a closed terminal) ends it
-    proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env or child_env())
     lines: queue.Queue = queue.Queue()
-    threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
     out = ChildOutcome(status="finished")
     phase_start = t0
+    proc: subprocess.Popen | None = None
     try:
+        # its own session, registered with doctor.facts.children so stop_all() (an interrupt, a closed terminal) ends
+        # it; a signal during the start is held until `proc` is known, then raised here, so the except stops it
+        with interrupts_held():
+            proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env or child_env())
+        threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
         try:
             if stdin_text:
                 proc.stdin.write(stdin_text)
@@ -135,21 +139,25 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
             elif kind == "error":
                 out.error = event
             _emit(on_event, event)
-    except KeyboardInterrupt:
-        kill_group(proc)
+    except KeyboardInterrupt as exc:
+        if proc is not None:
+            kill_group(proc)
         out.status = "cancelled"
-        out.error = {"event": "error", "kind": "cancelled", "phase": out.phase, "message": f"cancelled during {out.phase}"}
+        out.signum = int(getattr(exc, "signum", 0) or 0)
+        by = f" ({signal.Signals(out.signum).name})" if out.signum else ""
+        out.error = {"event": "error", "kind": "cancelled", "phase": out.phase, "message": f"cancelled during {out.phase}{by}"}
         _emit(on_event, {"event": "cancelled", "phase": out.phase})
     finally:
-        if proc.poll() is None and out.status in ("finished",):
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
+        if proc is not None:  # None only when Popen itself failed (no such interpreter): that error goes up
+            if proc.poll() is None and out.status in ("finished",):
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    kill_group(proc)
+            if proc.poll() is None:
                 kill_group(proc)
-        if proc.poll() is None:
-            kill_group(proc)
-        reap(proc)
-        out.exit_code = proc.returncode
+            reap(proc)
+            out.exit_code = proc.returncode
         out.seconds = round(time.monotonic() - t0, 3)
         log.seek(0)
         out.log_tail = tail(log.read())

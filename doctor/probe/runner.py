@@ -144,7 +144,7 @@ def _report(spec: ProbeSpec, outcome: ChildOutcome, samples: Any, windows: tuple
     status = {"cancelled": "cancelled", "timeout": "timeout", "crashed": "crashed"}.get(outcome.status, "failed")
     return ProbeReport(status=status, summary=str(err.get("message") or f"the probe {status}"),
                        error_kind=str(err.get("kind") or status), error_phase=str(err.get("phase") or outcome.phase),
-                       error_detail=detail[-4000:], **base)
+                       error_detail=detail[-4000:], interrupted_by=outcome.signum, **base)
 
 
 def result_summary(r: ProbeResult) -> str:
