@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from doctor.model.facts import GpuFacts, GpuLink, GpuProcess, NvmlFacts
+from doctor.model.plausible import scrub
 from doctor.model.unknown import Unknown
 from doctor.model.units import MIB
 
@@ -276,7 +277,12 @@ def load_pynvml() -> Any:
 
 
 def gather_nvml(module: Any = None) -> NvmlFacts:
-    """Never raises. `module` defaults to the real pynvml."""
+    """Never raises. `module` defaults to the real pynvml. Every number is range-checked as it enters:
+    NVML's "not available" sentinels, NaN or a negative size become Unknown with the reason."""
+    return scrub(_gather(module), "by NVML: ")
+
+
+def _gather(module: Any) -> NvmlFacts:
     module = load_pynvml() if module is None else module
     if isinstance(module, Unknown):
         return NvmlFacts(available=False, reason=module.reason)

@@ -25,10 +25,21 @@ CONFIG_RANGES: dict[str, tuple[float, float]] = {
     "vocab_size": (1, 1 << 26), "max_position_embeddings": (1, 1 << 30), "sliding_window": (1, 1 << 30),
     "sliding_layers": (0, 2048), "num_experts": (1, 1 << 16), "rope_theta": (1e-6, 1e15),
 }
+# What NVML reports for one GPU. A field NVML cannot fill comes back as NVML_VALUE_NOT_AVAILABLE, all ones:
+# 2^32-1 or 2^64-1 (https://docs.nvidia.com/deploy/nvml-api/api/structnvmlProcessInfo__t.html), which is far
+# outside these (the largest card has 288 GB, the fastest clocks are near 3 GHz, the hungriest boards ~2.7 kW)
+NVML_RANGES: dict[str, tuple[float, float]] = {
+    **{f"memory_{k}_mib": (0, 1 << 22) for k in ("total", "free", "used")}, "used_mib": (0, 1 << 22),
+    **{k: (0, 20_000) for k in ("sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "mem_clock_max_mhz")},
+    **{k: (0, 10_000) for k in ("power_draw_w", "power_limit_w", "power_default_limit_w")},
+    "pcie_gen": (1, 8), "pcie_gen_max": (1, 8), "pcie_width": (1, 32), "pcie_width_max": (1, 32),
+    "memory_bus_width_bits": (8, 16_384), "clocks_event_mask": (0, (1 << 32) - 2),
+}
 RANGES: dict[str, tuple[float, float]] = {
     **CONFIG_RANGES,
     "max_seq_len": (1, 1 << 30), "gpu_split": (1e-6, 4096), "gpu_index": (0, 63),  # the plan
     "bits": (1, 32), "head_bits": (1, 32), "group_size": (-1, 1 << 20),  # GPTQ writes -1 for "one group"
+    **NVML_RANGES,
 }
 SUFFIX_RANGES: tuple[tuple[str, tuple[float, float]], ...] = (
     ("_pct", (0, 100)), ("_c", (-100, 250)),  # utilisation percentages, temperatures in °C
@@ -56,9 +67,21 @@ def _n(x: float) -> str:
 
 
 @lru_cache(maxsize=None)
-def _unknown_allowed(cls: type) -> dict[str, bool]:
+def _unknown_allowed(cls: type) -> dict[str, str]:
+    """field -> "number" (int/float or Unknown), "any" (another type or Unknown); absent: cannot be unknown."""
     hints = typing.get_type_hints(cls)
-    return {f.name: Unknown in typing.get_args(hints.get(f.name)) for f in dataclasses.fields(cls)}
+    out = {}
+    for f in dataclasses.fields(cls):
+        args = typing.get_args(hints.get(f.name))
+        if Unknown in args:
+            out[f.name] = "number" if set(args) - {Unknown} <= {int, float} else "any"
+    return out
+
+
+def _wrong_type(kind: str | None, value: Any) -> str | None:
+    if kind == "number" and not isinstance(value, (int, float, Unknown)):
+        return f"{str(value)[:40]!r} is not a number"
+    return None
 
 
 def scrub(obj: Any, where: str = "") -> Any:
@@ -71,7 +94,7 @@ def scrub(obj: Any, where: str = "") -> Any:
     changes = {}
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
-        why = problem(f.name, value) if allowed.get(f.name) else None
+        why = (_wrong_type(allowed[f.name], value) or problem(f.name, value)) if f.name in allowed else None
         if why:
             changes[f.name] = Unknown(f"recorded {where}{f.name} {why}")
         elif dataclasses.is_dataclass(value) or isinstance(value, (list, tuple)):
