@@ -74,6 +74,7 @@ class Verdict:
     fixes: tuple[Fix, ...] = ()
     set_aside: tuple[str, ...] = ()
     unsettled: str = ""  # the reported pass never settled: its spread and the measured cause (no median claimed)
+    shifted: str = ""  # it settled only after runs at another pace: how far, and the measured cause
     first_use: str = ""  # a per-context-length first-use cost seen in the warm-up (never counted as the speed)
     reference: str = ""
     notes: tuple[str, ...] = ()

@@ -112,6 +112,28 @@ def instability_cause(runs: tuple[DecodeRun, ...]) -> str:
             "the cause is outside what the worker can see, such as a noisy neighbour's memory traffic or the GPU side")
 
 
+SHIFT_PCT = 10.0  # an earlier run this far from the settled median means the pace moved, not noise
+
+
+def pace_shift(p: DecodePass) -> str:
+    """The runs settled, but only after runs at another pace: name it, with what the host counters say.
+    Seen on the H200 with a 64-layer EXL2 model: five runs at 58-64 tok/s, then three at 104.5 (0.1%
+    apart); the next process started at 104 and fell to 64 (benchmarks/results/issue17-h200/)."""
+    if p.unsettled or not p.window or len(p.runs) <= p.window:
+        return ""
+    m = p.median_tok_s
+    earlier = p.runs[:-p.window]
+    off = [r for r in earlier if m and abs(r.tok_s - m) > SHIFT_PCT / 100 * m]
+    if not off:
+        return ""
+    first, cause = p.runs[-p.window].run, instability_cause(p.runs)
+    lo, hi = min(r.tok_s for r in off), max(r.tok_s for r in off)
+    return (f"Decode settled only on runs {first}-{p.runs[-1].run} of {len(p.runs)}; {len(off)} earlier "
+            f"run{'s' if len(off) > 1 else ''} ran at {lo:.1f}{f'-{hi:.1f}' if hi != lo else ''} tok/s, up to "
+            f"{max(abs(r.tok_s - m) for r in off) / m:.0%} from it: this host's pace moved during the probe, so the "
+            f"figure holds only while it stays there. {cause[:1].upper()}{cause[1:]}")
+
+
 def unsettled(runs: tuple[DecodeRun, ...], size: int, limit_pct: float, budget_s: float) -> str:
     spread = window_spread(runs[-size:])
     return (f"decode did not settle: the last {size} of {len(runs)} runs spread {spread:.1f}% "

@@ -34,6 +34,7 @@ from doctor.verdict.causes import MIN_SAMPLES, Inputs, estimate
 from doctor.model.verdict import Cause
 from doctor.verdict.evidence import decode_evidence
 from doctor.model.verdict import BytesPerToken, Ceiling, Fix, MissingEvidence, NoCeiling, Verdict
+from doctor.probe.hoststate import pace_shift
 
 NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
 BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
@@ -111,11 +112,12 @@ def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | N
                       datasheet=datasheet, measured=measured, ceiling_tok_s=ref.tok_s, efficiency=round(efficiency, 4),
                       near_ceiling=near, lost_ms_per_token=round(lost, 3), causes=causes, headline="",
                       fixes=fixes, set_aside=_set_aside(r), first_use=first_use, notes=tuple(notes),
-                      unsettled=r.reported.unsettled,
+                      unsettled=r.reported.unsettled, shifted=pace_shift(r.reported),
                       gpu=spec.name if spec else r.device_name, options=options)
     if not near and verdict.unexplained > MOSTLY_UNEXPLAINED:
         verdict = replace(verdict, missing_evidence=_missing(r, ev))
-    return replace(verdict, headline=headline(verdict), reference=reference_line(verdict, spec, plan))
+    said = headline(verdict) + (f" {verdict.shifted}" if verdict.shifted else "")
+    return replace(verdict, headline=said, reference=reference_line(verdict, spec, plan))
 
 
 def _shares(causes: list[Cause], lost: float, notes: list[str]) -> tuple[Cause, ...]:

@@ -31,3 +31,27 @@ def test_a_snapshot_pair_reads_this_host():
     a = HostSnapshot.now()
     noise = between(a, HostSnapshot.now(), 0.01)
     assert noise.steal_pct >= 0 and noise.involuntary_switches >= 0
+
+
+def _pass(speeds, window=3):
+    from doctor.model.probe_results import DecodePass
+
+    return DecodePass(index=1, load_s=1.0, warmup_tokens=256, warmup_s=3.0,
+                      runs=tuple(run(i + 1, s) for i, s in enumerate(speeds)), window=window)
+
+
+def test_a_pace_that_moved_before_the_runs_settled_is_named():
+    """The H200 EXL2 probe (benchmarks/results/issue17-h200/probe_exl2_27_h200_2.json): 58-81, then 104.5 steady."""
+    from doctor.probe.hoststate import pace_shift
+
+    text = pace_shift(_pass([63.7, 59.8, 62.0, 62.1, 58.3, 80.7, 104.5, 104.5, 104.3]))
+    assert text.startswith("Decode settled only on runs 7-9 of 9; 6 earlier runs ran at 58.3-80.7 tok/s, up to 44%")
+    assert "No host counter moved" in text
+
+
+def test_settling_at_once_or_within_noise_is_not_a_shift():
+    from doctor.probe.hoststate import pace_shift
+
+    assert pace_shift(_pass([97.6, 97.6, 95.8])) == ""  # settled on the first three
+    assert pace_shift(_pass([92.0, 97.1, 96.3, 96.9, 96.0])) == ""  # an earlier run 4.5% off: noise, not a new pace
+    assert pace_shift(_pass([50.0, 97.1, 96.3, 96.9], window=0)) == ""  # unsettled: that text says it instead

@@ -116,3 +116,11 @@ def test_mostly_unexplained_gap_names_missing_evidence_and_its_command():
     cmd = shlex.split(v.missing_evidence[0].command)
     assert cmd[:2] == ["v100-doctor", "probe"] and "--no-sampling" not in cmd and "--cache-mode" in cmd
     assert "missing: GPU samples during decode" in v.headline
+
+
+def test_a_recorded_pace_shift_is_in_the_headline():
+    """The H200's 64-layer EXL2 probe (issue 17): settled at 104.5 tok/s only after six runs at 58-81."""
+    doc = json.loads((ROOT / "benchmarks" / "results" / "issue17-h200" / "probe_exl2_27_h200_2.json").read_text())
+    v = build_verdict(from_jsonable(ProbeReport, doc["probe"]))
+    assert v.measured_tok_s == pytest.approx(104.45, abs=0.01) and v.shifted
+    assert v.headline.endswith(v.shifted) and "runs 7-9 of 9" in v.headline and "58.3-80.7 tok/s" in v.headline
