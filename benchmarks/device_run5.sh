@@ -6,6 +6,7 @@
 # 4.0 bpw, and its quantized layer is repeated under 64 layer indices (doctor/probe/replicate_layers.py).
 # Per token that reads what a real ~4 bpw EXL2 27B reads, through the same kernels; the values are random.
 # The JIT build of the extension runs while the FP16 source is written. A failed conversion stops the run.
+# Retry: FULL=0 FIRST=3 SETTLE=60 BUDGET=75 probes alone (no full doctor run) with longer budgets to settle.
 # DRY=1 runs the parts that need no GPU (the source model and a replication of it) and skips the rest.
 set -u
 export MAX_JOBS=16 PYTHONUNBUFFERED=1
@@ -44,12 +45,18 @@ python3 -m doctor.probe.replicate_layers --src "$W/exl2src" --out "$W/exl2_27" -
   --label "synthetic exl2 Llama ({layers} layers of 5120/21760 copied from {source_layers} converted at 4.0 bpw, {gb:.2f} GB; random values)" \
   | tee "$O/replicate.json" || exit 2
 rm -rf "$W/work27" "$W/src27"
-step "pair 1: the doctor, command to verdict"
-s=$(date +%s%N); timeout 150 python3 -m doctor --model "$W/exl2_27" --max-seq-len 4096 --json --no-tui -o "$O/report_exl2_27_h200_1.json" >/dev/null; echo "exit $? command_to_verdict_ms $(( ($(date +%s%N) - s) / 1000000 ))"
-step "pair 1: independent timing"
-timeout 120 python3 benchmarks/independent_timing.py --model "$W/exl2_27" --max-seq-len 4096 --out "$O/independent_exl2_27_h200_1.json" 2>"$W/indep.err" | tail -1 || tail -3 "$W/indep.err"
+A=${FIRST:-1}; B=$((A + 1))  # file numbers; the retry (FULL=0, longer budgets) writes _3, _4
+if [ "${FULL:-1}" = 1 ]; then
+  step "pair $A: the doctor, command to verdict"
+  s=$(date +%s%N); timeout 150 python3 -m doctor --model "$W/exl2_27" --max-seq-len 4096 --json --no-tui -o "$O/report_exl2_27_h200_$A.json" >/dev/null; echo "exit $? command_to_verdict_ms $(( ($(date +%s%N) - s) / 1000000 ))"
+else
+  step "pair $A: the doctor's probe (settle budget ${SETTLE:-45} s)"
+  s=$(date +%s%N); timeout 150 python3 -m doctor probe --model "$W/exl2_27" --max-seq-len 4096 --settle-budget "${SETTLE:-45}" --json -o "$O/probe_exl2_27_h200_$A.json" >/dev/null; echo "exit $? command_to_verdict_ms $(( ($(date +%s%N) - s) / 1000000 ))"
+fi
+step "pair $A: independent timing (budget ${BUDGET:-45} s)"
+timeout 130 python3 benchmarks/independent_timing.py --model "$W/exl2_27" --max-seq-len 4096 --budget-s "${BUDGET:-45}" --max-runs 40 --out "$O/independent_exl2_27_h200_$A.json" 2>"$W/indep.err" | tail -1 || tail -3 "$W/indep.err"
 if [ $(( $(date +%s) - T0 )) -lt 470 ]; then
-  step "pair 2: the doctor's probe"
-  s=$(date +%s%N); timeout 90 python3 -m doctor probe --model "$W/exl2_27" --max-seq-len 4096 --json -o "$O/probe_exl2_27_h200_2.json" >/dev/null; echo "exit $? command_to_verdict_ms $(( ($(date +%s%N) - s) / 1000000 ))"
+  step "pair $B: the doctor's probe"
+  s=$(date +%s%N); timeout 90 python3 -m doctor probe --model "$W/exl2_27" --max-seq-len 4096 --json -o "$O/probe_exl2_27_h200_$B.json" >/dev/null; echo "exit $? command_to_verdict_ms $(( ($(date +%s%N) - s) / 1000000 ))"
 fi
 step "done"
