@@ -109,6 +109,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"v100-doctor: TabbyAPI config {args.config}: {describe(launch.tabby)}", file=sys.stderr)
             if not args.model and launch.tabby.model_path:
                 args.model = [launch.tabby.model_path]
+    if args.model:  # org/name[@rev]: the HF cache's folder, or planned from the Hub's headers (doctor/facts/hub_model.py)
+        from doctor.facts.hub_model import resolve
+
+        if found := resolve(" ".join(args.model)):
+            args.model = [found[0]]
+            print(f"v100-doctor: {found[1]}", file=sys.stderr)
     plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None)
     model = _model_facts(args.model)
     machine = _gather(plan)

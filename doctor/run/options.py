@@ -39,7 +39,7 @@ the numbers behind it and the exact fix. It never changes anything: it prints co
 EXAMPLES = """\
 examples:
   v100-doctor                          diagnose this machine
-  v100-doctor --json -o report.json    a report for a support ticket (stdout: JSON only)
+  v100-doctor --json -o report.json    a report for a support ticket (stdout: JSON only; redacted)
   v100-doctor --markdown               paste into a GitHub issue
   v100-doctor --replay report.json     re-run today's checks on a saved report's facts
   v100-doctor --list-checks            what is checked, in order

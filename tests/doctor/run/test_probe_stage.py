@@ -37,6 +37,13 @@ def test_skip_reasons():
     assert "not this one" in skip_reason(report(model_path="/m", target_gpu="v100-pcie-16gb"))
 
 
+def test_a_model_planned_from_the_hubs_headers_is_not_probed():
+    from doctor.model.model_dir import ModelFacts
+
+    hub = replace(report(model_path="org/name@main"), facts=replace(V100, model=ModelFacts("org/name@main", True, "hub-headers")))
+    assert "weights are not here (hf download org/name" in skip_reason(hub)
+
+
 def test_a_skipped_probe_is_a_finding_a_skip_after_checks_a_failure_when_asked():
     base = report([finding("gpu-present", Status.FAIL)], model_path="/m")
     after = after_checks(base)
