@@ -23,8 +23,8 @@ def planted_fixture(tmp_path: Path, name: str = "v100-torch-2.11-cu130.json") ->
     facts["python"]["executable"] = f"{HOME}/venvs/llm/bin/python"
     facts["python"]["env"]["CUDA_VISIBLE_DEVICES"] = UUID
     facts["python"]["env"]["HF_HOME"] = f"{HOME}/.cache/huggingface"
-    gpu = facts["nvml"]["gpus"][0]
-    gpu["serial"], gpu["uuid"] = SERIAL, UUID
+    for gpu in facts["nvml"]["gpus"][:1]:  # a machine without NVML has none: the env's UUID stays planted
+        gpu["serial"], gpu["uuid"] = SERIAL, UUID
     facts["python"]["torch"].setdefault("warnings", []).append(f"host {HOSTNAME} nic {MAC} {MACHINE_ID}")
     path = tmp_path / "planted.json"
     path.write_text(json.dumps(doc))

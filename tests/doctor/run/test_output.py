@@ -38,8 +38,10 @@ def test_no_redact_keeps_everything(tmp_path):
     assert doc["facts"]["host"]["hostname"] == HOSTNAME and doc["facts"]["python"]["executable"].startswith(HOME)
 
 
-def test_the_shareable_report_is_redacted_in_json_and_markdown(tmp_path):
-    loaded = load_document(str(planted_fixture(tmp_path)))
+@pytest.mark.parametrize("machine", ["v100-torch-2.11-cu130.json", "dgx1-8x-v100.json", "cuda-visible-uuids.json",
+                                     "mig-a100-beside-v100s.json", "no-nvml.json"])
+def test_the_shareable_report_is_redacted_in_json_and_markdown(tmp_path, machine):
+    loaded = load_document(str(planted_fixture(tmp_path, machine)))
     report = diagnose(loaded.plan, loaded.facts)
     assert leaked(report_to_json(report))  # the planted values are there to be found
     shared = shareable(report)
