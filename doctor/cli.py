@@ -86,23 +86,18 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
 def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -> None:
     """On an interrupt while gathering: -o gets the report of what was read (the rest unknown, with why)."""
     import signal
-    from dataclasses import replace
-
-    from doctor.run.output import write_report_file
-    from doctor.run.pipeline import diagnose
 
     from doctor.facts.children import interrupts_ignored, stop_all
-    from doctor.facts.gather import partial_facts
+    from doctor.run.interrupted import interrupted_report
+    from doctor.run.output import write_report_file
 
     stop_all()
     if not args.output:
         return
-    name = signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
-    partial = getattr(exc, "partial_facts", None) or partial_facts({}, f"not gathered: the run was interrupted ({name})")
-    with interrupts_ignored():
-        report = diagnose(plan_from_args(args), partial, note=f"interrupted by {name} while gathering", checks=checks)
-        write_report_file(replace(report, errors=(f"interrupted by {name} while gathering facts: the parts not read "
-                                                  "are unknown",)), args.output, redact=not args.no_redact)
+    with interrupts_ignored():  # a second signal must not cut the write short
+        report = interrupted_report(plan_from_args(args), getattr(exc, "signum", signal.SIGINT), checks,
+                                    getattr(exc, "partial_facts", None))
+        write_report_file(report, args.output, redact=not args.no_redact)
 
 
 def _raise_interrupted(signum: int, _frame) -> None:

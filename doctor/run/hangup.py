@@ -4,8 +4,8 @@ end within a deadline whatever the screen's threads are blocked on, and leave no
 A screen writes to its terminal from a thread; once the terminal is gone nothing drains that thread, and
 a graceful shutdown can block forever (issue 13: Textual's `Queue.put` at shutdown). So the signal only
 sets things in motion: a thread started beforehand stops every child at once (the torch child, the
-probe's process group: doctor.facts.children.stop_all, as the CLI does on interrupts), gives the graceful
-quit `within_s`, then runs the last words (-o gets its report) and ends the process with 128 + the signal.
+probe's process group: doctor.facts.children.stop_all, as the CLI does on interrupts), says the last words
+(-o gets the report as it stood), gives the graceful quit `within_s` and ends the process with 128 + the signal.
 The handlers are signal.signal ones: Python runs them even while the main thread waits on a lock, which
 the event loop's own handlers (add_signal_handler) cannot do once the loop itself is blocked.
 A terminal that is not the doctor's controlling terminal sends no SIGHUP when it closes (its reads fail or
@@ -26,8 +26,8 @@ from typing import Callable, Iterator
 from doctor.facts.children import stop_all
 
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
-EXIT_WITHIN_S = 1.2  # the graceful quit's share of the 2 s a dropped terminal may take to end us (issue 13)
-LAST_WORDS_WAIT_S = 0.4  # at the deadline, how long to wait for a -o write the main thread has begun
+EXIT_WITHIN_S = 1.0  # the graceful quit's share of the 2 s a dropped terminal may take to end us (issue 13)
+LAST_WORDS_WAIT_S = 0.5  # past the deadline, how long an unfinished -o write may still take
 
 
 class HangupGuard:
@@ -54,7 +54,7 @@ class HangupGuard:
         self._last_words = callback
 
     def say_last_words(self) -> None:
-        """Run the last words once, from the main thread's orderly exit or the deadline, whichever is first."""
+        """Run the last words once, from the main thread's orderly exit or the guard's thread, whichever is first."""
         if not self._saying.acquire(timeout=LAST_WORDS_WAIT_S):
             return
         try:
@@ -63,6 +63,12 @@ class HangupGuard:
                 self._last_words()
         finally:
             self._saying.release()
+
+    def _say_quietly(self) -> None:
+        try:
+            self.say_last_words()
+        except Exception:  # noqa: BLE001 - the file is written or not; the process ends either way
+            pass
 
     def _handle(self, signum: int, _frame) -> None:
         if self.signum is not None:  # a second signal: the deadline already runs
@@ -79,11 +85,10 @@ class HangupGuard:
         self._fired.wait()
         start = time.monotonic()
         stop_all()  # at once: a hung torch import or a probe build must not wait for the screen
+        words = threading.Thread(target=self._say_quietly, name="v100-doctor-last-words", daemon=True)
+        words.start()  # now, beside the graceful quit: the report as it stood when the signal came
         time.sleep(max(0.0, start + self.within_s - time.monotonic()))
-        try:
-            self.say_last_words()
-        except Exception:  # noqa: BLE001 - nothing may keep the process alive past the deadline
-            pass
+        words.join(LAST_WORDS_WAIT_S)  # a write that hangs (a dead network mount) cannot keep the process alive
         stop_all()  # anything a worker started while the screen was winding down
         self._end(128 + (self.signum or signal.SIGTERM))
 

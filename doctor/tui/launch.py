@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from doctor.model.exitcodes import ExitCode
-from doctor.run.hangup import hangup_guard
+from doctor.run.hangup import HangupGuard, hangup_guard
 from doctor.run.session import session_from_args
 
 if TYPE_CHECKING:
@@ -21,10 +21,10 @@ if TYPE_CHECKING:
 def run_tui(args: argparse.Namespace, checks=None) -> int:
     """checks: the selected checks, or None for the CLI's default list (loaded after the first frame).
 
-    From before textual loads until the screen is gone, SIGHUP (the terminal went away) and SIGTERM end the
-    run within doctor.run.hangup's deadline, with -o written and no child left (issue 13)."""
+    From before textual loads until the last line is printed, SIGHUP (the terminal went away) and SIGTERM end
+    the run within doctor.run.hangup's deadline, with -o written and no child left (issue 13)."""
     with hangup_guard() as guard:
-        from doctor.run.output import exit_code_for, write_report_file
+        from doctor.run.output import write_report_file
         from doctor.tui.app import DoctorApp
 
         session = session_from_args(args, checks)
@@ -32,26 +32,41 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         app = DoctorApp(session)
 
         def write_output() -> None:
-            if args.output and session.saved is None and app.report is not None:
-                write_report_file(app.report, args.output, redact=session.redact)
+            if not args.output or session.saved is not None:
+                return
+            report = app.report
+            if report is None and guard.signum is not None:  # cut short: what is known, the rest unknown with why
+                from doctor.run.interrupted import interrupted_report
+
+                report = interrupted_report(session.plan, guard.signum, session.checks)
+            if report is not None:
+                write_report_file(report, args.output, redact=session.redact)
 
         guard.on_signal(app.hang_up)
         guard.last_words(write_output)
         report: Report | None = app.run() if guard.signum is None else None
-        if guard.signum is not None:  # the terminal may be gone: the report file, the exit code, nothing printed
-            try:
-                guard.say_last_words()
-            except OSError:  # the file is written; saying so on the dead terminal failed
-                pass
+        try:
+            return _after_the_screen(app, report, guard)
+        except OSError:  # the terminal went away while we said goodbye; the file is written
+            if guard.signum is None:
+                raise
             return 128 + guard.signum
-    if app.return_code:  # textual has already printed what broke
+
+
+def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
+    """-o written (once, whoever is first: this or the guard), one line on stderr, the exit code."""
+    from doctor.run.output import exit_code_for
+
+    if guard.signum is None and app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
-    if report is None:
+    if guard.signum is None and report is None:
         print("v100-doctor: quit before the checks finished; no report", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
-    write_output()
+    guard.say_last_words()
+    if guard.signum is not None:  # the terminal may be gone: the report file and the exit code, nothing printed
+        return 128 + guard.signum
     from doctor.render.common import counts_line
 
     print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)

@@ -35,7 +35,8 @@ def own_handlers():
 
 
 @pytest.mark.parametrize("sig", SIGNALS)
-def test_a_signal_stops_the_children_at_once_and_ends_at_the_deadline_even_when_the_main_thread_is_stuck(sig, own_handlers):
+def test_a_signal_stops_the_children_and_writes_at_once_and_ends_at_the_deadline_even_when_the_main_thread_is_stuck(
+        sig, own_handlers):
     child = spawn([sys.executable, "-c", "import time; time.sleep(60)"])
     ended, said, told = [], [], []
     stuck = threading.Event()  # never set: the main thread waits on it as textual's shutdown waited on its queue
@@ -49,7 +50,7 @@ def test_a_signal_stops_the_children_at_once_and_ends_at_the_deadline_even_when_
         assert ended_within(child, 1.0)  # stopped before the deadline
         while not ended and time.monotonic() - start < 5:
             stuck.wait(0.02)
-    assert ended == [128 + sig] and len(said) == 1 and 0.25 <= said[0] - start < 2
+    assert ended == [128 + sig] and len(said) == 1 and said[0] - start < 0.25  # -o at once, the exit at the deadline
     assert signal.getsignal(sig) is signal.SIG_IGN  # a second signal during the last words is ignored
     guard.say_last_words()
     assert len(said) == 1  # said once, whoever asks again

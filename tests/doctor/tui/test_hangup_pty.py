@@ -10,6 +10,7 @@ grandchild, that never ends by itself) started once the checks are done, as `--m
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -155,7 +156,8 @@ def close_at(moment: Moment, site: Path, command: list[str]) -> dict:
     env.pop("NO_COLOR", None)
     master, slave = pty.openpty()
     become = [sys.executable, "-S", "-c", BECOME] if moment.ctty else []
-    proc = subprocess.Popen([*become, *command, "--torch-timeout", "2"], stdin=slave,
+    output = site / f"report-{moment.name}.json"
+    proc = subprocess.Popen([*become, *command, "--torch-timeout", "2", "-o", str(output)], stdin=slave,
                             stdout=slave, stderr=slave, env=env, cwd=site, start_new_session=True)
     os.close(slave)
     seen, started = bytearray(), time.monotonic()
@@ -181,7 +183,16 @@ def close_at(moment: Moment, site: Path, command: list[str]) -> dict:
             pass
     proc.wait()
     return {"moment": moment.name, "found": found, "at_s": round(closed - started, 2), "took_s": round(took, 2),
-            "left": left, "code": proc.returncode, "had": len(before)}
+            "left": left, "code": proc.returncode, "had": len(before), "report": _report_in(output)}
+
+
+def _report_in(path: Path) -> str:
+    """What -o got: `findings` (the checks finished), `partial` (cut short: the rest unknown), or why not a report."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        return f"none ({type(exc).__name__})"
+    return "partial" if doc.get("errors") else "findings" if doc.get("findings") else "empty"
 
 
 def test_closing_the_terminal_at_any_moment_ends_the_doctor_and_all_its_children_within_2_s(tmp_path):
@@ -191,10 +202,15 @@ def test_closing_the_terminal_at_any_moment_ends_the_doctor_and_all_its_children
     (site / "hanging_worker.py").write_text(HANGING_WORKER)
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     command = console_script()
-    with ThreadPoolExecutor(max_workers=7) as pool:  # mostly waiting: the long runs (probing) first
+    with ThreadPoolExecutor(max_workers=6) as pool:  # mostly waiting: the long runs (probing) first
         results = list(pool.map(lambda m: close_at(m, site, command), MOMENTS[::-1]))[::-1]
     report = "\n".join(str(r) for r in results)
     assert all(r["found"] for r in results), f"a moment's marker never appeared:\n{report}"
     assert all(r["took_s"] <= GONE_WITHIN_S and not r["left"] for r in results), report
+    # -o: whole or not at all, and the checks' report once they had finished (the partial report of a run cut
+    # short while gathering is written when there is time for its checks before the deadline)
+    assert all(r["report"] in ("findings", "partial") or "FileNotFound" in r["report"] for r in results), report
+    finished = [r for m, r in zip(MOMENTS, results) if m.marker in (PROBE_STARTED, PROBE_BUILDING)]
+    assert all(r["report"] == "findings" for r in finished), f"-o lacks the checks' report:\n{report}"
     probing = [r for r in results if r["moment"].startswith("probing")]
     assert all(r["had"] >= 3 for r in probing), f"the probe's worker and grandchild were not running:\n{report}"
