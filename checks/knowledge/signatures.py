@@ -393,6 +393,13 @@ SIGNATURES: tuple[Signature, ...] = (
         "Load in float16: vLLM --dtype half (LLM(..., dtype=\"half\")); V100, T4 and P100 have no bf16.",
         f"{VLLM}/issues/946", "P"),
     Signature(
+        "torch-autocast-bf16-unsupported", "torch (autocast)", "does not support bfloat16",
+        r"Current CUDA Device does not support bfloat16(?:\. Please switch dtype to float16)?",
+        ("dtype",),
+        "torch.autocast was asked for bfloat16 on a card without bf16 (cc < 8.0)",
+        "Autocast and load in float16 (dtype=torch.float16); V100, T4 and P100 have no bf16.",
+        "https://github.com/karpathy/nanoGPT/pull/277", "P"),
+    Signature(
         "bf16-needs-a100", "xformers", "a100+",
         r"bf16 is only supported on A100\+ GPUs",
         ("dtype",),

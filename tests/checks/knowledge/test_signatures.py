@@ -169,6 +169,11 @@ CASES = [
     ("vllm-bf16-needs-cc80", "https://github.com/OpenBuddy/OpenBuddy/issues/45",  # lower-cased by the poster
      "valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your tesla v100-sxm2-32gb "
      "gpu has compute capability 7.0.", {"card_cc": "7.0"}),
+    ("torch-autocast-bf16-unsupported", "https://github.com/karpathy/nanoGPT/pull/277",  # V100 users in the thread
+     "    raise RuntimeError('Current CUDA Device does not support bfloat16. Please switch dtype to float16.')\n"
+     "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.", {}),
+    ("torch-autocast-bf16-unsupported", "https://github.com/weipu-zhang/STORM/issues/4",  # a P100, the issue's title
+     "RuntimeError: Current CUDA Device does not support bfloat16.", {}),
     ("bf16-needs-a100", "https://github.com/deepseek-ai/DeepSeek-VL2/issues/119",
      "`cutlassF-pt` is not supported because:\n    bf16 is only supported on A100+ GPUs", {}),
     ("triton-cc-too-old", "https://github.com/vllm-project/vllm/issues/13202",
