@@ -104,11 +104,15 @@ def kind_of(line: str, previous_line: str | None = None) -> str:
 
 
 def continuation(line: str) -> str | None:
-    """The message of a line that continues the one above (a wrapped message), or None when the line starts a new
-    record: its own prefix has a timestamp or a level, or it is blank or a traceback frame. A line with no prefix
-    or only a container tag ("tabbyapi-1  | memory)") or indentation continues."""
+    """The message of a line that continues the one above (a wrapped message), or None when it starts a new record.
+
+    A continuation carries a container or process tag only ("tabbyapi-1  | memory)") or is indented
+    ("               NVRM: fallen off the bus ..."); a line whose prefix has a timestamp or a level, a plain
+    unindented line, a blank line or a traceback frame starts a new record."""
     m = PREFIX.match(line)
     if m and _NEW_RECORD.search(m.group(0)):
+        return None
+    if not m and not line[:1].isspace():
         return None
     message = (line[m.end():] if m else line).strip()
     if not message or FRAME.search(message) or message.startswith("Traceback"):

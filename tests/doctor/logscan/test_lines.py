@@ -59,8 +59,9 @@ def test_prefixes_are_set_aside(line, level, message):
     ("tabbyapi-1  | memory)", "memory)"),  # a container tag only: the message above goes on
     ("               NVRM: fallen off the bus and is not responding to commands.",
      "NVRM: fallen off the bus and is not responding to commands."),
-    ("'the current GPU. Min capability: 75. ', 'Current capability: 70.')",
+    ("  'the current GPU. Min capability: 75. ', 'Current capability: 70.')",
      "'the current GPU. Min capability: 75. ', 'Current capability: 70.')"),
+    ("'the current GPU. Min capability: 75. ', 'Current capability: 70.')", None),  # plain, unindented: a new line
     ("tabbyapi-1  | INFO:     Loading model", None),  # a level: a new record
     ("Dec 02 22:52:41 gpu-box kernel: NVRM: GPU", None),  # a timestamp: a new record
     ("[ 1843.439662] NVRM: The NVIDIA probe routine failed", None),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import open_log
 
@@ -30,16 +32,17 @@ def test_the_join_that_fills_more_groups_wins():
     assert m["vllm-bf16-needs-cc80"].numbers == {"min_cc": "8.0", "gpu_name": "Tesla T4", "card_cc": "7.5"}
 
 
-def test_a_new_record_ends_the_join():
-    m = found("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n"
-              "INFO 09-05 11:21:09 config.py:887] Your Tesla T4 GPU has compute capability 7.5.\n")
+@pytest.mark.parametrize("second", ["INFO 09-05 11:21:09 config.py:887] Your Tesla T4 GPU has compute capability 7.5.",
+                                    "Your Tesla T4 GPU has compute capability 7.5."])  # a level; a plain unindented line
+def test_a_new_record_ends_the_join(second):
+    m = found("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n" + second + "\n")
     assert m["vllm-bf16-needs-cc80"].numbers == {"min_cc": "8.0"}
 
 
 def test_a_match_must_start_in_the_line_itself():
     # the anchor is on line 1, but the whole message is on line 2: line 2 matches it alone, line 1 does not
     result = scan("Bfloat16 note follows\n"
-                  "Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n")
+                  "  Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n")
     (m,) = result.matches
     assert (m.signature, m.first_line, m.count) == ("vllm-bf16-needs-cc80", 2, 1)
 
