@@ -22,6 +22,7 @@ The rules, in order (they are the documented meaning of "unexplained" in `explai
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 PREFIX = re.compile(
     r"""^(?:
@@ -79,28 +80,40 @@ def split_prefix(line: str) -> tuple[str, str]:
     return (levels[-1] if levels else ""), line[m.end():].rstrip()
 
 
-def is_framing(message: str, previous_message: str | None = None) -> bool:
-    """Traceback frames, their (indented) source lines, joints and boilerplate: context, never a problem by itself."""
-    text = message.strip()
-    if FRAME.search(text) or FRAMING.match(text):
-        return True
-    indented = message[:1].isspace()
-    return indented and previous_message is not None and bool(FRAME.search(previous_message))
-
-
 def kind_of(line: str, previous_line: str | None = None) -> str:
     """"framing" | "error" | "warning" | "ordinary" for a line no signature matched."""
+    return kind_in_context(line, lambda: previous_line)[0]
+
+
+def kind_in_context(line: str, previous_line: Callable[[], str | None]) -> tuple[str, bool]:
+    """(kind, whether the line above was needed to tell): only an indented line can be a traceback's source line,
+    so the line above is read (and its cost paid) for those alone."""
     level, message = split_prefix(line)
-    previous = split_prefix(previous_line)[1] if previous_line is not None else None
-    if is_framing(message, previous):
-        return "framing"
+    text = message.strip()
+    consulted = False
+    if FRAME.search(text) or FRAMING.match(text):
+        return "framing", False
+    if message[:1].isspace():
+        consulted = True
+        above = previous_line()
+        if above is not None and FRAME.search(split_prefix(above)[1]):
+            return "framing", True
     if level in QUIET_LEVELS:
-        return "ordinary"
+        return "ordinary", consulted
     if ERROR_WORDS.search(message) or level in ("ERROR", "CRITICAL", "FATAL"):
-        return "error"
+        return "error", consulted
     if WARNING_WORDS.search(message) or level in ("WARNING", "WARN"):
-        return "warning"
-    return "ordinary"
+        return "warning", consulted
+    return "ordinary", consulted
+
+
+_MAY_START_A_CONTINUATION = frozenset(b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f(#[") | frozenset(range(0x80, 0x100))
+
+
+def may_continue(raw: bytes) -> bool:
+    """A cheap test on a line's bytes: False means `continuation` is surely None (no indentation, no tag it could
+    carry: a first byte that is not whitespace, "(", "#", "[" or non-ASCII, and no "|")."""
+    return bool(raw) and (raw[0] in _MAY_START_A_CONTINUATION or b"|" in raw)
 
 
 def continuation(line: str) -> str | None:

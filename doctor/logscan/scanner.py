@@ -15,12 +15,33 @@ from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, PlanHint as 
 from doctor.model.log_analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
                                      UnexplainedGroup)
 from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
-from doctor.logscan.lines import CLASSIFY_KEYWORDS, continuation, kind_of, shape
+from doctor.logscan.lines import CLASSIFY_KEYWORDS, continuation, kind_in_context, may_continue, shape
 from doctor.logscan.numbers import convert
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
 JOIN_LINES = 4  # a wrapped message is looked for over at most this many continuation lines
+SEEN_CAP = 50_000  # distinct lines whose outcome is remembered (a line seen again is not classified again)
+_BLANK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
+
+
+def _reads_digits(sig: Signature) -> bool:
+    """Does a digit's value change what this row matches (a literal digit in its pattern or anchors)?"""
+    return any(c.isdigit() for c in _QUANTIFIERS.sub("", sig.pattern)) or any(c.isdigit() for a in sig.anchors for c in a)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What one examined line came to, kept so that the same line (or, when no digit can change the outcome, the same
+    line with other numbers) is not classified again: the outcome is replayed onto the groups, which already exist."""
+
+    raw: bytes | None  # the line itself when its digits matter; None when any digits give the same outcome
+    undecodable: bool
+    needs_no_continuation: bool  # a row was looked for over continuation lines and none followed: true again only then
+    matched: tuple[str, ...]  # signature ids, or () for an unmatched line
+    kind: str = ""  # unmatched: framing | error | warning | ordinary
+    group: tuple[str, str] | None = None
 
 
 @dataclass
@@ -55,12 +76,17 @@ class _Pending:
 
 class Scanner:
     def __init__(self, signatures: Iterable[Signature] = LOG_SIGNATURES, hints: Iterable[HintRule] = PLAN_HINTS,
-                 accelerated: bool = True):
+                 accelerated: bool = True, remember: bool = True):
+        self.remember = remember  # replay the outcome of a line seen before (False: classify every line, for tests)
         self.signatures = tuple(signatures)
         self.hints = tuple(hints)
         words = [a for s in self.signatures for a in s.anchors] + list(CLASSIFY_KEYWORDS) + [h.anchor for h in self.hints]
         self.finder = KeywordFinder(minimal_keywords(words), accelerated=accelerated)
         self.candidates = SignatureIndex(self.signatures, accelerated)
+        self.digit_rows = frozenset(s.id for s in self.signatures if _reads_digits(s))
+        # a line holding one of these (digits blanked) might hold a digit-bearing keyword: its digits matter
+        self.blanked_digit_words = tuple({w.encode().translate(_BLANK_DIGITS) for w in words if any(c.isdigit() for c in w)}
+                                         | {b"0x"})  # lines.shape() reads "0x" as hex
 
     def scan(self, source: LogSource, progress: Progress | None = None) -> ScanResult:
         run = _Run(self, source)
@@ -99,6 +125,7 @@ class _Run:
         self.unexplained: dict[tuple[str, str], _Group] = {}
         self.hints: dict[str, PlanHint] = {}
         self.pending: list[_Pending] = []
+        self.seen: dict[bytes, _Seen] = {}
 
     # -- one block ----------------------------------------------------------------------------------
     def block(self, block: bytes) -> None:
@@ -139,28 +166,89 @@ class _Run:
         if le - ls > MAX_LINE:  # a huge line: look at a window around the keyword
             self.long_pieces += 1
             ls, le = max(ls, hit - MAX_LINE // 2), min(le, hit + MAX_LINE // 2)
-        text = self._decode_examined(block[ls:le]).rstrip("\r")
+            self._classify(block, ls, le, lineno, block[ls:le], None)
+            return
+        raw = block[ls:le]
+        key = raw.translate(_BLANK_DIGITS)
+        seen = self.seen.get(key)
+        if seen is not None and (seen.raw is None or seen.raw == raw) and not (
+                seen.needs_no_continuation and self._continues(block, le)):
+            self._replay(seen, lineno)
+            return
+        self._classify(block, ls, le, lineno, raw, key)
+
+    def _classify(self, block: bytes, ls: int, le: int, lineno: int, raw: bytes, key: bytes | None) -> None:
+        """Classify and record one examined line; remember the outcome under `key` when no context decided it."""
+        before = self.undecodable
+        text = self._decode_examined(raw).rstrip("\r")
         low = text.lower()
-        self._hints(text, low, lineno)
-        found = self._signatures(text, low, block, le)
+        hinted = self._hints(text, low, lineno)
+        found, joined = self._signatures(text, low, block, le)
+        remember = self.sc.remember and key is not None and not hinted and joined is not True and len(self.seen) < SEEN_CAP
+        undecodable = self.undecodable > before
         if found:
             self.matched_lines += 1
             for sig, m in found:
                 self._record_match(sig, m, text, lineno, block, le)
+            if remember:
+                digits = self._digits_matter(key, low)
+                self.seen[key] = _Seen(raw if digits else None, undecodable, joined is False, tuple(s.id for s, _ in found))
             return
-        kind = kind_of(text, self._previous_line(block, ls))
+        kind, consulted = kind_in_context(text, lambda: self._previous_line(block, ls))
+        group = None
         if kind == "framing":
             self.framing_lines += 1
         elif kind in self.kind_counts:
             self.kind_counts[kind] += 1
-            key = (kind, shape(text))
-            group = self.unexplained.get(key)
-            if group is None:
-                if len(self.unexplained) >= 2 * GROUP_CAP:
+            group = (kind, shape(text))
+            self._add_unexplained(group, lineno, text)
+        if remember and not consulted:
+            digits = self._digits_matter(key, low)
+            self.seen[key] = _Seen(raw if digits else None, undecodable, joined is False, (), kind, group)
+
+    def _add_unexplained(self, key: tuple[str, str], lineno: int, text: str | None) -> None:
+        group = self.unexplained.get(key)
+        if group is None:
+            if text is None or len(self.unexplained) >= 2 * GROUP_CAP:
+                self.dropped += 1
+                return
+            group = self.unexplained[key] = _Group(lineno, text[:500], "", {})
+        group.add(lineno)
+
+    def _replay(self, seen: _Seen, lineno: int) -> None:
+        """The recorded outcome of a line seen before. Its groups were made when it was first seen (or dropped by the
+        caps then, and the caps only fill up), so replaying only counts."""
+        if seen.undecodable:
+            self.undecodable += 1
+        if seen.matched:
+            self.matched_lines += 1
+            for sid in seen.matched:
+                group = self.matches.get(sid)
+                if group is None:
                     self.dropped += 1
-                    return
-                group = self.unexplained[key] = _Group(lineno, text[:500], "", {})
-            group.add(lineno)
+                else:
+                    group.add(lineno)
+        elif seen.kind == "framing":
+            self.framing_lines += 1
+        elif seen.group is not None:
+            self.kind_counts[seen.kind] += 1
+            self._add_unexplained(seen.group, lineno, None)
+
+    def _digits_matter(self, key: bytes, low: str) -> bool:
+        """Could other digits in this line change its outcome: a digit-bearing keyword might be there, or a candidate row
+        reads digits? Then it is remembered only as these exact bytes."""
+        blanked = key.lower()
+        return (any(w in blanked for w in self.sc.blanked_digit_words)
+                or any(s.id in self.sc.digit_rows for s, _ in self.sc.candidates.of(low)))
+
+    def _continues(self, block: bytes, le: int) -> bool:
+        """Is the line after the one ending at `le` a continuation of it (within this block)?"""
+        at = le + 1
+        if at >= len(block):
+            return False
+        end = block.find(b"\n", at)
+        nxt = block[at:len(block) if end == -1 else end]
+        return may_continue(nxt) and continuation(self._decode(nxt[:MAX_LINE]).rstrip("\r")) is not None
 
     def _previous_line(self, block: bytes, ls: int) -> str | None:
         if ls == 0:
@@ -169,7 +257,9 @@ class _Run:
         return self._decode(block[start:ls - 1][-MAX_LINE:]).rstrip("\r")
 
     # -- signatures and hints -------------------------------------------------------------------------
-    def _signatures(self, text: str, low: str, block: bytes, le: int) -> list[tuple[Signature, re.Match]]:
+    def _signatures(self, text: str, low: str, block: bytes, le: int) -> tuple[list[tuple[Signature, re.Match]], bool | None]:
+        """The rows that match the line, and whether continuation lines were read for them: None (not needed),
+        False (needed, but the next line starts a new record), True (joined)."""
         found: list[tuple[Signature, re.Match]] = []
         joins: list[str] | None = None
         for sig, regex in self.sc.candidates.of(low):
@@ -183,7 +273,7 @@ class _Run:
             overlaps = any(s.check == sig.check and m.start() < k.end() and k.start() < m.end() for s, k in found)
             if not overlaps:
                 found.append((sig, m))
-        return found
+        return found, (None if joins is None else bool(joins))
 
     def _joins(self, text: str, block: bytes, le: int) -> list[str]:
         """The line joined with 1, 2 ... of the continuation lines below it (docker/journald-wrapped messages),
@@ -194,7 +284,8 @@ class _Run:
                 break
             end = block.find(b"\n", at)
             end = len(block) if end == -1 else end
-            rest = continuation(self._decode(block[at:min(end, at + MAX_LINE)]).rstrip("\r"))
+            nxt = block[at:min(end, at + MAX_LINE)]
+            rest = continuation(self._decode(nxt).rstrip("\r")) if may_continue(nxt) else None
             if rest is None:
                 break
             joined = f"{joined.rstrip()} {rest}"
@@ -236,11 +327,16 @@ class _Run:
         for p in pending:
             self._followup(p, block, 0)
 
-    def _hints(self, text: str, low: str, lineno: int) -> None:
+    def _hints(self, text: str, low: str, lineno: int) -> bool:
+        """Record the plan settings the line prints; True when it holds a hint's anchor (its outcome then has a line number)."""
+        anchored = False
         for hint in self.sc.hints:
-            if hint.anchor in low and (m := re.search(hint.pattern, text, re.IGNORECASE)):
-                value = m.group("value")
-                self.hints[hint.field] = PlanHint(hint.field, int(value) if value.isdigit() else value.lower(), lineno)
+            if hint.anchor in low:
+                anchored = True
+                if m := re.search(hint.pattern, text, re.IGNORECASE):
+                    value = m.group("value")
+                    self.hints[hint.field] = PlanHint(hint.field, int(value) if value.isdigit() else value.lower(), lineno)
+        return anchored
 
     # -- the result -----------------------------------------------------------------------------------
     def result(self, nbytes: int, seconds: float) -> ScanResult:

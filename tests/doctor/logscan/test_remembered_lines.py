@@ -1,0 +1,59 @@
+"""Remembering a line's outcome (issue 17: a line seen again, or seen with other numbers, is not classified again)
+changes nothing: the scan with it equals the scan that classifies every line, on every fixture and on logs built to
+trip it (digits that matter, context from the lines around, wrapped messages, caps, bad bytes)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import asdict
+
+import pytest
+
+from conftest import ROOT
+from doctor.logscan.scanner import Scanner
+from doctor.logscan.source import open_log
+
+LOGS = sorted((ROOT / "fixtures" / "logs").rglob("*.log"))
+
+
+def scans(data: bytes) -> tuple[dict, dict]:
+    out = []
+    for remember in (True, False):
+        result = asdict(Scanner(remember=remember).scan(open_log("-", stdin=io.BytesIO(data))))
+        result["stats"].pop("seconds"), result["stats"].pop("mb_per_s")
+        out.append(result)
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_fixture_logs_scan_the_same(path):
+    fast, slow = scans(path.read_bytes() * 3)  # three times: every line is seen again
+    assert fast == slow
+
+
+TRICKY = [
+    # digits that change the outcome: torch 2.10 is not a cu130 wheel, 2.11 is; "0x" is hex only with a 0
+    b"Downloading torch-2.10.0-cp310-cp310-manylinux_2_28_x86_64.whl (530.6 MB) error\n"
+    b"Downloading torch-2.11.0-cp310-cp310-manylinux_2_28_x86_64.whl (530.6 MB) error\n"
+    b"RuntimeError: bad pointer 0x1f at 3\nRuntimeError: bad pointer 1x1f at 3\nRuntimeError: bad pointer 0x1f at 4\n",
+    # context: the same indented line is framing under a frame and an error elsewhere
+    b'  File "/a.py", line 3, in f\n    raise_error(1)\n    raise_error(1)\nx\n    raise_error(2)\n',
+    # wrapped: the same first line, once not continued (remembered so) and then continued (not replayed)
+    b"tabbyapi-1  | torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of\n"
+    b"tabbyapi-1  | INFO:     next\n"
+    b"tabbyapi-1  | torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of\n"
+    b"tabbyapi-1  | memory)\n",
+    # hints carry line numbers; bad bytes are counted per line
+    b"max_seq_len: 4096 error\nmax_seq_len: 8192 error\n" + b"RuntimeError: caf\xe9 failed 1\n" * 3 + b"RuntimeError: caf\xe9 failed 2\n",
+    # more distinct kinds than the groups keep
+    b"".join(b"RuntimeError: failure kind '%d' %s\n" % (i, b"x" * (i % 7)) + b"ValueError error %d\n" % i for i in range(900)) * 2,
+    # the benchmark's dense log: every line distinct by its numbers
+    b"".join(b"RuntimeError: step %d failed at token %d: tensor size mismatch %d != %d\n" % (i, i * 7, i % 977, i % 991)
+             for i in range(5000)),
+]
+
+
+@pytest.mark.parametrize("data", TRICKY, ids=["digits", "context", "wrapped", "hints-bytes", "caps", "dense"])
+def test_tricky_logs_scan_the_same(data):
+    fast, slow = scans(data)
+    assert fast == slow
