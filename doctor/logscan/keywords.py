@@ -47,11 +47,14 @@ class KeywordFinder:
 
 
 def _automaton(keywords: tuple[bytes, ...]):
+    """Leftmost-first matching lets ahocorasick-rs use its SIMD prefilter: 0.04 s against 0.37 s for 200 MB of a quiet
+    log (issue 17, CPU time). The lines it finds are the same: a keyword occurrence it does not report overlaps one it
+    does, and no keyword holds a newline, so both are on one line."""
     try:
-        from ahocorasick_rs import BytesAhoCorasick
+        from ahocorasick_rs import BytesAhoCorasick, Implementation, MATCHKIND_LEFTMOST_FIRST
     except ImportError:
         return None
-    return BytesAhoCorasick(list(keywords))
+    return BytesAhoCorasick(list(keywords), matchkind=MATCHKIND_LEFTMOST_FIRST, implementation=Implementation.DFA)
 
 
 class SignatureIndex:

@@ -10,6 +10,7 @@ from dataclasses import asdict
 import pytest
 
 from conftest import ROOT
+from doctor.logscan import source
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import open_log
 
@@ -53,7 +54,35 @@ TRICKY = [
 ]
 
 
-@pytest.mark.parametrize("data", TRICKY, ids=["digits", "context", "wrapped", "hints-bytes", "caps", "dense"])
+IDS = ["digits", "context", "wrapped", "hints-bytes", "caps", "dense"]
+
+
+@pytest.mark.parametrize("data", TRICKY, ids=IDS)
 def test_tricky_logs_scan_the_same(data):
     fast, slow = scans(data)
     assert fast == slow
+
+
+@pytest.mark.parametrize("data", TRICKY + [b"".join(p.read_bytes() for p in LOGS)], ids=IDS + ["fixtures"])
+def test_whole_blocks_replayed_at_once_scan_the_same(data, monkeypatch):
+    """Small blocks, so that most blocks of the log (after the first 64 KiB) are replayed whole."""
+    monkeypatch.setattr(source, "CHUNK", 2048)
+    data = data * max(1, 300_000 // len(data))
+    fast, slow = scans(data)
+    assert fast == slow
+    assert fast["stats"]["lines"] == data.count(b"\n")
+
+
+@pytest.mark.parametrize("data,whole", [(TRICKY[5], True), (TRICKY[4], True), (TRICKY[0], False), (TRICKY[1], False)],
+                         ids=["dense", "caps", "digits", "context"])
+def test_which_blocks_are_replayed_whole(data, whole, monkeypatch):
+    """The tests above compare results; this one shows that they go through the whole-block replay (or not, when the
+    digits or the lines around decide)."""
+    from doctor.logscan import remembered, scanner
+
+    monkeypatch.setattr(source, "CHUNK", 2048)
+    replayed = []
+    monkeypatch.setattr(scanner, "replay_block", lambda run, block: replayed.append(remembered.replay_block(run, block))
+                        or replayed[-1])
+    Scanner().scan(open_log("-", stdin=io.BytesIO(data * max(1, 300_000 // len(data)))))
+    assert (sum(replayed) > len(replayed) // 2) is whole

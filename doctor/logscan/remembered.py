@@ -1,0 +1,173 @@
+"""Lines seen before: their outcome is replayed instead of classified again, one line at a time or a whole block at once.
+
+Why: on an error-dense log almost every line is examined, and Python's per-line work (decode, the
+signature regexes, the line rules) was nearly all of `explain`'s time (issue 17: 100x grep). Most such
+lines repeat, exactly or with other numbers. A line's outcome is remembered under its bytes with the
+digits blanked when no digit can change it (no digit-bearing keyword or candidate row, no "0x"), else
+under its exact bytes; never when the lines around it decided it (a traceback's indented source
+line, a wrapped message, a plan hint with its line number).
+
+A block whose every distinct line is remembered, and whose replay only counts, is replayed at once:
+one `translate`, one `split` and one `Counter` in C instead of a Python loop over its lines. Groups
+still short of their LIST_CAP line numbers get them in line order, so the result is the same as
+classifying every line (tests/doctor/logscan/test_remembered_lines.py checks that).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from doctor.model.log_analysis import LIST_CAP
+
+if TYPE_CHECKING:
+    from doctor.logscan.scanner import _Run
+
+SEEN_CAP = 50_000  # distinct lines whose outcome is remembered
+BULK_DISTINCT_CAP = 4_096  # a block with more distinct lines than this is read line by line
+BLANK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
+UNEXAMINED = "unexamined"  # a line without any keyword: ordinary output, never looked at
+# a line that lines.may_continue() could call a continuation starts with one of these bytes (or holds a "|")
+_MAY_START = re.compile(rb"\n[ \t\r\x0b\x0c\x1c-\x1f(#\[\x80-\xff]")
+
+
+def reads_digits(pattern: str, anchors: tuple[str, ...]) -> bool:
+    """Does a digit's value change what this row matches (a literal digit in its pattern or anchors)?"""
+    return any(c.isdigit() for c in _QUANTIFIERS.sub("", pattern)) or any(c.isdigit() for a in anchors for c in a)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one line came to."""
+
+    raw: bytes | None  # the line itself when its digits matter; None when any digits give the same outcome
+    undecodable: bool = False
+    needs_no_continuation: bool = False  # a row was looked for over continuation lines and none followed
+    matched: tuple[str, ...] = ()  # signature ids, or () for an unmatched line
+    kind: str = UNEXAMINED  # unmatched: framing | error | warning | ordinary | unexamined
+    group: tuple[str, str] | None = None  # the unexplained group it counts in
+
+
+def replay_block(run: "_Run", block: bytes) -> bool:
+    """Replay a whole block when every distinct line in it is remembered and replaying it only counts; False (and
+    nothing changed) when it must be read line by line."""
+    if run.pending or not block.endswith(b"\n"):
+        return False
+    keys = block.translate(BLANK_DIGITS).split(b"\n")
+    keys.pop()  # after the last newline
+    counts = Counter(keys)
+    if len(counts) > BULK_DISTINCT_CAP or max(map(len, counts)) > run.max_line:
+        return False
+    lines = _Lines(block, keys)
+    plan: list[tuple[bytes, Seen, int]] = []
+    for key, n in counts.items():
+        seen = run.seen.get(key)
+        if seen is None:
+            seen = run.unexamined(key, lines.some(key))
+            if seen is None:
+                return False
+        if seen.raw is not None and lines.exact_count(seen.raw) != n:
+            return False  # the same line with other digits, and its digits matter
+        plan.append((key, seen, n))
+    if not _no_continuations(run, lines, plan):
+        return False
+    first = run.lines_before + 1
+    for key, seen, n in plan:
+        _count(run, seen, n)
+    _line_numbers(run, keys, plan, first)
+    return True
+
+
+class _Lines:
+    """A block's lines, raw, split only when needed."""
+
+    def __init__(self, block: bytes, keys: list[bytes]):
+        self.block, self.keys = block, keys
+        self._raw: list[bytes] | None = None
+        self._by_key: dict[bytes, bytes] | None = None
+        self._counts: Counter | None = None
+
+    @property
+    def raw(self) -> list[bytes]:
+        if self._raw is None:
+            self._raw = self.block.split(b"\n")
+            self._raw.pop()
+        return self._raw
+
+    def some(self, key: bytes) -> bytes:
+        """One raw line with these blanked bytes."""
+        if self._by_key is None:
+            self._by_key = dict(zip(self.keys, self.raw))
+        return self._by_key[key]
+
+    def exact_count(self, raw: bytes) -> int:
+        if self._counts is None:
+            self._counts = Counter(self.raw)
+        return self._counts[raw]
+
+
+def _no_continuations(run: "_Run", lines: _Lines, plan: list[tuple[bytes, Seen, int]]) -> bool:
+    """True when no line after a line remembered as "no continuation followed" continues it, checked as the
+    line-by-line scan does (each distinct next line once); at once when no line of the block may continue another."""
+    waiting = [(key, n) for key, seen, n in plan if seen.needs_no_continuation]
+    if not waiting or (b"|" not in lines.block and not _MAY_START.search(lines.block)):
+        return True
+    keys, raw, verdicts = lines.keys, lines.raw, {}
+    for key, n in waiting:
+        at = -1
+        for _ in range(n):
+            at = keys.index(key, at + 1)
+            if at + 1 < len(keys):
+                nxt = raw[at + 1]
+                continues = verdicts.get(nxt)
+                if continues is None:
+                    continues = verdicts[nxt] = run.continues_as(nxt)
+                if continues:
+                    return False
+    return True
+
+
+def _count(run: "_Run", seen: Seen, n: int) -> None:
+    if seen.undecodable:
+        run.undecodable += n
+    if seen.matched:
+        run.matched_lines += n
+        for sid in seen.matched:
+            group = run.matches.get(sid)
+            if group is None:
+                run.dropped += n
+            else:
+                group.count += n
+    elif seen.kind == "framing":
+        run.framing_lines += n
+    elif seen.group is not None:
+        run.kind_counts[seen.kind] += n
+        group = run.unexplained.get(seen.group)
+        if group is None:
+            run.dropped += n
+        else:
+            group.count += n
+
+
+def _line_numbers(run: "_Run", keys: list[bytes], plan: list[tuple[bytes, Seen, int]], first: int) -> None:
+    """Groups that still keep fewer than LIST_CAP line numbers get this block's, in line order."""
+    wanting: dict[int, list[int]] = {}  # id(group) -> its new line numbers
+    groups = {}
+    for key, seen, n in plan:
+        targets = ([run.matches.get(s) for s in seen.matched] if seen.matched
+                   else [run.unexplained.get(seen.group)] if seen.group is not None else [])
+        for group in targets:
+            if group is None or len(group.lines) >= LIST_CAP:
+                continue
+            room = LIST_CAP - len(group.lines)
+            at, found = -1, wanting.setdefault(id(group), [])
+            groups[id(group)] = group
+            for _ in range(min(room, n)):
+                at = keys.index(key, at + 1)
+                found.append(first + at)
+    for gid, numbers in wanting.items():
+        group = groups[gid]
+        group.lines.extend(sorted(numbers)[:LIST_CAP - len(group.lines)])
