@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from doctor.logscan.lines import may_continue
 from doctor.model.log_analysis import LIST_CAP
 
 if TYPE_CHECKING:
@@ -51,9 +52,10 @@ class Seen:
     group: tuple[str, str] | None = None  # the unexplained group it counts in
 
 
-def replay_block(run: "_Run", block: bytes) -> bool:
+def replay_block(run: "_Run", block: bytes) -> bool | tuple[int, int]:
     """Replay a whole block when every distinct line in it is remembered and replaying it only counts; False (and
-    nothing changed) when it must be read line by line."""
+    nothing changed) when it must be read line by line; or, when only lines not seen yet stand in the way, the byte
+    span (start, end) that holds their first sightings: that span is read line by line, the parts around it tried again."""
     if run.pending or not block.endswith(b"\n"):
         return False
     keys = block.translate(BLANK_DIGITS).split(b"\n")
@@ -63,15 +65,19 @@ def replay_block(run: "_Run", block: bytes) -> bool:
         return False
     lines = _Lines(block, keys)
     plan: list[tuple[bytes, Seen, int]] = []
+    unseen: list[bytes] = []
     for key, n in counts.items():
         seen = run.seen.get(key)
         if seen is None:
             seen = run.unexamined(key, lines.some(key))
             if seen is None:
-                return False
+                unseen.append(key)
+                continue
         if seen.raw is not None and lines.exact_count(seen.raw) != n:
             return False  # the same line with other digits, and its digits matter
         plan.append((key, seen, n))
+    if unseen:
+        return _unseen_span(keys, unseen) if len(unseen) <= 64 else False
     if not _no_continuations(run, lines, plan):
         return False
     first = run.lines_before + 1
@@ -79,6 +85,20 @@ def replay_block(run: "_Run", block: bytes) -> bool:
         _count(run, seen, n)
     _line_numbers(run, keys, plan, first)
     return True
+
+
+def _unseen_span(keys: list[bytes], unseen: list[bytes]) -> tuple[int, int] | bool:
+    """Byte offsets (start, end) of the lines from the first first-sight of an unseen kind to just after the last one,
+    widened over lines that may continue the one above (so no wrapped message is cut); False when that is the block."""
+    first = min(keys.index(key) for key in unseen)
+    last = max(keys.index(key) for key in unseen) + 1
+    while first > 0 and may_continue(keys[first]):
+        first -= 1
+    while last < len(keys) and may_continue(keys[last]):
+        last += 1
+    if first == 0 and last >= len(keys):
+        return False
+    return sum(map(len, keys[:first])) + first, sum(map(len, keys[:last])) + last
 
 
 class _Lines:

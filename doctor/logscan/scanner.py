@@ -109,6 +109,7 @@ class _Run:
         self.pending: list[_Pending] = []
         self.seen: dict[bytes, Seen] = {}
         self.max_line = MAX_LINE
+        self.continues_memo: dict[bytes, bool] = {}
         self.examined_share = 0.0  # of the last block read line by line: when most lines are examined, try whole blocks
 
     # -- one block ----------------------------------------------------------------------------------
@@ -116,13 +117,32 @@ class _Run:
         if not self.has_text and block.strip():
             self.has_text = True
         self._continue_pending(block)
-        if self.sc.remember and self.examined_share >= BULK_SHARE and replay_block(self, block):
-            self.lines_before += block.count(b"\n")
+        if not (self.sc.remember and self.examined_share >= BULK_SHARE):
+            self._part(block, False)
+            return
+        replayed = replay_block(self, block)
+        if replayed is True or replayed is False:
+            self._part(block, replayed)
+            return
+        # lines not seen yet in [start, end): read that span line by line, the parts before and after at once if they can be
+        start, end = replayed
+        if start:
+            self._part(block[:start], replay_block(self, block[:start]) is True)
+        self._continue_pending(block[start:end])
+        self._part(block[start:end], False)
+        if end < len(block):
+            self._continue_pending(block[end:])
+            self._part(block[end:], replay_block(self, block[end:]) is True)
+
+    def _part(self, part: bytes, replayed: bool) -> None:
+        """Finish a part of a block that was replayed whole, or read it line by line."""
+        if replayed:
+            self.lines_before += part.count(b"\n")
         else:
-            self._examine(block)
-        self.ends_with_newline = block.endswith(b"\n")
-        end = len(block) - 1 if self.ends_with_newline else len(block)
-        self.last_line = block[block.rfind(b"\n", 0, end) + 1:end][-MAX_LINE:]
+            self._examine(part)
+        self.ends_with_newline = part.endswith(b"\n")
+        end = len(part) - 1 if self.ends_with_newline else len(part)
+        self.last_line = part[part.rfind(b"\n", 0, end) + 1:end][-MAX_LINE:]
 
     def _examine(self, block: bytes) -> None:
         """Look at each line holding a keyword, one at a time."""
@@ -254,8 +274,15 @@ class _Run:
         return self.continues_as(block[at:len(block) if end == -1 else end])
 
     def continues_as(self, nxt: bytes) -> bool:
-        """Would this line continue the one above it (lines.continuation)?"""
-        return may_continue(nxt) and continuation(self._decode(nxt[:MAX_LINE]).rstrip("\r")) is not None
+        """Would this line continue the one above it (lines.continuation)? Remembered per line: the same lines follow."""
+        if not may_continue(nxt):
+            return False
+        verdict = self.continues_memo.get(nxt)
+        if verdict is None:
+            verdict = continuation(self._decode(nxt[:MAX_LINE]).rstrip("\r")) is not None
+            if len(self.continues_memo) < SEEN_CAP:
+                self.continues_memo[nxt] = verdict
+        return verdict
 
     def _previous_line(self, block: bytes, ls: int) -> str | None:
         if ls == 0:
