@@ -169,20 +169,28 @@ def _bomless_utf16(head: bytes) -> str | None:
 
 
 def blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Re-cut chunks into blocks ending at a newline; a line longer than MAX_LINE is split at block edges."""
+    """Re-cut chunks into blocks ending at a newline; a line longer than MAX_LINE is split at block edges.
+    Each block is copied once (the carried partial line joined to the chunk's lines through a memoryview)."""
     carry = b""
     for raw in chunks:
         if not raw:
             continue
-        buf = carry + raw if carry else raw
-        cut = buf.rfind(b"\n") + 1
-        if len(buf) - cut > MAX_LINE:  # the unfinished last line is too long to carry: emit it in pieces
-            yield buf
+        last = raw.rfind(b"\n")
+        if last == -1:  # no line ends here: carry it all, or emit a too long line in pieces
+            buf = carry + raw
+            carry = b"" if len(buf) > MAX_LINE else buf
+            if not carry:
+                yield buf
+            continue
+        cut = last + 1
+        if len(raw) - cut > MAX_LINE:  # the unfinished last line is too long to carry: emit it in pieces
+            yield carry + raw if carry else raw
             carry = b""
-        elif cut:
-            yield buf[:cut]
-            carry = buf[cut:]
+            continue
+        if carry:
+            yield b"".join((carry, memoryview(raw)[:cut]))
         else:
-            carry = buf
+            yield raw if cut == len(raw) else raw[:cut]
+        carry = raw[cut:]
     if carry:
         yield carry
