@@ -3,7 +3,9 @@
 KEYWORDS are the literal anchors the scanner searches for (signature anchors, the error/warning
 words, plan-hint anchors). grep's output goes to a pipe: with /dev/null GNU grep stops at the first
 match. For each error density a log of --size-mb is written to /tmp, read once to be page-cached,
-then each program runs --runs times; medians, the ratio, MB/s and the doctor's peak RSS are printed.
+then each program runs --runs times; medians, the ratio, MB/s and the doctor's peak RSS are printed. Wall
+time is the measure; CPU time (user + sys, from GNU time) is recorded beside it, because on a shared
+machine other processes stretch wall time, for both programs but not equally.
 
     python benchmarks/explain_vs_grep.py [--size-mb 200] [--runs 3] [--json OUT]
 """
@@ -57,13 +59,14 @@ def keywords_file() -> Path:
     return path
 
 
-def timed(cmd: str) -> tuple[float, int, str]:
-    """Seconds, peak RSS in KiB (GNU time) and stdout of a shell command."""
+def timed(cmd: str) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS in KiB, stdout and CPU seconds (user + sys, GNU time) of a shell command."""
     t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", "sh", "-c", cmd], capture_output=True, text=True)
+    p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "sh", "-c", cmd], capture_output=True, text=True)
     dt = time.perf_counter() - t0
-    rss = int(p.stderr.strip().splitlines()[-1]) if p.stderr.strip().splitlines()[-1].isdigit() else 0
-    return dt, rss, p.stdout
+    fields = p.stderr.strip().splitlines()[-1].split()
+    rss, cpu = (int(fields[0]), float(fields[1]) + float(fields[2])) if len(fields) == 3 else (0, 0.0)
+    return dt, rss, p.stdout, cpu
 
 
 def main() -> None:
@@ -74,19 +77,22 @@ def main() -> None:
     a = ap.parse_args()
     kw = keywords_file()
     rows = []
-    print(f"{'density':<30} {'grep s':>7} {'doctor s':>9} {'ratio':>6} {'MB/s':>7} {'peak MiB':>9}  grep count / doctor lines")
+    print(f"{'density':<30} {'grep s':>7} {'doctor s':>9} {'ratio':>6} {'MB/s':>7} {'peak MiB':>9} {'cpu ratio':>9}  "
+          "grep count / doctor lines")
     for name, every in DENSITIES.items():
         log = Path(tempfile.mkstemp(prefix="v100-log-", suffix=".log", dir="/tmp")[1])
         generate(log, int(a.size_mb * 1e6), every)
         subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)  # page-cache it
         grep_cmd = f"grep -c -F -f {kw} {log} | cat"
         doc_cmd = f"{sys.executable} -m doctor explain {log} --json --no-live"
-        g, d, rss, out, count = [], [], 0, "", ""
+        g, d, gc, dc, rss, out, count = [], [], [], [], 0, "", ""
         for _ in range(a.runs):
-            dt, _, count = timed(grep_cmd)
+            dt, _, count, cpu = timed(grep_cmd)
             g.append(dt)
-            dt, r, out = timed(doc_cmd)
+            gc.append(cpu)
+            dt, r, out, cpu = timed(doc_cmd)
             d.append(dt)
+            dc.append(cpu)
             rss = max(rss, r)
         size = log.stat().st_size
         try:
@@ -98,10 +104,12 @@ def main() -> None:
                "grep_runs": g, "doctor_runs": d, "doctor_peak_mib": round(rss / 1024, 1), "grep_count": count.strip(),
                "doctor_matched_lines": examined}
         row["ratio"] = round(row["doctor_s"] / row["grep_s"], 2)
+        row.update(grep_cpu_s=statistics.median(gc), doctor_cpu_s=statistics.median(dc))
+        row["cpu_ratio"] = round(row["doctor_cpu_s"] / row["grep_cpu_s"], 2) if row["grep_cpu_s"] else None
         row["doctor_mb_s"] = round(size / 1e6 / row["doctor_s"], 1)
         rows.append(row)
         print(f"{name:<30} {row['grep_s']:>7.2f} {row['doctor_s']:>9.2f} {row['ratio']:>6.1f} {row['doctor_mb_s']:>7.1f} "
-              f"{row['doctor_peak_mib']:>9.1f}  {row['grep_count']} / {examined}")
+              f"{row['doctor_peak_mib']:>9.1f} {row['cpu_ratio'] or 0:>9.1f}  {row['grep_count']} / {examined}")
         log.unlink()
     kw.unlink()
     print("\ntargets (issue 17): ratio <= 3 at any density, >= 500 MB/s quiet, peak < 100 MiB")
