@@ -52,10 +52,10 @@ class Seen:
     group: tuple[str, str] | None = None  # the unexplained group it counts in
 
 
-def replay_block(run: "_Run", block: bytes) -> bool | tuple[int, int]:
+def replay_block(run: "_Run", block: bytes) -> bool | list[tuple[int, int]]:
     """Replay a whole block when every distinct line in it is remembered and replaying it only counts; False (and
     nothing changed) when it must be read line by line; or, when only lines not seen yet stand in the way, the byte
-    span (start, end) that holds their first sightings: that span is read line by line, the parts around it tried again."""
+    spans (start, end) of their first sightings: those are read line by line, the parts between them tried again."""
     if run.pending or not block.endswith(b"\n"):
         return False
     keys = block.translate(BLANK_DIGITS).split(b"\n")
@@ -77,7 +77,7 @@ def replay_block(run: "_Run", block: bytes) -> bool | tuple[int, int]:
             return False  # the same line with other digits, and its digits matter
         plan.append((key, seen, n))
     if unseen:
-        return _unseen_span(keys, unseen) if len(unseen) <= 64 else False
+        return _unseen_spans(keys, unseen) if len(unseen) <= 64 else False
     if not _no_continuations(run, lines, plan):
         return False
     first = run.lines_before + 1
@@ -87,18 +87,30 @@ def replay_block(run: "_Run", block: bytes) -> bool | tuple[int, int]:
     return True
 
 
-def _unseen_span(keys: list[bytes], unseen: list[bytes]) -> tuple[int, int] | bool:
-    """Byte offsets (start, end) of the lines from the first first-sight of an unseen kind to just after the last one,
-    widened over lines that may continue the one above (so no wrapped message is cut); False when that is the block."""
-    first = min(keys.index(key) for key in unseen)
-    last = max(keys.index(key) for key in unseen) + 1
-    while first > 0 and may_continue(keys[first]):
-        first -= 1
-    while last < len(keys) and may_continue(keys[last]):
-        last += 1
-    if first == 0 and last >= len(keys):
+def _unseen_spans(keys: list[bytes], unseen: list[bytes]) -> list[tuple[int, int]] | bool:
+    """Byte spans (start, end) of the first sighting of each unseen kind of line, widened over lines that may continue
+    the one above (so no wrapped message is cut) and merged; False when they cover the whole block."""
+    spans: list[list[int]] = []
+    for first in sorted(keys.index(key) for key in unseen):
+        start, end = first, first + 1
+        while start > 0 and may_continue(keys[start]):
+            start -= 1
+        while end < len(keys) and may_continue(keys[end]):
+            end += 1
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    if spans[0][0] == 0 and spans[0][1] >= len(keys):
         return False
-    return sum(map(len, keys[:first])) + first, sum(map(len, keys[:last])) + last
+    out, line, offset = [], 0, 0  # line indices -> byte offsets, in one pass
+    for start, end in spans:
+        offset += sum(map(len, keys[line:start])) + (start - line)
+        begin = offset
+        offset += sum(map(len, keys[start:end])) + (end - start)
+        line = end
+        out.append((begin, offset))
+    return out
 
 
 class _Lines:

@@ -124,15 +124,19 @@ class _Run:
         if replayed is True or replayed is False:
             self._part(block, replayed)
             return
-        # lines not seen yet in [start, end): read that span line by line, the parts before and after at once if they can be
-        start, end = replayed
-        if start:
-            self._part(block[:start], replay_block(self, block[:start]) is True)
-        self._continue_pending(block[start:end])
-        self._part(block[start:end], False)
-        if end < len(block):
-            self._continue_pending(block[end:])
-            self._part(block[end:], replay_block(self, block[end:]) is True)
+        # the first sightings of lines not seen yet are read line by line, the parts between them at once if they can be
+        at = 0
+        for start, end in replayed + [(len(block), len(block))]:
+            if start > at:
+                gap = block[at:start]
+                if at:
+                    self._continue_pending(gap)
+                self._part(gap, replay_block(self, gap) is True)
+            if end > start:
+                if start:
+                    self._continue_pending(block[start:end])
+                self._part(block[start:end], False)
+            at = end
 
     def _part(self, part: bytes, replayed: bool) -> None:
         """Finish a part of a block that was replayed whole, or read it line by line."""
