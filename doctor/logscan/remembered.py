@@ -26,8 +26,9 @@ from doctor.model.log_analysis import LIST_CAP
 if TYPE_CHECKING:
     from doctor.logscan.scanner import _Run
 
-SEEN_CAP = 50_000  # distinct lines whose outcome is remembered
+SEEN_BYTES = 8 << 20  # how much the remembered lines may hold (their bytes plus ~200 per entry); then no more are kept
 BULK_DISTINCT_CAP = 4_096  # a block with more distinct lines than this is read line by line
+UNSEEN_CAP = 64  # a block with more lines not seen yet is read line by line
 BLANK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
 UNEXAMINED = "unexamined"  # a line without any keyword: ordinary output, never looked at
@@ -72,12 +73,14 @@ def replay_block(run: "_Run", block: bytes) -> bool | list[tuple[int, int]]:
             seen = run.unexamined(key, lines.some(key))
             if seen is None:
                 unseen.append(key)
+                if len(unseen) > UNSEEN_CAP:
+                    return False
                 continue
         if seen.raw is not None and lines.exact_count(seen.raw) != n:
             return False  # the same line with other digits, and its digits matter
         plan.append((key, seen, n))
     if unseen:
-        return _unseen_spans(keys, unseen) if len(unseen) <= 64 else False
+        return _unseen_spans(keys, unseen)
     if not _no_continuations(run, lines, plan):
         return False
     first = run.lines_before + 1

@@ -17,7 +17,7 @@ from doctor.model.log_analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup
 from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
 from doctor.logscan.lines import CLASSIFY_KEYWORDS, continuation, kind_in_context, may_continue, shape
 from doctor.logscan.numbers import convert
-from doctor.logscan.remembered import BLANK_DIGITS, SEEN_CAP, Seen, reads_digits, replay_block
+from doctor.logscan.remembered import BLANK_DIGITS, SEEN_BYTES, Seen, reads_digits, replay_block
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
@@ -110,6 +110,8 @@ class _Run:
         self.seen: dict[bytes, Seen] = {}
         self.max_line = MAX_LINE
         self.continues_memo: dict[bytes, bool] = {}
+        self.remembered_bytes = 0  # what seen and continues_memo hold, roughly
+        self.bulk_wait = self.bulk_backoff = 0  # blocks to read line by line before trying a whole block again
         self.examined_share = 0.0  # of the last block read line by line: when most lines are examined, try whole blocks
 
     # -- one block ----------------------------------------------------------------------------------
@@ -117,11 +119,15 @@ class _Run:
         if not self.has_text and block.strip():
             self.has_text = True
         self._continue_pending(block)
-        if not (self.sc.remember and self.examined_share >= BULK_SHARE):
+        if not (self.sc.remember and self.examined_share >= BULK_SHARE) or self.bulk_wait:
+            self.bulk_wait = max(self.bulk_wait - 1, 0)
             self._part(block, False)
             return
         replayed = replay_block(self, block)
         if replayed is True or replayed is False:
+            # a failed try waits 1, 2, 4 ... blocks before the next (a log of distinct lines does not pay for it)
+            self.bulk_backoff = 0 if replayed else min(max(2 * self.bulk_backoff, 1), 64)
+            self.bulk_wait = self.bulk_backoff
             self._part(block, replayed)
             return
         # the first sightings of lines not seen yet are read line by line, the parts between them at once if they can be
@@ -201,16 +207,18 @@ class _Run:
         text = self._decode_examined(raw).rstrip("\r")
         low = text.lower()
         hinted = self._hints(text, low, lineno)
-        found, joined = self._signatures(text, low, block, le)
-        remember = self.sc.remember and key is not None and not hinted and joined is not True and len(self.seen) < SEEN_CAP
+        candidates = self.sc.candidates.of(low)
+        found, joined = self._signatures(text, candidates, block, le)
+        remember = (self.sc.remember and key is not None and not hinted and joined is not True
+                    and self.remembered_bytes < SEEN_BYTES)
         undecodable = self.undecodable > before
         if found:
             self.matched_lines += 1
             for sig, m in found:
                 self._record_match(sig, m, text, lineno, block, le)
             if remember:
-                digits = self._digits_matter(key, low)
-                self.seen[key] = Seen(raw if digits else None, undecodable, joined is False, tuple(s.id for s, _ in found))
+                digits = self._digits_matter(key, candidates)
+                self._remember(key, Seen(raw if digits else None, undecodable, joined is False, tuple(s.id for s, _ in found)))
             return
         kind, consulted = kind_in_context(text, lambda: self._previous_line(block, ls))
         group = None
@@ -221,8 +229,8 @@ class _Run:
             group = (kind, shape(text))
             self._add_unexplained(group, lineno, text)
         if remember and not consulted:
-            digits = self._digits_matter(key, low)
-            self.seen[key] = Seen(raw if digits else None, undecodable, joined is False, (), kind, group)
+            digits = self._digits_matter(key, candidates)
+            self._remember(key, Seen(raw if digits else None, undecodable, joined is False, (), kind, group))
 
     def _add_unexplained(self, key: tuple[str, str], lineno: int, text: str | None) -> None:
         group = self.unexplained.get(key)
@@ -258,16 +266,22 @@ class _Run:
         if self.sc.finder.positions(raw.lower()):
             return None
         seen = Seen(raw if any(w in key.lower() for w in self.sc.blanked_digit_words) else None)
-        if len(self.seen) < SEEN_CAP:
-            self.seen[key] = seen
+        self._remember(key, seen)
         return seen
 
-    def _digits_matter(self, key: bytes, low: str) -> bool:
+    def _remember(self, key: bytes, seen: Seen) -> None:
+        """Keep an outcome while the remembered lines stay within SEEN_BYTES (a log of only distinct lines stays bounded)."""
+        size = len(key) + (len(seen.raw) if seen.raw is not None else 0) + 200
+        if self.remembered_bytes + size <= SEEN_BYTES:
+            self.remembered_bytes += size
+            self.seen[key] = seen
+
+    def _digits_matter(self, key: bytes, candidates) -> bool:
         """Could other digits in this line change its outcome: a digit-bearing keyword might be there, or a candidate row
         reads digits? Then it is remembered only as these exact bytes."""
         blanked = key.lower()
         return (any(w in blanked for w in self.sc.blanked_digit_words)
-                or any(s.id in self.sc.digit_rows for s, _ in self.sc.candidates.of(low)))
+                or any(s.id in self.sc.digit_rows for s, _ in candidates))
 
     def _continues(self, block: bytes, le: int) -> bool:
         """Is the line after the one ending at `le` a continuation of it (within this block)?"""
@@ -284,7 +298,8 @@ class _Run:
         verdict = self.continues_memo.get(nxt)
         if verdict is None:
             verdict = continuation(self._decode(nxt[:MAX_LINE]).rstrip("\r")) is not None
-            if len(self.continues_memo) < SEEN_CAP:
+            if self.remembered_bytes + len(nxt) + 100 <= SEEN_BYTES:
+                self.remembered_bytes += len(nxt) + 100
                 self.continues_memo[nxt] = verdict
         return verdict
 
@@ -295,12 +310,12 @@ class _Run:
         return self._decode(block[start:ls - 1][-MAX_LINE:]).rstrip("\r")
 
     # -- signatures and hints -------------------------------------------------------------------------
-    def _signatures(self, text: str, low: str, block: bytes, le: int) -> tuple[list[tuple[Signature, re.Match]], bool | None]:
+    def _signatures(self, text: str, candidates, block: bytes, le: int) -> tuple[list[tuple[Signature, re.Match]], bool | None]:
         """The rows that match the line, and whether continuation lines were read for them: None (not needed),
         False (needed, but the next line starts a new record), True (joined)."""
         found: list[tuple[Signature, re.Match]] = []
         joins: list[str] | None = None
-        for sig, regex in self.sc.candidates.of(low):
+        for sig, regex in candidates:
             m = regex.search(text)
             if m is None or (regex.groups and None in m.groups()):  # perhaps wrapped: its rest is on the next lines
                 if joins is None:
