@@ -1,7 +1,7 @@
 """Stream a log once: keywords pick the candidate lines, signatures explain them, the rest is classified and grouped.
 
-Memory stays bounded whatever the log's size: one block (4 MiB plus a partial line) at a time, and
-groups capped at GROUP_CAP per kind with exact counts. Lines are numbered from 1, as editors do.
+Memory stays bounded whatever the log's size: one block (4 MiB plus a partial line) at a time, groups
+capped at GROUP_CAP per kind with exact counts, and remembered line outcomes (remembered.py) within SEEN_BYTES. Lines are numbered from 1, as editors do.
 """
 
 from __future__ import annotations
