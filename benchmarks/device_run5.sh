@@ -19,7 +19,7 @@ if [ -z "${DRY:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=/tmp/site:$PWD
   step "JIT build of ExLlamaV2 (background, timed)"
-  ( timeout 260 python3 -c "import time; t=time.time(); import exllamav2, exllamav2_ext; print('build+import', round(time.time()-t,1), 's')" > "$W/jit.log" 2>&1; echo "exit $?" >> "$W/jit.log" ) &
+  ( timeout 260 python3 -c "import time; t=time.time(); import exllamav2, exllamav2.ext; print('build+import', round(time.time()-t,1), 's')" > "$W/jit.log" 2>&1; echo "exit $?" >> "$W/jit.log" ) &
   JIT=$!
 else
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
