@@ -18,12 +18,12 @@ import json
 import os
 import re
 import shutil
-import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
+from doctor.facts.safetensors_header import HeaderError, read_header
 from doctor.probe.safetensors_writer import ITEMSIZE, TensorEntry, write_safetensors
 
 LAYER_KEY = re.compile(r"^(?P<prefix>.*?layers\.)(?P<index>\d+)(?P<rest>\..+)$")
@@ -40,16 +40,16 @@ class SourceTensor:
     nbytes: int
 
 
-def read_header(path: str) -> tuple[dict[str, str], list[SourceTensor]]:
-    """The metadata and tensors of one safetensors file, in file order."""
-    with open(path, "rb") as fh:
-        (size,) = struct.unpack("<Q", fh.read(8))
-        header = json.loads(fh.read(size))
-    meta = header.pop("__metadata__", None) or {}
-    base = 8 + size
-    tensors = [SourceTensor(path, name, v["dtype"], tuple(v["shape"]), base + v["data_offsets"][0],
-                            v["data_offsets"][1] - v["data_offsets"][0]) for name, v in header.items()]
-    return meta, sorted(tensors, key=lambda t: t.start)
+def source_tensors(path: str) -> tuple[dict[str, str], list[SourceTensor]]:
+    """The metadata and tensors of one safetensors file, in file order; a lying header is an error."""
+    try:
+        h = read_header(path)
+    except HeaderError as exc:
+        raise ValueError(str(exc)) from None
+    if h.problem:
+        raise ValueError(h.problem)
+    tensors = [SourceTensor(path, t.name, t.dtype, t.shape, h.data_start + t.begin, t.nbytes) for t in h.tensors]
+    return h.metadata, sorted(tensors, key=lambda t: t.start)
 
 
 def _copier(src: SourceTensor) -> Callable[[BinaryIO, int], None]:
@@ -120,7 +120,7 @@ def replicate(src_dir: str, out_dir: str, layers: int,
     meta: dict[str, str] = {}
     tensors: list[SourceTensor] = []
     for f in files:
-        m, ts = read_header(str(f))
+        m, ts = source_tensors(str(f))
         meta = meta or m
         tensors += ts
     source_layers = len({int(m["index"]) for t in tensors if (m := LAYER_KEY.match(t.name))})

@@ -11,8 +11,9 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
-ITEMSIZE = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
-            "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+from doctor.facts.safetensors_header import DTYPE_BYTES
+
+ITEMSIZE = DTYPE_BYTES  # the reader's table: what one writes, the other reads
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MACHINES, ROOT
+from robust_support import _env, _model_dir
 
 FIXTURE = MACHINES / "v100-torch-2.11-cu130.json"
 BAD_NUMBERS = ["nan", "inf", "-inf", "1e309", "-1", "0", "banana", ""]
@@ -23,26 +24,8 @@ OK_REPORT = {0, 1, 2}  # a replay whose bad facts became unknown still runs ever
 USAGE = {3}
 
 
-def _env(home: Path, extra: dict | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("V100_DOCTOR", "PYTHON"))}
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PYTHONPATH=str(ROOT), TERM="dumb")
-    env.update(extra or {})
-    return env
-
-
 def _snapshot(root: Path) -> dict:
     return {str(p): (p.read_bytes() if p.is_file() else b"", p.lstat().st_mtime_ns) for p in sorted(root.rglob("*"))}
-
-
-def _model_dir(root: Path) -> Path:
-    d = root / "model"
-    d.mkdir()
-    (d / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-                                               "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-                                               "vocab_size": 32000, "max_position_embeddings": 4096}))
-    header = json.dumps({"model.embed_tokens.weight": {"dtype": "F16", "shape": [4, 4], "data_offsets": [0, 32]}}).encode()
-    (d / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 32)
-    return d
 
 
 def _report(tmp: Path, name: str, mutate) -> str:

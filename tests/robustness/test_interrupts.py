@@ -6,7 +6,6 @@ is being started is held until the child is known, so it is reaped too."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,16 +16,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from robust_support import _env, _model_dir
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 FAKES = ROOT / "tests" / "doctor" / "probe" / "probe_fakes"
-
-
-def _env(home: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("V100_DOCTOR", "PYTHON"))}
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), PYTHONPATH=str(ROOT), TERM="dumb")
-    return env
 
 
 def _alive(pid: int) -> bool:
@@ -79,21 +73,10 @@ sys.exit(main(["probe", "--model", {model!r}, "--json", "-o", {out!r}]))
 """
 
 
-def _model(root: Path) -> Path:
-    d = root / "model"
-    d.mkdir()
-    (d / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-                                               "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-                                               "vocab_size": 32000, "max_position_embeddings": 4096}))
-    header = json.dumps({"model.embed_tokens.weight": {"dtype": "F16", "shape": [4, 4], "data_offsets": [0, 32]}}).encode()
-    (d / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 32)
-    return d
-
-
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_probe_reaps_the_worker_group_and_exits_with_the_signal(tmp_path, sig):
     pids, out = tmp_path / "pids", tmp_path / "probe.json"
-    script = PROBE_PARENT.format(fakes=str(FAKES), pids=str(pids), model=str(_model(tmp_path)), out=str(out))
+    script = PROBE_PARENT.format(fakes=str(FAKES), pids=str(pids), model=str(_model_dir(tmp_path)), out=str(out))
     p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=_env(tmp_path), cwd=tmp_path)
     end = time.monotonic() + 30

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from doctor.probe.replicate_layers import main, read_header, replicate
+from doctor.probe.replicate_layers import main, replicate, source_tensors
 from doctor.probe.safetensors_writer import ITEMSIZE, TensorEntry, write_safetensors
 
 
@@ -36,7 +36,7 @@ def _source(tmp_path, layers=2):
 def _data(path):
     with open(path, "rb") as fh:
         raw = fh.read()
-    return {t.name: (t, raw[t.start:t.start + t.nbytes]) for t in read_header(str(path))[1]}
+    return {t.name: (t, raw[t.start:t.start + t.nbytes]) for t in source_tensors(str(path))[1]}
 
 
 @pytest.mark.parametrize("kernel_copy", [True, False])
