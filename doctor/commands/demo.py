@@ -37,11 +37,12 @@ def run(args: argparse.Namespace) -> ExitCode:
 
     names = example_names()
     if args.list:
-        import textwrap
+        from doctor.render.common import wrap
+        from doctor.run.output import text_width
 
         for n in names:  # each note whole: the stages differ in their last words
             print(n)
-            print(textwrap.fill(load_example(n).note, 100, initial_indent="    ", subsequent_indent="    "))
+            print("\n".join(wrap(load_example(n).note, "    ", "    ", text_width(sys.stdout))))
         return ExitCode.OK
     chosen = args.names or names
     unknown = [n for n in chosen if n not in names]

@@ -83,7 +83,10 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
     from doctor.render.untrusted import visible
 
     # the log's own text is inside: no escape sequence from it may reach the terminal
-    return visible(render_markdown(analysis) if args.markdown else render_text(analysis, verbose=args.verbose))
+    from doctor.run.output import text_width
+
+    return visible(render_markdown(analysis) if args.markdown else
+                   render_text(analysis, verbose=args.verbose, width=text_width(sys.stdout)))
 
 
 def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import textwrap
-
 from doctor.model.log_analysis import LogAnalysis, MatchGroup
+from doctor.render.common import WIDTH, wrap
 
 SYMBOL = {"error": "✗", "warning": "!", "info": "i"}
 VERDICT = {"confirmed": "confirmed", "ruled-out": "ruled out", "cannot-tell": "cannot tell"}
@@ -45,38 +44,39 @@ def summary_line(a: LogAnalysis) -> str:
     return ", ".join(parts) + "."
 
 
-def render_text(a: LogAnalysis, verbose: bool = False) -> str:
-    out = [f"v100-doctor explain — {header(a)}"]
+def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> str:
+    """Every line wraps at `width` on whole words (the terminal's width on a terminal); commands stay whole."""
+    out = wrap(f"v100-doctor explain — {header(a)}", "", "  ", width)
     if a.plan_hints:
-        out.append("plan read from the log: " + ", ".join(f"{h.field} {h.value} (line {h.line})" for h in a.plan_hints))
+        out += wrap("plan read from the log: " + ", ".join(f"{h.field} {h.value} (line {h.line})" for h in a.plan_hints),
+                    "", "  ", width)
     out.append("")
     if a.matches:
         out.append("Known pitfalls:")
     for m in sorted(a.matches, key=lambda m: m.first_line):
-        out.append(f"[{SYMBOL[m.severity]}] line {m.first_line}: {m.text.strip()[:160]}")
-        out += textwrap.wrap(f"{m.check} — {m.title}", 100, initial_indent="    pitfall: ", subsequent_indent="             ")
+        out += wrap(f"line {m.first_line}: {m.text.strip()[:160]}", f"[{SYMBOL[m.severity]}] ", "    ", width)
+        out += wrap(f"{m.check} — {m.title}", "    pitfall: ", "             ", width)
         if m.confirmation:
-            out += textwrap.wrap(f"{VERDICT[m.confirmation.verdict]}: {m.confirmation.reason}", 100,
-                                 initial_indent="    machine: ", subsequent_indent="             ")
-        out += textwrap.wrap(m.fix, 100, initial_indent="    fix: ", subsequent_indent="         ")
+            out += wrap(f"{VERDICT[m.confirmation.verdict]}: {m.confirmation.reason}", "    machine: ", "             ", width)
+        out += wrap(m.fix, "    fix: ", "         ", width)
         out += [f"      $ {c}" for c in m.commands]
         if m.numbers:
-            out.append(f"    numbers: {_numbers(m)}")
-        out.append(f"    seen {_lines(m)} · {m.engine} · reported at {m.source}")
+            out += wrap(f"numbers: {_numbers(m)}", "    ", "      ", width)
+        out += wrap(f"seen {_lines(m)} · {m.engine} · reported at {m.source}", "    ", "      ", width)
     u = a.unexplained
-    out += ["", f"Unexplained: {u.error_lines} error-looking, {u.warning_lines} warning-looking line(s) in "
-                f"{len(u.groups)} kind(s); the other {a.log.ordinary_lines + a.log.framing_lines:,} line(s) are "
-                "ordinary output or traceback framing."]
+    out += [""] + wrap(f"Unexplained: {u.error_lines} error-looking, {u.warning_lines} warning-looking line(s) in "
+                       f"{len(u.groups)} kind(s); the other {a.log.ordinary_lines + a.log.framing_lines:,} line(s) are "
+                       "ordinary output or traceback framing.", "", "  ", width)
     shown = u.groups if verbose else u.groups[:SHOWN_GROUPS]
     for g in shown:
         count = f" (×{g.count})" if g.count > 1 else ""
-        out.append(f"  line {g.first_line}{count} {g.kind}: {g.example.strip()[:150]}")
+        out += wrap(f"line {g.first_line}{count} {g.kind}: {g.example.strip()[:150]}", "  ", "    ", width)
     hidden = len(u.groups) - len(shown)
     if hidden:
         out.append(f"  … {hidden} more kind(s) ({sum(g.count for g in u.groups[len(shown):])} lines): use -v or --json")
     if u.lines_in_dropped_groups:
         out.append(f"  … and {u.lines_in_dropped_groups} more line(s) of rarer kinds, counted but not listed")
-    out += ["", f"Summary: {summary_line(a)}"]
+    out += [""] + wrap(f"Summary: {summary_line(a)}", "", "  ", width)
     return "\n".join(out) + "\n"
 
 

@@ -104,3 +104,15 @@ def test_the_cli_wraps_at_the_terminals_width_and_at_100_in_a_pipe():
                                  cwd=ROOT, timeout=60).stdout)
     assert on_80 and max(len(l) for l in on_80) <= 80
     assert 80 < max(len(l) for l in piped) <= 100
+
+
+@pytest.mark.parametrize("args", [
+    ("explain", "--replay", str(MACHINES / FIXTURES[0]), str(ROOT / "fixtures" / "logs" / "pip-torch-cu130-v100.log")),
+    ("demo", "--list"),
+])
+def test_explain_and_the_demo_list_wrap_at_the_terminals_width_too(args):
+    terminal = _cli_on_a_terminal(80, *args)
+    piped = subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True, cwd=ROOT,
+                           timeout=60).stdout
+    assert max(len(l) for l in prose(terminal) if " " in l.strip()) <= 80 < max(len(l) for l in prose(piped))
+    assert terminal.split() == piped.split()  # the same words: none broken
