@@ -5,7 +5,8 @@ A screen writes to its terminal from a thread; once the terminal is gone nothing
 a graceful shutdown can block forever (issue 13: Textual's `Queue.put` at shutdown). So the signal only
 sets things in motion: a thread started beforehand stops every child at once (the torch child, the
 probe's process group: doctor.facts.children.stop_all, as the CLI does on interrupts), says the last words
-(-o gets the report as it stood), gives the graceful quit `within_s` and ends the process with 128 + the signal.
+(-o gets the report as it stood), gives the graceful quit `within_s` and ends the process with 128 + the signal,
+the terminal's modes and screen given back first when it is still there (SIGTERM).
 The handlers are signal.signal ones: Python runs them even while the main thread waits on a lock, which
 the event loop's own handlers (add_signal_handler) cannot do once the loop itself is blocked.
 A terminal that is not the doctor's controlling terminal sends no SIGHUP when it closes (its reads fail or
@@ -25,9 +26,13 @@ from typing import Callable, Iterator
 
 from doctor.facts.children import stop_all
 
+# What a screen leaves set, turned off (as textual's own stop_application_mode does): mouse reports, bracketed
+# paste, the kitty keyboard protocol, focus events; then the cursor shown and the main screen back.
+TERMINAL_RESET = ("\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1016l\x1b[?2004l\x1b[?2048l\x1b[<u"
+                  "\x1b[?1004l\x1b[?25h\x1b[?1049l\x1b[?7h")
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM") if hasattr(signal, name))
-EXIT_WITHIN_S = 1.0  # the graceful quit's share of the 2 s a dropped terminal may take to end us (issue 13)
-LAST_WORDS_WAIT_S = 0.5  # past the deadline, how long an unfinished -o write may still take
+EXIT_WITHIN_S = 0.8  # the graceful quit's share of the 2 s a dropped terminal may take to end us (issue 13)
+LAST_WORDS_WAIT_S = 0.4  # past the deadline, how long an unfinished -o write may still take
 
 
 class HangupGuard:
@@ -37,6 +42,7 @@ class HangupGuard:
         self.within_s, self._end = within_s, end  # end(exit code): a test passes its own, never os._exit
         self.signum: int | None = None
         self.armed = False  # the handlers are ours (hangup_guard's block runs)
+        self.terminal: SavedTerminal | None = None  # restored when the deadline ends the process
         self._callbacks: list[Callable[[], None]] = []
         self._last_words: Callable[[], None] | None = None
         self._said = False
@@ -90,7 +96,30 @@ class HangupGuard:
         time.sleep(max(0.0, start + self.within_s - time.monotonic()))
         words.join(LAST_WORDS_WAIT_S)  # a write that hangs (a dead network mount) cannot keep the process alive
         stop_all()  # anything a worker started while the screen was winding down
+        if self.terminal is not None:  # SIGTERM with the terminal still there: give it back as it was
+            self.terminal.restore()
         self._end(128 + (self.signum or signal.SIGTERM))
+
+
+class SavedTerminal:
+    """The terminal's modes before the screen took it (raw, no echo), so the deadline can give it back."""
+
+    def __init__(self, fd: int) -> None:
+        import termios
+
+        self.fd, self.modes = fd, termios.tcgetattr(fd)
+
+    def restore(self) -> None:
+        """Never blocks: a terminal that is gone, or that does not read (flow control), is left as it is."""
+        import fcntl
+        import termios
+
+        try:
+            fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+            os.write(self.fd, TERMINAL_RESET.encode())
+            termios.tcsetattr(self.fd, termios.TCSANOW, self.modes)
+        except OSError:
+            pass
 
 
 def _watch_terminal(fd: int, guard: HangupGuard) -> None:
@@ -132,6 +161,10 @@ def hangup_guard(within_s: float = EXIT_WITHIN_S, end: Callable[[int], object] =
     before = {sig: signal.signal(sig, guard._handle) for sig in SIGNALS}
     guard.armed = True
     if watch_terminal and hasattr(select, "poll") and (fd := _terminal_fd()) is not None:
+        try:
+            guard.terminal = SavedTerminal(fd)
+        except (ImportError, OSError):
+            pass
         threading.Thread(target=_watch_terminal, args=(fd, guard), name="v100-doctor-tty-watch", daemon=True).start()
     try:
         yield guard

@@ -77,28 +77,42 @@ def write_report_file(report, path: str, redact: bool = True) -> None:
 
     text = report_to_json(shareable(report, redact)) + "\n"
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_whole(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
     print(f"v100-doctor: report written to {path}", file=sys.stderr)
 
 
-def write_prometheus_file(report, path: str) -> None:
-    """The textfile collector's .prom file, atomically: a temporary file beside it, then a rename."""
+def write_whole(path: str, text: str) -> None:
+    """The file is whole or as it was, never half written (a run ended mid-write: a closed terminal's deadline,
+    a kill): a temporary file beside it, then a rename. A device, a pipe or a link (-o /dev/stdout) is written
+    in place."""
     import os
     import tempfile
 
-    from doctor.render.prometheus import render_prometheus
-
-    text = render_prometheus(report, exit_code_for(report))
-    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=".v100-doctor-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(path)))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".v100-doctor-", suffix=".prom.tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_prometheus_file(report, path: str) -> None:
+    """The textfile collector's .prom file, atomically (write_whole): the collector never reads half a file."""
+    from doctor.render.prometheus import render_prometheus
+
+    text = render_prometheus(report, exit_code_for(report))
+    try:
+        write_whole(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write the Prometheus file {path}: {exc.strerror}") from None
 

@@ -118,3 +118,27 @@ def test_a_terminal_that_hangs_up_without_a_sighup_is_seen_and_hangs_up_the_guar
     finally:
         os.close(slave)
     assert guard.signum == signal.SIGHUP and ended == [128 + signal.SIGHUP]
+
+
+def test_the_deadline_gives_a_terminal_that_is_still_there_its_modes_and_main_screen_back():
+    import pty
+    import termios
+    import tty
+
+    from doctor.run.hangup import TERMINAL_RESET, SavedTerminal
+
+    master, slave = pty.openpty()
+    try:
+        saved = SavedTerminal(slave)  # as armed, before the screen takes the terminal
+        tty.setraw(slave)  # as textual leaves it when its shutdown never finishes
+        assert termios.tcgetattr(slave)[3] != saved.modes[3]
+        saved.restore()
+        assert termios.tcgetattr(slave)[3] == saved.modes[3]
+        assert os.read(master, 4096).endswith(TERMINAL_RESET.encode().replace(b"\n", b"\r\n"))
+        os.close(master)
+        master = -1
+        saved.restore()  # the terminal has gone: nothing raised, nothing blocked
+    finally:
+        os.close(slave)
+        if master >= 0:
+            os.close(master)

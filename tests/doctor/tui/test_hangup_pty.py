@@ -202,7 +202,7 @@ def test_closing_the_terminal_at_any_moment_ends_the_doctor_and_all_its_children
     (site / "hanging_worker.py").write_text(HANGING_WORKER)
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     command = console_script()
-    with ThreadPoolExecutor(max_workers=6) as pool:  # mostly waiting: the long runs (probing) first
+    with ThreadPoolExecutor(max_workers=5) as pool:  # mostly waiting: the long runs (probing) first
         results = list(pool.map(lambda m: close_at(m, site, command), MOMENTS[::-1]))[::-1]
     report = "\n".join(str(r) for r in results)
     assert all(r["found"] for r in results), f"a moment's marker never appeared:\n{report}"
@@ -214,3 +214,35 @@ def test_closing_the_terminal_at_any_moment_ends_the_doctor_and_all_its_children
     assert all(r["report"] == "findings" for r in finished), f"-o lacks the checks' report:\n{report}"
     probing = [r for r in results if r["moment"].startswith("probing")]
     assert all(r["had"] >= 3 for r in probing), f"the probe's worker and grandchild were not running:\n{report}"
+
+
+def test_sigterm_with_the_terminal_still_there_ends_within_2_s_and_gives_the_terminal_back(tmp_path):
+    import termios
+
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("import time\ntime.sleep(600)\n")  # the checks wait on torch
+    env = {**os.environ, "TERM": "xterm-256color", "PYTHONPATH": os.pathsep.join([str(ROOT), str(site)]),
+           "XDG_CACHE_HOME": str(site / "cache")}
+    master, slave = pty.openpty()
+    cooked = termios.tcgetattr(slave)
+    proc = subprocess.Popen([sys.executable, "-S", "-c", BECOME, *console_script(), "--torch-timeout", "30"], stdin=slave,
+                            stdout=slave, stderr=slave, env=env, cwd=site, start_new_session=True)
+    seen = bytearray()
+    try:
+        assert read_until(master, seen, GATHERING, 0, MARKER_WAIT_S)
+        since = len(seen)
+        proc.send_signal(signal.SIGTERM)  # `kill PID` from another shell: the terminal stays
+        sent = time.monotonic()
+        code = proc.wait(timeout=10)
+        took = time.monotonic() - sent
+        read_until(master, seen, None, len(seen), 0.2)
+        after = termios.tcgetattr(slave)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(slave)
+        os.close(master)
+    assert code == 128 + signal.SIGTERM and took <= GONE_WITHIN_S
+    assert SCREEN_LEFT in seen[since:] and after[3] == cooked[3]  # the main screen and the line modes back
