@@ -34,6 +34,7 @@ NVML_RANGES: dict[str, tuple[float, float]] = {
     **{k: (0, 10_000) for k in ("power_draw_w", "power_limit_w", "power_default_limit_w")},
     "pcie_gen": (1, 8), "pcie_gen_max": (1, 8), "pcie_width": (1, 32), "pcie_width_max": (1, 32),
     "memory_bus_width_bits": (8, 16_384), "clocks_event_mask": (0, (1 << 32) - 2),
+    "power_w": (0, 10_000), "pcie_rx_mbs": (0, 1e6), "pcie_tx_mbs": (0, 1e6),  # one sample (PCIe 6 x16: 128 GB/s)
 }
 RANGES: dict[str, tuple[float, float]] = {
     **CONFIG_RANGES,
@@ -100,6 +101,27 @@ def scrub(obj: Any, where: str = "") -> Any:
         elif dataclasses.is_dataclass(value) or isinstance(value, (list, tuple)):
             new = scrub(value, where)
             if new is not value and new != value:
+                changes[f.name] = new
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def dropping(obj: Any, reasons: dict[str, str], where: str = "") -> Any:
+    """For readings whose unknown is None (a sample): every implausible number becomes None, and the first
+    reason for each field is kept in `reasons`."""
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(dropping(v, reasons, where) for v in obj)
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        return obj
+    changes = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        why = problem(f.name, value) if value is not None else None
+        if why:
+            changes[f.name] = None
+            reasons.setdefault(f.name, f"recorded {where}{f.name} {why}")
+        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+            new = dropping(value, reasons, where)
+            if new != value:
                 changes[f.name] = new
     return dataclasses.replace(obj, **changes) if changes else obj
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from doctor.facts.nvml import Nvml, decode_clocks_event_mask
+from doctor.model.plausible import dropping
 from doctor.model.units import MIB
 from doctor.facts.sampling.pcie_meter import PcieMeter
 from doctor.model.samples import GpuProcessUse, GpuSample, GpuSeries
@@ -56,7 +57,7 @@ class GpuReader:
         mw = lambda key, name: _scale(self._get(key, name), 1 / 1000)
         mem = self._get("memory_total_mib", "nvmlDeviceGetMemoryInfo")
         name = self._get("name", "nvmlDeviceGetName")
-        return GpuSeries(
+        return dropping(GpuSeries(
             index=self.index,
             name=name.decode() if isinstance(name, bytes) else name,
             sm_clock_max_mhz=self._get("sm_clock_max_mhz", "nvmlDeviceGetMaxClockInfo", self._sm),
@@ -69,7 +70,7 @@ class GpuReader:
             pcie_gen_max=self._get("pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration"),
             pcie_width_max=self._get("pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth"),
             memory_total_mib=round(mem.total / MIB, 1) if mem is not None else None,
-        )
+        ), self.unavailable, "by NVML: ")
 
     def sample(self, t_s: float) -> GpuSample:
         if not self.ok:
@@ -79,7 +80,7 @@ class GpuReader:
         util = self._get("utilization", "nvmlDeviceGetUtilizationRates")
         mem = self._get("memory_used_mib", "nvmlDeviceGetMemoryInfo")
         rx, tx = self.pcie.read(t_s)
-        return GpuSample(
+        return dropping(GpuSample(  # NVML's "not available" sentinels, NaN: None, the reason kept once
             t_s=round(t_s, 3),
             sm_clock_mhz=self._get("sm_clock_mhz", "nvmlDeviceGetClockInfo", self._sm),
             mem_clock_mhz=self._get("mem_clock_mhz", "nvmlDeviceGetClockInfo", self._mem),
@@ -95,7 +96,7 @@ class GpuReader:
             pcie_width=self._get("pcie_width", "nvmlDeviceGetCurrPcieLinkWidth"),
             memory_used_mib=round(mem.used / MIB, 1) if mem is not None else None,
             processes=self._processes(),
-        )
+        ), self.unavailable, "by NVML: ")
 
     def _memory_temperature(self) -> int | None:
         values = self._get("memory_temperature_c", "nvmlDeviceGetFieldValues", [self._mem_temp_field])

@@ -267,3 +267,19 @@ def test_host_reader_records_why_a_pid_cannot_be_read():
     reader = HostReader((31337,), FakePsutil({}))
     reader.sample(0.0)
     assert reader.watched[0].series().unavailable == "NoSuchProcess: cannot read pid 31337"
+
+
+def test_nvml_sentinels_in_samples_become_none_with_the_reason_kept():
+    """NVML_VALUE_NOT_AVAILABLE (all ones) and NaN in a tick are not readings: None, and why, in `unavailable`."""
+    clock, m = Clock(), loaded_v100()
+    m.nvmlDeviceGetClockInfo = lambda h, t: (1 << 32) - 1
+    m.nvmlDeviceGetPowerUsage = lambda h: float("nan")
+    m.nvmlDeviceGetMaxPcieLinkWidth = lambda h: (1 << 32) - 1
+    m.nvmlDeviceGetComputeRunningProcesses = lambda h: [SimpleNamespace(pid=4242, usedGpuMemory=(1 << 64) - 1)]
+    g = run_ticks(Sampler([0], nvml_module=m, clock=clock), clock, 2).gpu(0)
+    assert all(s.sm_clock_mhz is None and s.power_w is None for s in g.samples)
+    assert g.samples[0].processes[0].used_mib is None and g.pcie_width_max is None
+    assert g.samples[0].temperature_c == 86 and g.sm_clock_max_mhz == 1380  # the rest is read as before
+    for key, why in (("sm_clock_mhz", "outside"), ("power_w", "not a finite number"), ("used_mib", "outside"),
+                     ("pcie_width_max", "outside")):
+        assert g.unavailable[key].startswith(f"recorded by NVML: {key} ") and why in g.unavailable[key]
