@@ -8,7 +8,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 floor=$(python3 -c 'import tomllib,re; deps=tomllib.load(open("pyproject.toml","rb"))["project"]["dependencies"]; print(next(re.search(r">=([\d.]+)", d).group(1) for d in deps if d.startswith("textual")))')
-versions=("$@"); [ ${#versions[@]} -eq 0 ] && versions=("$floor" 1.0.0)
+below=$(python3 -m pip index versions textual 2>/dev/null | python3 -c '
+import sys
+from packaging.version import Version
+floor = Version(sys.argv[1])
+listed = next((l.split(":", 1)[1] for l in sys.stdin if l.startswith("Available versions")), "")
+older = sorted(v for v in map(Version, filter(None, (x.strip() for x in listed.split(",")))) if v < floor and not v.is_prerelease)
+print(older[-1] if older else "")' "$floor")
+versions=("$@"); [ ${#versions[@]} -eq 0 ] && versions=("$floor" ${below:+"$below"})
 others=$(python3 -c 'import tomllib; print(" ".join(repr(d) for d in tomllib.load(open("pyproject.toml","rb"))["project"]["dependencies"] if not d.startswith("textual")))')
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 python3 -m pip wheel -q --no-deps -w "$work/dist" . >/dev/null 2>&1 || { echo "cannot build the wheel"; exit 2; }
@@ -21,7 +28,7 @@ for v in "${versions[@]}"; do
   "$py" -m pip install -q --disable-pip-version-check --no-deps "$work"/dist/*.whl >/dev/null 2>&1
   rich=$("$py" -c 'import importlib.metadata as m; print(m.version("rich"))')
   # run from a copy of the tests only, so `doctor` is imported from the installed wheel, not from this checkout
-  rm -rf "$work/t"; mkdir "$work/t"; cp -r tests "$work/t/"; cp pyproject.toml "$work/t/"; ln -s "$PWD/fixtures" "$work/t/fixtures"
+  rm -rf "$work/t"; mkdir "$work/t"; cp -r tests "$work/t/"; cp pyproject.toml README.md "$work/t/"; ln -s "$PWD/fixtures" "$work/t/fixtures"
   out=$(cd "$work/t" && ln -sf "$("$py" -c 'import doctor,os;print(os.path.dirname(doctor.__file__))')" doctor \
         && "$py" -m pytest -p no:cacheprovider -x tests/doctor/tui --ignore=tests/doctor/tui/test_tui_snapshots.py 2>&1)
   rc=$?
