@@ -61,14 +61,14 @@ def run(ctx: CheckContext) -> Finding:
         warnings.append("FP16 runs at 1:64 of FP32 on this card, so FP16 kernels (ExLlamaV2) crawl")
         fixes.append("On a P40, expect single-digit tok/s from ExLlamaV2 on 27B models; llama.cpp (which can compute in "
                      "FP32) is usually faster on this card.")
-    if not p["triton"]:
-        warnings.append(f"{TRITON.compiler} needs cc {TRITON.min_cc}+, so {TRITON.used_by} cannot run here")
-        fixes.append(TRITON.without_it)
+    advice = [f"Use fp16 (not bf16) weights and caches; install packages that still ship {p['sm']} kernels."] if lacks else []
+    if not p["triton"]:  # the card's limit for other engines, not a fault of an ExLlamaV2 setup: a note, not a warning
+        summary += f"; {TRITON.compiler} needs cc {TRITON.min_cc}+, so {TRITON.used_by} cannot run here"
+        advice.append(TRITON.without_it)
         evidence.update(triton_min_cc=TRITON.min_cc, triton_source=TRITON.source)
     if warnings:
-        return CHECK.finding(Status.WARN, summary + "; " + "; ".join(warnings), evidence, " ".join(fixes))
-    return CHECK.finding(Status.PASS, summary, evidence,
-                         f"Use fp16 (not bf16) weights and caches; install packages that still ship {p['sm']} kernels." if lacks else "")
+        return CHECK.finding(Status.WARN, summary + "; " + "; ".join(warnings), evidence, " ".join(fixes + advice))
+    return CHECK.finding(Status.PASS, summary, evidence, " ".join(advice))
 
 
 # gpu-present skips when planning for --target-gpu on a machine without a GPU: then this check judges the planned card

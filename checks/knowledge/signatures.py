@@ -49,6 +49,9 @@ class Signature:
     followup_lines: int = 0
     rules_out_on_pass: bool = True  # does a passing check mean this pitfall is not the cause here?
     pass_note: str = ""  # what a passing check leaves open
+    # (check id, evidence key): a passing finding whose evidence says False there still has the pitfall (a card's
+    # limit that the check notes without warning, e.g. compute-capability's "triton" below cc 7.0); True rules it out
+    confirmed_by_evidence: tuple[str, str] = ()
     probe_kind: str = ""  # the probe failure kind this text means (PROBE_KINDS), "" when it never stops a probe
     in_logs: bool = True  # False: recognised only in a probe's exception text, never in `explain`'s logs
 
@@ -413,7 +416,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"(?:.*?your device is of CUDA capability (?P<card_cc>\d+\.\d+))?",
         ("compute-capability",),
         f"Triton cannot build kernels for this card: it needs cc {TRITON.min_cc}+, and {TRITON.used_by} use it",
-        TRITON.without_it, f"{VLLM}/issues/13202", "P"),
+        TRITON.without_it, f"{VLLM}/issues/13202", "P", confirmed_by_evidence=("compute-capability", "triton")),
     # --- driver ----------------------------------------------------------------------------------------------
     Signature(
         "driver-too-old", "torch", "too old",

@@ -61,6 +61,10 @@ def judge(match: MatchGroup, findings: dict[str, Finding], facts: Facts, plan: P
     for f in present:
         if f.status in (Status.FAIL, Status.WARN):
             return Confirmation(CONFIRMED, _said(f), f.id, f.status.value)
+    sig = by_id(match.signature)
+    noted = _noted_limit(sig, findings)
+    if noted is not None:
+        return noted
     passed = [f for f in present if f.status == Status.PASS]
     said = "; ".join(_said(f) for f in present)
     if not present:
@@ -69,13 +73,23 @@ def judge(match: MatchGroup, findings: dict[str, Finding], facts: Facts, plan: P
     if len(passed) < len(present):
         f = next(f for f in present if f.status != Status.PASS)
         return Confirmation(CANNOT_TELL, said, f.id, f.status.value)
-    sig = by_id(match.signature)
     if missing:
         return Confirmation(CANNOT_TELL, f"{said}; but there is no {', '.join(missing)} check yet to rule it out",
                             passed[0].id, Status.PASS.value)
     if sig is not None and not sig.rules_out_on_pass:
         return Confirmation(CANNOT_TELL, f"{said}; {sig.pass_note}", passed[0].id, Status.PASS.value)
     return Confirmation(RULED_OUT, said, passed[0].id, Status.PASS.value)
+
+
+def _noted_limit(sig, findings: dict[str, Finding]) -> Confirmation | None:
+    """A card's limit that its check notes in a pass (the signature's confirmed_by_evidence): False confirms."""
+    if sig is None or not sig.confirmed_by_evidence:
+        return None
+    check_id, key = sig.confirmed_by_evidence
+    f = findings.get(check_id)
+    if f is None or f.status != Status.PASS or f.evidence.get(key) is not False:
+        return None
+    return Confirmation(CONFIRMED, _said(f), f.id, f.status.value)
 
 
 def _said(f: Finding) -> str:

@@ -74,9 +74,7 @@ def test_checks_quote_the_route_and_invent_no_commands(name):
 @pytest.mark.parametrize("name", HEALTHY)
 def test_healthy_fixtures_have_no_warning_and_no_route(name):
     report = replay(name)
-    # a card below cc 7.0 warns that Triton cannot run there (issue 18): the card's limit, not its software stack's
-    card_only = lambda f: f.id == "compute-capability" and f.evidence.get("triton") is False and f.status == Status.WARN
-    bad = [(f.id, f.summary) for f in report.findings if f.status in (Status.WARN, Status.FAIL, Status.ERROR) and not card_only(f)]
+    bad = [(f.id, f.summary) for f in report.findings if f.status in (Status.WARN, Status.FAIL, Status.ERROR)]
     assert not bad
     assert report.prescription is None or not report.prescription.routes
 

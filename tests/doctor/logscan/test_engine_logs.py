@@ -88,6 +88,36 @@ def test_triton_is_confirmed_on_a_p40_and_not_judged_on_a_v100():
     assert verdict == "cannot-tell" and reason.startswith("the log is from a cc 6.1 card")
 
 
+def test_triton_on_a_p100_is_confirmed_by_the_noted_limit_and_ruled_out_at_cc_7_or_more(tmp_path):
+    """compute-capability passes on a healthy P100 (ExLlamaV2 does not need Triton) but notes triton False:
+    that note confirms a Triton refusal; a cc 7.5 card's True rules it out."""
+    def matches_of(text):
+        log = tmp_path / "triton.log"
+        log.write_text(text)
+        source = open_log(str(log))
+        try:
+            return Scanner().scan(source).matches
+        finally:
+            source.close()
+
+    matches = matches_of("INFO 01-02 10:00:00 Starting vLLM\nRuntimeError: Found Tesla P100-PCIE-12GB which is too old to be "
+                   "supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of "
+                   "CUDA Capability >= 7.0, but your device is of CUDA capability 6.0\n")
+
+    def judged(name):
+        (m,) = [m for m in confirm_matches(matches, Plan(), machine(name), source="test")[0]
+                if m.signature == "triton-cc-too-old"]
+        return m.confirmation
+
+    p100 = judged("p100-12gb-torch-2.6-cu126")
+    assert (p100.verdict, p100.check, p100.check_status) == ("confirmed", "compute-capability", "pass")
+    assert "Triton needs cc 7.0+" in p100.reason
+    assert judged("t4-torch-2.11-cu130-healthy").reason.startswith("the log is from a cc 6.0 card")
+    matches = matches_of("RuntimeError: Found Tesla T4 which is too old to be supported by the triton GPU compiler\n")
+    t4 = judged("t4-torch-2.11-cu130-healthy")  # no cc in the log: the machine's cc 7.5 decides
+    assert (t4.verdict, t4.check) == ("ruled-out", "compute-capability")
+
+
 def test_a_lost_gpu_is_confirmed_by_gpu_present_and_a_healthy_one_does_not_rule_it_out():
     healthy = machine("v100-pcie-16gb-healthy")
     gpu = replace(healthy.nvml.gpus[0], name=Unknown("nvmlDeviceGetHandleByIndex: Unknown Error"),
