@@ -90,12 +90,13 @@ class DoctorApp(App["Report | None"]):
             yield VerdictPanel(id="verdict")
         yield Static(id="compact-foot")
         yield Static(COMPACT_KEYS, id="compact-keys")
-        yield Footer(compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.checklist.border_title = "Checks"
         self.detail.border_title = "Details"
         self.query_one("#probe-row").display = False
+        self.query_one(Footer).compact = True  # every key hint of 80x24 fits (a reactive, not an argument, in textual 2)
         self.checklist.focus()
         if self.session.saved is not None:
             self._show_saved(self.session.saved)
@@ -297,7 +298,9 @@ class DoctorApp(App["Report | None"]):
     def get_system_commands(self, screen):
         """The command palette (ctrl+p): textual's own commands, then every action of the footer and help."""
         yield from super().get_system_commands(screen)
-        for title, help_text, action in ACTIONS:
+        from doctor.tui.keys import palette_actions
+
+        for title, help_text, action in palette_actions():
             if self.check_action(action, ()):
                 yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
 
@@ -598,15 +601,3 @@ class DoctorApp(App["Report | None"]):
 
 
 STORY_HIDES = {"filter", "probe", "rerun", "save_json", "save_markdown", "copy_fix", "story"}
-
-# The command palette's actions: (title, what it does, DoctorApp action); the palette also finds every check by name.
-ACTIONS = (
-    ("Help: every key", "the keys of this screen", "help"),
-    ("Filter the checks", "type part of a check's id or title", "filter"),
-    ("Run the probe", "the timed ExLlamaV2 generation (live runs only)", "probe"),
-    ("Re-run the checks", "today's checks again (on a saved report: on its recorded facts)", "rerun"),
-    ("Save the JSON report", "redacted unless --no-redact", "save_json"),
-    ("Save Markdown", "for a GitHub issue; also copied to the clipboard", "save_markdown"),
-    ("Copy the fix commands", "of the check shown (OSC 52)", "copy_fix"),
-    ("Story view", "the recorded V100 stages 4 → 64 tok/s and the H200 (demo only)", "story"),
-)

@@ -1,5 +1,6 @@
 """Every key the TUI answers to, with what it does: the help screen (`?`) and the README's TUI section show
-this table, and a test checks it against the bindings, so neither can leave a key out."""
+this table, and a test checks it against the bindings, so neither can leave a key out. The command palette
+(ctrl+p) offers the PALETTE rows' actions under the same words."""
 
 from __future__ import annotations
 
@@ -18,6 +19,17 @@ MAIN_KEYS: tuple[tuple[str, str], ...] = (
     ("? F1", "this help"),
     ("q ctrl+c ctrl+q", "quit (a running probe is cancelled first)"),
 )
+
+# (row of MAIN_KEYS by its keys, DoctorApp action): what the command palette offers beside the checks
+PALETTE: tuple[tuple[str, str], ...] = (("/", "filter"), ("c", "copy_fix"), ("p", "probe"), ("r", "rerun"),
+                                        ("s", "save_json"), ("m", "save_markdown"), ("t", "story"), ("? F1", "help"))
+
+
+def palette_actions() -> list[tuple[str, str, str]]:
+    """(title, help, action) for the palette: the help screen's words, the key as the help line."""
+    what = dict(MAIN_KEYS)
+    return [(what[keys][0].upper() + what[keys][1:], f"key: {keys}", action) for keys, action in PALETTE]
+
 
 STORY_KEYS: tuple[tuple[str, str], ...] = (
     ("← →  h l", "move between the stages"),

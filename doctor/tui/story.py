@@ -74,9 +74,10 @@ class StoryScreen(Screen):
         yield Static(id="story-title")
         yield Horizontal(id="story-stages")
         yield Static(id="story-headline")
-        yield Footer(compact=True)
+        yield Footer()
 
     async def on_mount(self) -> None:
+        self.query_one(Footer).compact = True
         await self._show_case()
 
     def on_resize(self, event) -> None:

@@ -15,7 +15,7 @@ def compact_state(app) -> dict:
             "keys": app.query_one("#compact-keys").region, "footer": app.query_one("Footer").display}
 
 
-@pytest.mark.parametrize("size", [(60, 15), (79, 30), (100, 20)])
+@pytest.mark.parametrize("size", [(60, 15), (100, 20)])  # too narrow; wide but too short
 def test_below_80_by_24_one_pane_shows_the_check_its_fix_and_keys_that_fit(size):
     async def script(app, pilot):
         await settle(app, pilot)
