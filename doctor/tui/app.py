@@ -95,8 +95,8 @@ class DoctorApp(App["Report | None"]):
     def on_mount(self) -> None:
         self.checklist.border_title = "Checks"
         self.detail.border_title = "Details"
-        self.query_one("#probe-row").display = False
-        self.query_one(Footer).compact = True  # every key hint of 80x24 fits (a reactive, not an argument, in textual 2)
+        self.main_screen.query_one("#probe-row").display = False
+        self.main_screen.query_one(Footer).compact = True  # every key hint of 80x24 fits (a reactive, not an argument, in textual 2)
         self.checklist.focus()
         if self.session.saved is not None:
             self._show_saved(self.session.saved)
@@ -124,16 +124,21 @@ class DoctorApp(App["Report | None"]):
             self.set_timer(FIRST_FRAME_GRACE_S, self._start_checks)
 
     @property
+    def main_screen(self):
+        """The checks' screen, under any help, dialog, palette or story on top (textual 2 queries only the top one)."""
+        return self.screen_stack[0]
+
+    @property
     def checklist(self) -> Checklist:
-        return self.query_one(Checklist)
+        return self.main_screen.query_one(Checklist)
 
     @property
     def detail(self) -> DetailPane:
-        return self.query_one(DetailPane)
+        return self.main_screen.query_one(DetailPane)
 
     @property
     def banner(self) -> Banner:
-        return self.query_one(Banner)
+        return self.main_screen.query_one(Banner)
 
     # ---- checks -----------------------------------------------------------------------------
     def _start_checks(self) -> None:
@@ -191,9 +196,9 @@ class DoctorApp(App["Report | None"]):
         self._show_highlighted()
         probe = probe_view(report.probe) if report.probe is not None else None
         verdict = verdict_view(report.verdict) if report.verdict is not None else None
-        self.query_one("#probe-row").display = probe is not None or verdict is not None
+        self.main_screen.query_one("#probe-row").display = probe is not None or verdict is not None
         self.probe_state = probe or ProbeView()
-        self.query_one(ProbePanel).show(self.probe_state)
+        self.main_screen.query_one(ProbePanel).show(self.probe_state)
         self._show_verdict(verdict)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -270,7 +275,7 @@ class DoctorApp(App["Report | None"]):
 
     @property
     def filter_input(self) -> Input:
-        return self.query_one("#filter", Input)
+        return self.main_screen.query_one("#filter", Input)
 
     def action_filter(self) -> None:
         """`/`: type to narrow the list; enter goes back to it, escape clears the filter."""
@@ -279,12 +284,12 @@ class DoctorApp(App["Report | None"]):
         self.filter_input.focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input is self.filter_input:
+        if event.input.id == "filter":
             self.checklist.set_filter(event.value)
             self._show_highlighted()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input is self.filter_input:
+        if event.input.id == "filter":
             self.filter_input.display = bool(event.value.strip())
             self._focus_list()
 
@@ -339,8 +344,8 @@ class DoctorApp(App["Report | None"]):
         check_id, shown = self.checklist.highlighted_id, self.checklist.shown_ids
         head = "no checks" if check_id is None else \
             f"{self.checklist.symbol_of(check_id)} {check_id}  ({shown.index(check_id) + 1} of {len(shown)}; j/k: next)"
-        self.query_one("#compact-head", Static).update(Text(head))
-        self.query_one("#compact-foot", Static).update(Text("\n".join(self._compact_lines())))
+        self.main_screen.query_one("#compact-head", Static).update(Text(head))
+        self.main_screen.query_one("#compact-foot", Static).update(Text("\n".join(self._compact_lines())))
 
     def _compact_lines(self) -> list[str]:
         v = self._verdict
@@ -360,8 +365,8 @@ class DoctorApp(App["Report | None"]):
         from doctor.render.panels import no_gpu_hint
 
         hint = no_gpu_hint(self.report) if self.report is not None else ""
-        self.query_one("#hint", Static).update(hint)
-        self.query_one("#hint").display = bool(hint)
+        self.main_screen.query_one("#hint", Static).update(hint)
+        self.main_screen.query_one("#hint").display = bool(hint)
 
     # ---- the story (demo) ---------------------------------------------------------------------
     def _open_story_at_start(self) -> None:
@@ -432,7 +437,7 @@ class DoctorApp(App["Report | None"]):
         self._probe_cancel.clear()
         self._show_probe_row()
         self.probe_state = apply_probe_event(ProbeView(), ProbePhase("start", "starting the probe process…"))
-        self.query_one(ProbePanel).show(self.probe_state)
+        self.main_screen.query_one(ProbePanel).show(self.probe_state)
         self._show_verdict(None)
         report = self.report
         self.run_worker(lambda: self.session.run_probe(report, self._relay_probe_event, self._probe_cancel),
@@ -444,7 +449,7 @@ class DoctorApp(App["Report | None"]):
 
     def _on_probe_event(self, event: ProbeEvent) -> None:
         self.probe_state = apply_probe_event(self.probe_state, event)
-        self.query_one(ProbePanel).show(self.probe_state)
+        self.main_screen.query_one(ProbePanel).show(self.probe_state)
         if self.probe_state.state == "skipped":
             self._show_verdict(None)
 
@@ -469,18 +474,18 @@ class DoctorApp(App["Report | None"]):
                                            **{k: v for k in LIVE_READINGS if (v := getattr(live, k)) is not None})
             elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
                 self.probe_state = replace(live, state=probe.state, error=probe.error)
-            self.query_one(ProbePanel).show(self.probe_state)
+            self.main_screen.query_one(ProbePanel).show(self.probe_state)
             self._show_verdict(verdict_view(report.verdict) if report.verdict is not None else None)
             self.banner.set_status(self._summary_text())
 
     def _show_probe_row(self) -> None:
-        self.query_one("#probe-row").display = True
+        self.main_screen.query_one("#probe-row").display = True
 
     def _show_verdict(self, view: VerdictView | None) -> None:
         self._verdict = view
         skipped = view is None and self.probe_state.state == "skipped"
-        self.query_one(VerdictPanel).display = not skipped  # the probe panel says once why nothing was measured
-        self.query_one(VerdictPanel).show(view)
+        self.main_screen.query_one(VerdictPanel).display = not skipped  # the probe panel says once why nothing was measured
+        self.main_screen.query_one(VerdictPanel).show(view)
         self._paint_compact()
 
     # ---- save -------------------------------------------------------------------------------

@@ -14,12 +14,7 @@ class CheckCommands(Provider):
     """One command per check in the list: "Check: cuda-pairing (CUDA / PyTorch pairing)" opens it."""
 
     def _checks(self) -> list[tuple[str, str]]:
-        from doctor.tui.checklist import Checklist
-
-        try:
-            checklist = self.app.query_one(Checklist)
-        except Exception:  # the palette was opened before the main screen exists
-            return []
+        checklist = self.app.checklist
         return [(cid, f"Check: {cid} ({checklist.title_of(cid)})") for cid in checklist.check_ids]
 
     async def discover(self) -> Hits:
@@ -34,7 +29,5 @@ class CheckCommands(Provider):
                 yield Hit(score, matcher.highlight(text), partial(self.app.show_check, cid), help=self._status(cid))
 
     def _status(self, check_id: str) -> str:
-        from doctor.tui.checklist import Checklist
-
-        finding = self.app.query_one(Checklist).findings.get(check_id)
+        finding = self.app.checklist.findings.get(check_id)
         return f"{finding.status.value}: {finding.summary}" if finding is not None else "not finished yet"

@@ -38,7 +38,10 @@ def test_contrast_ratio_matches_wcag_reference_values():
 def glyph_segments(widget, y: int):
     """(glyph, foreground, background) of each state glyph on line y as drawn: the widget's line through the
     app's own line filters (under NO_COLOR, textual's Monochrome), as the compositor sends it."""
-    segments = list(widget.render_line(y))
+    from rich.segment import Segment
+    from rich.style import Style
+
+    segments = [Segment(text, style or Style(), control) for text, style, control in widget.render_line(y)]
     app = widget.app
     for line_filter in app.get_line_filters() if hasattr(app, "get_line_filters") else app._filters:  # textual 2
         segments = line_filter.apply(segments, widget.background_colors[1])
