@@ -19,7 +19,7 @@ def drawn(widget) -> str:
 
 
 @pytest.mark.parametrize("fixture, opens_on", [
-    ("p100-torch-2.8-cu128.json", "cuda-pairing"),  # a warning comes first in the list, the failure wins
+    ("p40-r470-torch-2.1-cu121.json", "cuda-pairing"),  # a warning comes first in the list, the failure wins
     ("v100-nvcc-11.8-torch-cu121.json", "exllamav2-ready"),  # a warning, then the failure further down
     ("p40-torch-cu126.json", "compute-capability"),  # warnings only: the first warning
 ])  # all well: the top (test_app.py's key test starts there on the healthy V100)

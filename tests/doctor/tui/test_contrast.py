@@ -9,7 +9,7 @@ import pytest
 from doctor.tui.app import DoctorApp
 from tui_support import fixture_session, run_app, settle
 
-WARN_AND_FAIL = "p100-torch-2.8-cu128.json"  # a warning, two failures, passes and a skip on one screen
+WARN_AND_FAIL = "p40-r470-torch-2.1-cu121.json"  # a warning, two failures, passes and a skip on one screen
 
 AA = 4.5
 GLYPHS = set("✓!✗–☠i")
