@@ -46,11 +46,11 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         guard.last_words(write_output)
         report: Report | None = app.run() if guard.signum is None else None
         try:
-            return _after_the_screen(app, report, guard)
+            code = _after_the_screen(app, report, guard)
         except OSError:  # the terminal went away while we said goodbye; the file is written
             if guard.signum is None:
                 raise
-            return 128 + guard.signum
+        return code if guard.signum is None else guard.end_now()
 
 
 def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
@@ -66,7 +66,7 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
         return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
     guard.say_last_words()
     if guard.signum is not None:  # the terminal may be gone: the report file and the exit code, nothing printed
-        return 128 + guard.signum
+        return 128 + guard.signum  # (run_tui then ends the process at once)
     from doctor.render.common import counts_line
 
     print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
