@@ -44,7 +44,13 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
 
         guard.on_signal(app.hang_up)
         guard.last_words(write_output)
-        report: Report | None = app.run() if guard.signum is None else None
+        report: Report | None = None
+        try:
+            report = app.run() if guard.signum is None else None
+        except Exception:  # noqa: BLE001 - a screen torn down by the hang-up (termios.error on a dead terminal)
+            if guard.signum is None:
+                raise
+            report = app.report
         try:
             code = _after_the_screen(app, report, guard)
         except OSError:  # the terminal went away while we said goodbye; the file is written
