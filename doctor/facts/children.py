@@ -24,7 +24,8 @@ INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 def interrupts_held() -> Iterator[None]:
     """Hold SIGINT/SIGTERM/SIGHUP while a child starts: a signal landing after the fork but before its
     owner records it would orphan it. A held signal is raised again on leaving, once the child is known.
-    Python runs handlers in the main thread only, so elsewhere this holds nothing."""
+    Python runs handlers in the main thread only, so elsewhere this holds nothing. The CLI's long-lived
+    children (the torch child, the probe worker) start inside it; the TUI's hang-up guard is left alone."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -64,10 +65,9 @@ def spawn(cmd: list[str], **kwargs) -> subprocess.Popen:
     if kwargs.get("text"):
         kwargs.update(encoding="utf-8", errors="replace")
         kwargs.pop("text")
-    with interrupts_held():  # registered before any signal can end the doctor: stop_all() then finds it
-        proc = subprocess.Popen(cmd, **kwargs)
-        with _LOCK:
-            _LIVE.add(proc)
+    proc = subprocess.Popen(cmd, **kwargs)
+    with _LOCK:
+        _LIVE.add(proc)
     return proc
 
 

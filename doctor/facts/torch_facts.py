@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from doctor.facts.children import reap, spawn, stop
+from doctor.facts.children import interrupts_held, reap, spawn, stop
 from doctor.facts.torch_static import StaticReadError, read_static
 from doctor.model.facts import TorchFacts
 from doctor.model.unknown import Unknown
@@ -94,8 +94,9 @@ class TorchChild:
             [str(Path(__file__).resolve().parents[2])] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else [])
         )
         # its own session: a hanging CUDA init cannot take the terminal's signals; children.stop_all() ends it
-        self.proc = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                          text=True, env=child_env)
+        with interrupts_held():  # a signal during the start waits until the child is registered: stop_all() finds it
+            self.proc = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              text=True, env=child_env)
 
     def collect(self) -> dict:
         try:

@@ -111,7 +111,8 @@ def term(signum, frame):
     raise KeyboardInterrupt
 signal.signal(signal.SIGTERM, term)
 try:
-    proc = children.spawn([sys.executable, "-c", "import time; time.sleep(60)"])
+    with children.interrupts_held():  # as the torch child and the probe worker are started
+        proc = children.spawn([sys.executable, "-c", "import time; time.sleep(60)"])
     print("NOT RAISED", flush=True)
 except KeyboardInterrupt:
     print("RAISED", len(children._LIVE), flush=True)
