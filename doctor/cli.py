@@ -174,7 +174,10 @@ def _main(argv: list[str]) -> int:
 
         stop_all()
         signum = getattr(exc, "signum", signal.SIGINT)
-        print(f"v100-doctor: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        try:
+            print(f"v100-doctor: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        except OSError:  # a hang-up: the terminal is gone, the exit code still says what happened
+            pass
         return interrupt_exit(signum)
     except Exception as exc:  # noqa: BLE001
         if _output_failed(exc):  # a full disk or a stream that went away: an input/output error (3)

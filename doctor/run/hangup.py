@@ -84,6 +84,24 @@ class HangupGuard:
         except Exception:  # noqa: BLE001 - the file is written or not; the process ends either way
             pass
 
+    def terminal_gone(self) -> bool:
+        """The screen's terminal has hung up, whether or not its SIGHUP has been handled yet (a screen's own
+        teardown can fail on the dead terminal a moment before the handler runs)."""
+        if self.terminal is None:
+            return False
+        poller = select.poll()
+        poller.register(self.terminal.fd, 0)
+        try:
+            return any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, mask in poller.poll(0))
+        except OSError:
+            return True
+
+    def hang_up_if_gone(self) -> bool:
+        """True when the run is ending by a signal, or its terminal is gone (then handled as its SIGHUP)."""
+        if self.signum is None and self.armed and self.terminal_gone():
+            self._handle(signal.SIGHUP, None)
+        return self.signum is not None
+
     def _handle(self, signum: int, _frame) -> None:
         if self.signum is not None:  # a second signal: the deadline already runs
             return

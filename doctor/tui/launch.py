@@ -48,14 +48,15 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         try:
             report = app.run() if guard.signum is None else None
         except Exception:  # noqa: BLE001 - a screen torn down by the hang-up (termios.error on a dead terminal)
-            if guard.signum is None:
+            if not guard.hang_up_if_gone():
                 raise
             report = app.report
         try:
             code = _after_the_screen(app, report, guard)
-        except OSError:  # the terminal went away while we said goodbye; the file is written
-            if guard.signum is None:
+        except OSError:  # the terminal went away while we said goodbye
+            if not guard.hang_up_if_gone():
                 raise
+            guard.say_last_words()  # -o, if the goodbye failed before it
         return code if guard.signum is None else guard.end_now()
 
 

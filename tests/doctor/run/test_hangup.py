@@ -142,3 +142,27 @@ def test_the_deadline_gives_a_terminal_that_is_still_there_its_modes_and_main_sc
         os.close(slave)
         if master >= 0:
             os.close(master)
+
+
+def test_a_screen_that_fails_on_a_dead_terminal_before_its_sighup_is_handled_counts_as_the_hang_up(own_handlers):
+    """The screen's teardown can fail (EIO, termios.error) a moment before the kernel's SIGHUP is handled:
+    hang_up_if_gone sees the terminal gone and ends the run as the hang-up, with the last words said."""
+    import pty
+
+    from doctor.run.hangup import SavedTerminal
+
+    master, slave = pty.openpty()
+    ended, said = [], []
+    try:
+        with hangup_guard(within_s=0.1, end=ended.append, watch_terminal=False) as guard:
+            guard.terminal = SavedTerminal(slave)
+            guard.last_words(lambda: said.append("-o"))
+            assert not guard.hang_up_if_gone() and guard.signum is None  # the terminal is there: a real error
+            os.close(master)
+            assert guard.terminal_gone() and guard.hang_up_if_gone() and guard.signum == signal.SIGHUP
+            deadline = time.monotonic() + 5
+            while not ended and time.monotonic() < deadline:
+                time.sleep(0.02)
+    finally:
+        os.close(slave)
+    assert ended == [128 + signal.SIGHUP] and said == ["-o"]
