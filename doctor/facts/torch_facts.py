@@ -27,9 +27,14 @@ CACHE_VERSION = 1
 
 
 def cache_dir() -> Path:
-    """The user's cache folder as platformdirs defines it ($XDG_CACHE_HOME or ~/.cache on Linux) + v100-doctor."""
-    from platformdirs import user_cache_dir
-
+    """The user's cache folder as platformdirs defines it ($XDG_CACHE_HOME or ~/.cache on Linux) + v100-doctor.
+    Without platformdirs (a broken install, or an image with only some of the dependencies, as seen on the
+    H200 test machine) the Linux rule itself, so a cache never turns a diagnosis into a crash."""
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(base) / "v100-doctor"
     return Path(user_cache_dir("v100-doctor", appauthor=False))
 
 

@@ -101,3 +101,24 @@ def test_no_cache_writes_nothing_while_the_default_caches(tmp_path):
         subprocess.run(args, capture_output=True, cwd=ROOT, env={**env, "XDG_CACHE_HOME": str(cache)}, timeout=60)
     assert list((tmp_path / "c1").iterdir()) == []
     assert [p.name for p in (tmp_path / "c2").iterdir()] == ["v100-doctor"]
+
+
+def test_the_cache_folder_without_platformdirs_follows_the_xdg_rule(monkeypatch, tmp_path):
+    """Seen on the H200 image: platformdirs absent; `--fresh` must still run (it crashed with exit 4)."""
+    import builtins
+
+    from doctor.facts import torch_facts
+
+    real_import = builtins.__import__
+
+    def no_platformdirs(name, *args, **kwargs):
+        if name == "platformdirs":
+            raise ModuleNotFoundError("No module named 'platformdirs'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_platformdirs)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert torch_facts.cache_dir() == tmp_path / "xdg" / "v100-doctor"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert torch_facts.cache_dir() == tmp_path / "home" / ".cache" / "v100-doctor"
