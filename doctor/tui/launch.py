@@ -46,17 +46,19 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         guard.last_words(write_output)
         report: Report | None = None
         try:
-            report = app.run() if guard.signum is None else None
-        except Exception:  # noqa: BLE001 - a screen torn down by the hang-up (termios.error on a dead terminal)
-            if not guard.hang_up_if_gone():
-                raise
-            report = app.report
-        try:
-            code = _after_the_screen(app, report, guard)
-        except OSError:  # the terminal went away while we said goodbye
-            if not guard.hang_up_if_gone():
-                raise
-            guard.say_last_words()  # -o, if the goodbye failed before it
+            try:
+                report = app.run() if guard.signum is None else None
+            except BaseException:  # a screen torn down by the hang-up (termios.error, EIO on a dead terminal)
+                if not guard.hang_up_if_gone():
+                    raise
+                report = app.report
+            try:
+                code = _after_the_screen(app, report, guard)
+            except OSError:  # the terminal went away while we said goodbye
+                if not guard.hang_up_if_gone():
+                    raise
+        finally:
+            guard.say_last_words()  # -o, once, whichever way the run ends (a no-op when already written)
         return code if guard.signum is None else guard.end_now()
 
 
