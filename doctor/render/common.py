@@ -49,9 +49,15 @@ def counts_line(findings: tuple[Finding, ...] | list[Finding]) -> str:
 
 
 def evidence_items(evidence: dict) -> list[tuple[str, str]]:
+    """A finding's evidence as text, the same in every renderer: a fact that was not read is "unknown", never
+    `None`; an empty list is "none"."""
     out = []
     for k, v in evidence.items():
-        if isinstance(v, float):
+        if v is None:
+            v = "unknown"
+        elif isinstance(v, (list, tuple)) and not v:
+            v = "none"
+        elif isinstance(v, float):
             v = f"{v:,.2f}".rstrip("0").rstrip(".")
         elif isinstance(v, (list, tuple)):
             v = ", ".join(str(x) for x in v)

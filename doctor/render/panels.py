@@ -223,10 +223,3 @@ def no_gpu_hint(report: Any) -> str:
     if not report.source == "live" or report.plan.target_gpu or gpu is None or gpu.status is Status.PASS:
         return ""
     return "No GPU here: plan for a card with --target-gpu NAME (see --list-gpus), or try `v100-doctor demo`."
-
-
-def shown_evidence(evidence: dict) -> dict:
-    """A finding's evidence as a screen shows it: a fact that was not read is "unknown", never `None`; an empty
-    list is "none"."""
-    return {k: "unknown" if v is None else ("none" if isinstance(v, (list, tuple)) and not v else v)
-            for k, v in evidence.items()}

@@ -49,9 +49,7 @@ class DetailPane(VerticalScroll):
         head.set_classes(f"-{finding.status.value}")
         summary.update(Text(visible(finding.summary)))
         summary.display = True
-        from doctor.render.panels import shown_evidence
-
-        items = [(k, visible(v)) for k, v in evidence_items(shown_evidence(finding.evidence))]
+        items = [(k, visible(v)) for k, v in evidence_items(finding.evidence)]
         evidence.display = bool(items)
         evidence.update(self._evidence_table(items) if items else "")
         fix.display = bool(finding.fix)
