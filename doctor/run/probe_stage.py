@@ -29,8 +29,10 @@ def skip_reason(report: Report, synthetic: bool = False) -> str | None:
         return "no model was given (--model PATH); `v100-doctor probe --synthetic` measures the engine without one"
     model = report.facts.model
     if not synthetic and model is not None and model.kind == "hub-headers":
+        repo, _, revision = model.path.partition("@")
+        download = f"hf download {repo}" + (f" --revision {revision}" if revision else "")
         return (f"{model.path} is planned from its headers on the Hugging Face Hub; its weights are not here "
-                f"(hf download {model.path.split('@', 1)[0]}, then the same command measures it)")
+                f"({download}, then the same command measures it)")
     if report.plan.target_gpu:
         return (f"planning for {report.plan.target_gpu}, a card that is not this one; the same command without "
                 "--target-gpu on a machine with that card measures it")

@@ -41,7 +41,9 @@ def test_a_model_planned_from_the_hubs_headers_is_not_probed():
     from doctor.model.model_dir import ModelFacts
 
     hub = replace(report(model_path="org/name@main"), facts=replace(V100, model=ModelFacts("org/name@main", True, "hub-headers")))
-    assert "weights are not here (hf download org/name" in skip_reason(hub)
+    assert "weights are not here (hf download org/name --revision main, then" in skip_reason(hub)
+    plain = replace(hub, facts=replace(V100, model=ModelFacts("org/name", True, "hub-headers")))
+    assert "(hf download org/name, then" in skip_reason(plain)  # no revision asked: none in the command
 
 
 def test_a_skipped_probe_is_a_finding_a_skip_after_checks_a_failure_when_asked():
