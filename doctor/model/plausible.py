@@ -92,7 +92,7 @@ def scrub(obj: Any, where: str = "") -> Any:
     if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
         return obj
     allowed = _unknown_allowed(type(obj))
-    changes = {}
+    changes: dict[str, Any] = {}
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         why = (_wrong_type(allowed[f.name], value) or problem(f.name, value)) if f.name in allowed else None
@@ -112,7 +112,7 @@ def dropping(obj: Any, reasons: dict[str, str], where: str = "") -> Any:
         return type(obj)(dropping(v, reasons, where) for v in obj)
     if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
         return obj
-    changes = {}
+    changes: dict[str, Any] = {}
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         why = problem(f.name, value) if value is not None else None

@@ -70,7 +70,7 @@ def from_jsonable(tp: Any, data: Any, where: str = "$") -> Any:
         args = get_args(tp)
         val = args[1] if len(args) == 2 else Any
         return {k: from_jsonable(val, v, f"{where}.{k}") for k, v in data.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise LoadError(f"{where}: expected an object, got {type(data).__name__}")
         hints = _hints(tp)

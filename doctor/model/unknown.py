@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
+from typing_extensions import TypeIs  # typing.TypeIs from Python 3.13; the doctor runs on 3.10+
+
 T = TypeVar("T")
 
 
@@ -25,8 +27,8 @@ class Unknown:
 Maybe = Union[T, Unknown]
 
 
-def known(value: Any) -> bool:
-    """True when the fact holds a real value (None counts as unknown too)."""
+def known(value: T | Unknown | None) -> TypeIs[T]:
+    """True when the fact holds a real value (None counts as unknown too); a type checker narrows on it."""
     return value is not None and not isinstance(value, Unknown)
 
 

@@ -86,7 +86,7 @@ class Verdict:
     def top_cause(self) -> Cause | None:
         """The named cause with the largest share ("unexplained" is never a cause)."""
         named = [c for c in self.causes if c.share and c.id != "unexplained"]
-        return max(named, key=lambda c: c.share) if named else None
+        return max(named, key=lambda c: c.share or 0.0) if named else None
 
     @property
     def unexplained(self) -> float:
