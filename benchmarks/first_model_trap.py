@@ -52,12 +52,13 @@ def read(path: str) -> str:
 
 def write_model_like_original(out: str, layers: int) -> None:
     """torch tensors in this process, then safetensors.torch.save_file: as the first experiment did."""
+    from dataclasses import replace
+
     import torch
     from safetensors.torch import save_file
 
     from doctor.facts.build_cache import exllamav2_location
     from doctor.probe.synthetic import QWEN_27B_LIKE, calibration_texts, config_json, train_tokenizer
-    from dataclasses import replace
 
     os.makedirs(out, exist_ok=True)
     vocab = train_tokenizer(__import__("pathlib").Path(out), calibration_texts(exllamav2_location()), 8192)
@@ -189,8 +190,8 @@ def main() -> int:
         write_model_like_original(args.write_model, args.layers)
     info["write_s"] = round(time.perf_counter() - t_write, 2)
     model_dir = args.write_model or args.model
-    import torch
     import exllamav2 as exl
+    import torch
 
     if args.no_cudnn_sdp:
         torch.backends.cuda.enable_cudnn_sdp(False)

@@ -76,7 +76,8 @@ def main() -> None:
     best = min(runs)
     result = {"reports": args.reports, "bytes": size, "rows": len(fleet.rows), "groups": len(fleet.groups),
               "outliers": len(fleet.outliers), "collect_s": round(best[0], 3), "render_text_s": round(best[1], 3),
-              "runs_s": [round(a + b, 3) for a, b in runs], "cpus": os.cpu_count(), "jobs": args.jobs or min(4, os.cpu_count() or 1), "python": platform.python_version(),
+              "runs_s": [round(a + b, 3) for a, b in runs], "cpus": os.cpu_count(),
+              "jobs": args.jobs or min(4, os.cpu_count() or 1), "python": platform.python_version(),
               "machine": platform.processor() or platform.machine(), "budget_s": 10.0, "within_budget": best[0] + best[1] < 10.0}
     print(json.dumps(result, indent=2))
     if args.out:

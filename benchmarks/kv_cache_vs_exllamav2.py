@@ -34,13 +34,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checks.knowledge.exllamav2_memory import CUDA_CONTEXT_MIB, cuda_context_bytes  # noqa: E402
-from checks.knowledge.gpus import spec_for_name  # noqa: E402
-from checks.knowledge.kv_cache import CACHE_MODE_ORDER  # noqa: E402
-from doctor.facts.model_dir import gather_model  # noqa: E402
 from checks.arithmetic.model_bytes import dims, model_bytes  # noqa: E402
 from checks.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
-from checks.knowledge.kv_cache import KV_CACHE_MODES  # noqa: E402
+from checks.knowledge.exllamav2_memory import CUDA_CONTEXT_MIB, cuda_context_bytes  # noqa: E402
+from checks.knowledge.gpus import spec_for_name  # noqa: E402
+from checks.knowledge.kv_cache import (
+    CACHE_MODE_ORDER,  # noqa: E402
+    KV_CACHE_MODES,  # noqa: E402
+)
+from doctor.facts.model_dir import gather_model  # noqa: E402
 from doctor.model.units import MIB  # noqa: E402
 
 SHAPE = dict(hidden=4096, intermediate=14336, layers=8, heads=32, kv_heads=8, head_dim=128, vocab=32000)
@@ -95,7 +97,7 @@ def write_model(directory: Path, gptq: bool, seed: int = 0) -> None:
         lin(p + "mlp.up_proj", I, H)
         lin(p + "mlp.down_proj", H, I)
     save_file(t, str(directory / "model.safetensors"), metadata={"format": "pt"})
-    del t
+    t.clear()  # frees the tensors (a `del` would leave `lin` closing over a deleted name)
     gc.collect()
     torch.cuda.empty_cache()
 
@@ -145,8 +147,8 @@ def pct(pred: float, meas: float) -> float:
 
 
 def run_model(kind: str, directory: Path, seq_len: int, nvml: Nvml, baseline_used: int, modes: list[str]) -> dict:
-    import torch
     import exllamav2
+    import torch
 
     facts = gather_model(str(directory))
     mb, d = model_bytes(facts), dims(facts.config)
@@ -221,8 +223,8 @@ def run_model(kind: str, directory: Path, seq_len: int, nvml: Nvml, baseline_use
 
 
 def run_autosplit(directory: Path, seq_len: int, mode: str, nvml: Nvml, baseline_used: int) -> dict:
-    import torch
     import exllamav2
+    import torch
 
     facts = gather_model(str(directory))
     mb, d = model_bytes(facts), dims(facts.config)
@@ -285,7 +287,8 @@ def analyze(result: dict) -> dict:
     a = result.get("autosplit")
     if a:
         peak = a.get("load_peak_allocated_bytes")
-        out["autosplit"] = {"cache_mode": a["cache_mode"], "predicted_without_context_mib": (a["total_predicted_bytes"] - a["predicted_components"]["cuda_context"]) / MIB,
+        out["autosplit"] = {"cache_mode": a["cache_mode"],
+                            "predicted_without_context_mib": (a["total_predicted_bytes"] - a["predicted_components"]["cuda_context"]) / MIB,
                             "load_peak_allocated_mib": peak / MIB if peak else None,
                             "load_peak_reserved_mib": a["load_peak_reserved_bytes"] / MIB}
     return out
@@ -349,8 +352,8 @@ def main() -> int:
         result["gpu"] = nvml.info()
         log("importing exllamav2 (JIT-builds its extension on a fresh machine)")
         t0 = time.perf_counter()
-        import torch
         import exllamav2  # noqa: F401
+        import torch
 
         result["exllamav2_import_s"] = round(time.perf_counter() - t0, 1)
         result["torch"] = torch.__version__

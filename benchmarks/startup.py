@@ -57,7 +57,8 @@ def main() -> None:
         rows["env-doctor check --json"] = series([env_doctor, "check", "--json"], args.runs, False, warm)
     med = print_table(rows, f"{'command':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs})")
     fastest_other = min(med["collect_env"], med.get("env-doctor check --json", float("inf")))
-    print(f"\ncold / fastest of (collect_env, env-doctor) = {med['v100-doctor cold'] / fastest_other:.2f} (issue 17 target <= 0.33; cold <= 0.6 s: {med['v100-doctor cold']:.2f} s)")
+    print(f"\ncold / fastest of (collect_env, env-doctor) = {med['v100-doctor cold'] / fastest_other:.2f} "
+          f"(issue 17 target <= 0.33; cold <= 0.6 s: {med['v100-doctor cold']:.2f} s)")
     print(f"repeated / collect_env = {med['v100-doctor repeated'] / med['collect_env']:.2f} (target <= 0.33)")
     save_json(args.json, rows)
 
