@@ -63,16 +63,6 @@ GPUS: tuple[GpuSpec, ...] = (
             "https://www.nvidia.com/en-us/data-center/h200/ ; MLCommons H200-SXM-141GB system description", "S"),
 )
 
-SEED_REFERENCE = {
-    "gpu": "v100-pcie-16gb",
-    "measured_tok_s": 64.0,
-    "ceiling_tok_s": 70.9,
-    "weights_gb": 12.7,
-    "bpw": 3.75,
-    "source": "the reference story: V100 16 GB, Qwen 27B EXL2 3.75 bpw, 900 GB/s / 12.7 GB = 70.9 tok/s, measured 64.05 tok/s",
-}
-
-
 # PCI device ids (vendor 10de) of the cards this doctor is for: names a card NVML cannot see (a R590 driver on a
 # V100). Source: the PCI ID repository, https://pci-ids.ucw.cz/read/PC/10de ; the same ids appear in public lspci
 # outputs, e.g. "GP100GL [Tesla P100 PCIe 12GB] [10de:15f7]" (openstack/cyborg tests). K = not re-read in a source.

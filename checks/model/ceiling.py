@@ -7,7 +7,7 @@ seed's basis) and at the full max_seq_len, next to the seed's reference figures.
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.gpus import SEED_REFERENCE
+from doctor.model.reference import SEED_REFERENCE
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from checks.model.memory_budget import seq_len_for

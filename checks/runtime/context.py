@@ -10,7 +10,7 @@ from checks.base import CheckContext
 from checks.knowledge.gpus import spec_for_name
 from doctor.model.facts import GpuFacts
 from doctor.model.samples import GpuSeries
-from checks.arithmetic.sample_summary import GpuSummary, summarize_gpu
+from doctor.model.sample_summary import GpuSummary, summarize_gpu
 from doctor.model.unknown import Unknown, known
 from doctor.model.units import GIB, MIB
 

@@ -17,7 +17,7 @@ from doctor.model.units import GIB, MIB
 from checks.runtime.context import gb, hbm_gbs, model_bytes, pct, target_summary, value
 from doctor.model.findings import Finding, Status
 from doctor.model.samples import GpuSeries, SampleSeries
-from checks.arithmetic.sample_summary import STREAMING_RX_MBS, GpuSummary
+from doctor.model.sample_summary import STREAMING_RX_MBS, GpuSummary
 
 MIN_BUSY_SAMPLES = 5  # about a second at 5 Hz: less is not "sustained"
 STREAMING_FRACTION = 0.5  # streaming in at least half the busy samples

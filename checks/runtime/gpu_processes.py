@@ -11,7 +11,7 @@ from checks.runtime.context import model_bytes, target_series, value
 from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.samples import GpuSeries
-from checks.arithmetic.sample_summary import summarize_gpu
+from doctor.model.sample_summary import summarize_gpu
 
 NOTABLE_MIB = 1024.0  # another process holding this much is worth a warning
 NOTABLE_SHARE = 0.05  # ... or this share of the card

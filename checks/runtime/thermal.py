@@ -12,7 +12,7 @@ from checks.runtime.context import pct, target_summary, value
 from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.samples import GpuSeries
-from checks.arithmetic.sample_summary import HEAT_REASONS, THROTTLE_REASONS, GpuSummary
+from doctor.model.sample_summary import HEAT_REASONS, THROTTLE_REASONS, GpuSummary
 from checks.knowledge.throttle import NVML_REASONS, REASONS, form_factor, reason_fix
 
 TEMP_MARGIN_WARN_C = 5  # closer than this to the slowdown threshold is a warning

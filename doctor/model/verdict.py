@@ -16,6 +16,13 @@ class Cause:
     estimated: bool = True  # every share is an estimate; the evidence figures are measured unless said
 
 
+# short labels for bars (the TUI's verdict panel): data beside the type, so a renderer draws them without the
+# verdict's code; every cause id doctor/verdict/causes.py can emit has one (tests/doctor/model/test_cause_labels.py)
+CAUSE_LABELS = {"kv-reads": "KV cache reads", "throttled-clocks": "throttled clocks", "cpu-offload": "CPU offload",
+                "host-bound": "host-bound", "launch-bound": "launch-bound", "kernel-path": "kernel path",
+                "gpu-contention": "other GPU procs", "unexplained": "unexplained"}
+
+
 class NoCeiling(ValueError):
     """Neither the knowledge base nor a measurement gives this card's bandwidth: no ceiling to compare with."""
 

@@ -105,9 +105,8 @@ class VerdictView:
 
 def verdict_view(verdict: Any) -> VerdictView | None:
     """The verdict (doctor.model.verdict.Verdict, or its JSON) as bars: ranked causes, fix first, the 64 tok/s reference."""
-    from checks.knowledge.gpus import SEED_REFERENCE
-    from doctor.model.verdict import Verdict
-    from doctor.verdict.causes import CAUSE_LABELS
+    from doctor.model.reference import SEED_REFERENCE
+    from doctor.model.verdict import CAUSE_LABELS, Verdict
 
     v = _as(Verdict, verdict)
     if v is None:

@@ -22,13 +22,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from checks.knowledge.engines import CUDNN_SDPA_PER_LENGTH
-from checks.knowledge.gpus import SEED_REFERENCE, GpuSpec, spec_for_key, spec_for_name
+from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
 from checks.arithmetic.decode_bytes import kv_read_bytes
 from checks.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport, ProbeResult
+from doctor.model.reference import SEED_REFERENCE
 from doctor.model.unknown import known
 from doctor.verdict.causes import MIN_SAMPLES, Inputs, estimate
 from doctor.model.verdict import Cause

@@ -15,11 +15,6 @@ from checks.knowledge.pcie import practical_gbs
 from doctor.verdict.evidence import DecodeEvidence
 from doctor.model.verdict import Cause
 
-# short labels for bars (the TUI); every cause id the estimates below can emit has one, tested
-CAUSE_LABELS = {"kv-reads": "KV cache reads", "throttled-clocks": "throttled clocks", "cpu-offload": "CPU offload",
-                "host-bound": "host-bound", "launch-bound": "launch-bound", "kernel-path": "kernel path",
-                "gpu-contention": "other GPU procs", "unexplained": "unexplained"}
-
 HOST_BOUND_UTIL_PCT = 70.0  # below this the GPU waits on the host for a large part of each token
 MIN_SAMPLES = 3  # utilisation from fewer samples than this is not evidence (a decode shorter than ~0.6 s at 5 Hz)
 CLOCK_DROP = 0.97  # a clock below 97% of its max under load is held back

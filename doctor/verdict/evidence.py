@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from doctor.model.probe_results import ProbeReport
 from doctor.model.samples import GpuSeries
-from checks.arithmetic.sample_summary import GpuSummary, summarize_gpu
+from doctor.model.sample_summary import GpuSummary, summarize_gpu
 
 
 @dataclass(frozen=True)

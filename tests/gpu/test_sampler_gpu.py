@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT
 from doctor.facts.sampling.sampler import Sampler
-from checks.arithmetic.sample_summary import THROTTLE_REASONS, summarize_gpu
+from doctor.model.sample_summary import THROTTLE_REASONS, summarize_gpu
 
 pytestmark = pytest.mark.gpu
 

@@ -1,4 +1,4 @@
-"""Runtime sampling: one NVML + psutil sampler thread, its time series, and their summary.
+"""Runtime sampling: one NVML + psutil sampler thread and its time series (summarised by doctor.model.sample_summary).
 
 Use it around any timed work (the probe does):
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from doctor.model.samples import SampleSeries
 
-__all__ = ["SampleSeries", "Sampler", "start", "summarize"]
+__all__ = ["SampleSeries", "Sampler", "start"]
 
 
 def __getattr__(name: str) -> Any:
@@ -25,8 +25,4 @@ def __getattr__(name: str) -> Any:
         from doctor.facts.sampling import sampler
 
         return getattr(sampler, name)
-    if name == "summarize":
-        from checks.arithmetic.sample_summary import summarize
-
-        return summarize
     raise AttributeError(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.knowledge.gpus import SEED_REFERENCE
+from doctor.model.reference import SEED_REFERENCE
 from checks.knowledge.kv_cache import KV_CACHE_MODES
 from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
 from doctor.facts.model_dir import gather_model

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from checks.knowledge import attention, cuda, gpus, torch_wheels
+from doctor.model.reference import SEED_REFERENCE
 
 
 def rows():
@@ -40,7 +41,7 @@ def test_nvml_names_match_rows(nvml_name, key):
 
 def test_seed_ceiling_arithmetic():
     v100 = gpus.spec_for_key("v100-pcie-16gb")
-    assert round(v100.bandwidth_gbs / gpus.SEED_REFERENCE["weights_gb"], 1) == gpus.SEED_REFERENCE["ceiling_tok_s"]
+    assert round(v100.bandwidth_gbs / SEED_REFERENCE["weights_gb"], 1) == SEED_REFERENCE["ceiling_tok_s"]
 
 
 def test_volta_dropped_exactly_where_published():

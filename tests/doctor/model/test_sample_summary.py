@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from doctor.render.samples import render_series
 from doctor.model.samples import GpuProcessUse, GpuSample, GpuSeries, SampleSeries, WindowCounters
-from checks.arithmetic.sample_summary import is_busy, summarize_gpu
+from doctor.model.sample_summary import is_busy, summarize_gpu
 
 
 def g(samples, counters=None, **kw):
