@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from doctor.facts.model_weights import assemble, weights_facts
 from doctor.model.errors import UsageError
 from doctor.model.model_dir import ModelFacts
 
@@ -75,7 +76,6 @@ def header_only(ident: HubId) -> ModelFacts:
     from huggingface_hub import get_safetensors_metadata, hf_hub_download
 
     from doctor.facts.model_config import ConfigError, load_config_json, parse_config
-    from doctor.facts.model_dir import assemble, weights_facts
 
     try:
         meta = get_safetensors_metadata(ident.repo, revision=ident.revision)

@@ -18,13 +18,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Mapping, Protocol
 
 from doctor.logscan.lines import may_continue
 from doctor.model.log_analysis import LIST_CAP
-
-if TYPE_CHECKING:
-    from doctor.logscan.scanner import _Run
 
 SEEN_BYTES = 8 << 20  # how much the remembered lines may hold (their bytes plus ~200 per entry); then no more are kept
 BULK_DISTINCT_CAP = 4_096  # a block with more distinct lines than this is read line by line
@@ -53,7 +50,39 @@ class Seen:
     group: tuple[str, str] | None = None  # the unexplained group it counts in
 
 
-def replay_block(run: "_Run", block: bytes) -> bool | list[tuple[int, int]]:
+class _Group(Protocol):
+    """A match or unexplained group of the scan: its exact count and up to LIST_CAP line numbers."""
+
+    count: int
+    lines: list[int]
+
+
+class ScanState(Protocol):
+    """What replaying lines reads and counts in one pass over a log (scanner.py's _Run is one): declared here, so
+    this module never imports the scanner that imports it."""
+
+    pending: list
+    max_line: int
+    seen: dict[bytes, Seen]
+    lines_before: int
+    undecodable: int
+    matched_lines: int
+    framing_lines: int
+    dropped: int
+    kind_counts: dict[str, int]
+
+    @property
+    def matches(self) -> Mapping[str, _Group]: ...
+
+    @property
+    def unexplained(self) -> Mapping[tuple[str, str], _Group]: ...
+
+    def unexamined(self, key: bytes, raw: bytes) -> Seen | None: ...
+
+    def continues_as(self, nxt: bytes) -> bool: ...
+
+
+def replay_block(run: ScanState, block: bytes) -> bool | list[tuple[int, int]]:
     """Replay a whole block when every distinct line in it is remembered and replaying it only counts; False (and
     nothing changed) when it must be read line by line; or, when only lines not seen yet stand in the way, the byte
     spans (start, end) of their first sightings: those are read line by line, the parts between them tried again."""
@@ -144,13 +173,14 @@ class _Lines:
         return self._counts[raw]
 
 
-def _no_continuations(run: "_Run", lines: _Lines, plan: list[tuple[bytes, Seen, int]]) -> bool:
+def _no_continuations(run: ScanState, lines: _Lines, plan: list[tuple[bytes, Seen, int]]) -> bool:
     """True when no line after a line remembered as "no continuation followed" continues it, checked as the
     line-by-line scan does (each distinct next line once); at once when no line of the block may continue another."""
     waiting = [(key, n) for key, seen, n in plan if seen.needs_no_continuation]
     if not waiting or (b"|" not in lines.block and not _MAY_START.search(lines.block)):
         return True
-    keys, raw, verdicts = lines.keys, lines.raw, {}
+    keys, raw = lines.keys, lines.raw
+    verdicts: dict[bytes, bool] = {}
     for key, n in waiting:
         at = -1
         for _ in range(n):
@@ -165,7 +195,7 @@ def _no_continuations(run: "_Run", lines: _Lines, plan: list[tuple[bytes, Seen, 
     return True
 
 
-def _count(run: "_Run", seen: Seen, n: int) -> None:
+def _count(run: ScanState, seen: Seen, n: int) -> None:
     if seen.undecodable:
         run.undecodable += n
     if seen.matched:
@@ -187,7 +217,7 @@ def _count(run: "_Run", seen: Seen, n: int) -> None:
             group.count += n
 
 
-def _line_numbers(run: "_Run", keys: list[bytes], plan: list[tuple[bytes, Seen, int]], first: int) -> None:
+def _line_numbers(run: ScanState, keys: list[bytes], plan: list[tuple[bytes, Seen, int]], first: int) -> None:
     """Groups that still keep fewer than LIST_CAP line numbers get this block's, in line order."""
     wanting: dict[int, list[int]] = {}  # id(group) -> its new line numbers
     groups = {}
