@@ -6,7 +6,7 @@ Pure: what it says about the disk (near matches, a split path's first piece) was
 
 from __future__ import annotations
 
-import os
+import posixpath  # the path's words only (dirname, basename): os would let a check reach the machine
 import shlex
 
 from checks.base import Check, CheckContext
@@ -40,7 +40,7 @@ def _missing(path: str, parts, m) -> Finding:
         summary += f"; did you mean {near[0]!r}?"
     return CHECK.finding(Status.FAIL, summary, {"path": path, "exists": False, "near_matches": near,
                                                 "input_error": f"--model {summary}"}, fix,
-                         [f"ls -la {shlex.quote(os.path.dirname(path.rstrip('/')) or '.')}"])
+                         [f"ls -la {shlex.quote(posixpath.dirname(path.rstrip('/')) or '.')}"])
 
 
 def _contents(m) -> tuple[list[str], list[str], dict]:
@@ -86,7 +86,7 @@ def run(ctx: CheckContext) -> Finding:
         evidence["shell_pieces"] = list(parts)
     if m.kind == "safetensors-file":
         warns.append(m.problem)
-        fix_parts.append(f"Use the directory: --model {shlex.quote(os.path.dirname(path) or '.')}")
+        fix_parts.append(f"Use the directory: --model {shlex.quote(posixpath.dirname(path) or '.')}")
     q = quirks(path)
     for quirk in q:
         evidence[f"path_{quirk.kind}"] = quirk.chars
@@ -110,7 +110,7 @@ def run(ctx: CheckContext) -> Finding:
     if warns:
         return CHECK.finding(Status.WARN, "; ".join(warns), evidence, " ".join(fix_parts), commands)
     what = (f"{len(m.weights.shards)} safetensors file(s), {m.weights.total_bytes / 1e9:.2f} GB in {m.weights.tensor_count} tensors"
-            if m.weights else f"GGUF file {os.path.basename(m.gguf.path)}" if m.gguf else "config.json")
+            if m.weights else f"GGUF file {posixpath.basename(m.gguf.path)}" if m.gguf else "config.json")
     return CHECK.finding(Status.PASS, f"{path}: {what}; headers sound (read {m.bytes_read / 1e6:.2f} MB, no weights loaded)",
                          evidence)
 
