@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import mean, median
-from typing import Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 from doctor.model.samples import GpuSample, GpuSeries, SampleSeries
 
@@ -59,12 +59,19 @@ def is_busy(s: GpuSample) -> bool:
     return (s.util_gpu_pct or 0) > 0
 
 
-def _values(samples: Iterable[GpuSample], get: Callable[[GpuSample], float | None]) -> list[float]:
+N = TypeVar("N", int, float)
+
+
+def _values(samples: Iterable[GpuSample], get: Callable[[GpuSample], N | None]) -> list[N]:
     return [v for s in samples if (v := get(s)) is not None]
 
 
 def _r(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
+
+
+def _has(reason: str) -> Callable[[GpuSample], bool]:
+    return lambda s: reason in (s.reasons or ())
 
 
 def _fraction(samples: list[GpuSample], test: Callable[[GpuSample], bool]) -> float | None:
@@ -80,7 +87,7 @@ def summarize_gpu(g: GpuSeries) -> GpuSummary:
     mem_ratios = [m / g.mem_clock_max_mhz for m in mem] if g.mem_clock_max_mhz else []
     with_reasons = [s for s in all_s if s.reasons is not None]
     busy_reasons = [s for s in busy if s.reasons is not None]
-    seen = sorted({r for s in with_reasons for r in s.reasons})
+    seen = sorted({r for s in with_reasons for r in s.reasons or ()})
     temps = _values(all_s, lambda s: s.temperature_c)
     power = _values(busy or all_s, lambda s: s.power_w)
     power_mean, power_source = (mean(power) if power else None), ("samples" if power else "")
@@ -111,9 +118,9 @@ def summarize_gpu(g: GpuSeries) -> GpuSummary:
         mem_clock_ratio_min=_r(min(mem_ratios) if mem_ratios else None),
         mem_clock_dropped_fraction=_r(sum(1 for r in mem_ratios if r < MEM_CLOCK_DROP) / len(mem_ratios)
                                       if mem_ratios else None),
-        reason_fraction={r: _fraction(with_reasons, lambda s, r=r: r in s.reasons) for r in seen},
+        reason_fraction={r: f for r in seen if (f := _fraction(with_reasons, _has(r))) is not None},
         throttle_fraction_busy={r: f for r in THROTTLE_REASONS
-                                if (f := _fraction(busy_reasons, lambda s, r=r: r in s.reasons))},
+                                if (f := _fraction(busy_reasons, _has(r)))},
         counter_throttle_s=dict(g.counters.throttle_s) if g.counters else {},
         temperature_max_c=max(temps) if temps else None,
         temperature_mean_c=_r(mean(temps) if temps else None, 1),
