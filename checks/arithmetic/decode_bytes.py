@@ -11,11 +11,11 @@ This is the public arithmetic the probe's verdict uses:
 
 from __future__ import annotations
 
+from checks.arithmetic.model_bytes import ArithmeticUnavailable, dims, model_bytes
 from checks.knowledge.kv_cache import DECODE_TRAFFIC_SOURCE, KV_CACHE_MODES
 from doctor.model.model_dir import ModelFacts
-from checks.arithmetic.model_bytes import ArithmeticUnavailable, dims, model_bytes
 
-__all__ = ["ArithmeticUnavailable", "bytes_per_token", "ceiling_tok_s", "kv_read_bytes"]
+__all__ = ["ArithmeticUnavailable", "bytes_per_token", "ceiling_tok_s", "kv_read_bytes", "read_ms"]
 
 
 def bytes_per_token(model: ModelFacts, context: int = 0, cache_mode: str = "fp16") -> dict:
@@ -64,3 +64,8 @@ def ceiling_tok_s(total_bytes: float, bandwidth_gbs: float) -> float:
         raise ValueError("bytes per token and bandwidth must be positive")
     return bandwidth_gbs * 1e9 / total_bytes
 
+
+def read_ms(n_bytes: float, bandwidth_gbs: float) -> float:
+    """Milliseconds to read `n_bytes` once at `bandwidth_gbs` (1e9 bytes/s): one part's share of a token's time,
+    the ceiling's inverse taken part by part (weights, KV, one GPU of a split)."""
+    return n_bytes / (bandwidth_gbs * 1e9) * 1000

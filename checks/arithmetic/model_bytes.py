@@ -8,21 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from doctor.model.model_dir import ModelConfig
-from doctor.model.model_dir import ModelFacts
+from doctor.model.model_dir import ModelConfig, ModelFacts
+from doctor.model.units import gb
 from doctor.model.unknown import known
 
 EXL2_DEFAULT_HEAD_BITS = 6.0  # exllamav2/conversion/convert_exl2.py default -hb 6
 BNB_4BIT_BPW = 4.5  # 4-bit codes + one FP32 absmax per 64 weights (no double quantisation)
 UNQUANTIZED_BYTES = 2  # ExLlamaV2 holds unquantized weights as FP16, whatever the file's dtype
-
-
-def human_bytes(n: float) -> str:
-    """1e9-based units, as the seed and bandwidth figures use (GB/s = 1e9 bytes/s)."""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.2f} {unit}"
-    return f"{int(n)} B"
 
 
 class ArithmeticUnavailable(ValueError):
@@ -76,22 +68,33 @@ def dims(config: ModelConfig | None) -> ModelDims:
                      config.num_experts if known(config.num_experts) else 1)
 
 
-def _matrices(d: ModelDims) -> list[tuple[int, int]]:
-    """(in, out) of every weight matrix in one decoder layer: q, k, v, o, then gate, up, down per expert."""
-    q_out, kv_out = d.heads * d.head_dim, d.kv_heads * d.head_dim
-    attn = [(d.hidden, q_out), (d.hidden, kv_out), (d.hidden, kv_out), (q_out, d.hidden)]
-    mlp = [(d.hidden, d.intermediate), (d.hidden, d.intermediate), (d.intermediate, d.hidden)] * d.experts
+def layer_linears(hidden: int, intermediate: int, heads: int, kv_heads: int, head_dim: int,
+                  experts: int = 1) -> list[tuple[str, int, int]]:
+    """(name, in_features, out_features) of every weight matrix in one Llama-style decoder layer: q, k, v, o, then
+    gate, up, down per expert. The one description of the layer's shape (the budget, the synthetic models and the
+    probe's bits-per-weight all count from it)."""
+    q_out, kv_out = heads * head_dim, kv_heads * head_dim
+    attn = [("self_attn.q_proj", hidden, q_out), ("self_attn.k_proj", hidden, kv_out),
+            ("self_attn.v_proj", hidden, kv_out), ("self_attn.o_proj", q_out, hidden)]
+    mlp = [("mlp.gate_proj", hidden, intermediate), ("mlp.up_proj", hidden, intermediate),
+           ("mlp.down_proj", intermediate, hidden)] * experts
     return attn + mlp
 
 
-def _matrix_bytes(method: str, m_in: int, m_out: int, bits: float, group: int) -> float:
+def _matrices(d: ModelDims) -> list[tuple[int, int]]:
+    return [(i, o) for _, i, o in layer_linears(d.hidden, d.intermediate, d.heads, d.kv_heads, d.head_dim, d.experts)]
+
+
+def matrix_bytes(method: str, m_in: int, m_out: int, bits: float, group: int, g_idx: bool = True) -> float:
+    """Bytes of one m_in x m_out weight matrix stored as `method`. GPTQ/AWQ: packed codes, one FP16 scale and one
+    packed zero per group and output column, and (GPTQ, when present) an int32 g_idx per input row."""
     n = m_in * m_out
     if method == "exl2":
         return n * bits / 8  # EXL2's bpw already includes its scales and permutations
     if method in ("gptq", "awq"):
         groups = max(1, m_in // group)
-        g_idx = m_in * 4 if method == "gptq" else 0
-        return n * bits / 8 + groups * m_out * 2 + groups * m_out * bits / 8 + g_idx
+        g_idx_bytes = m_in * 4 if method == "gptq" and g_idx else 0
+        return n * bits / 8 + groups * m_out * 2 + groups * m_out * bits / 8 + g_idx_bytes
     if method == "bnb-4bit":
         return n * BNB_4BIT_BPW / 8
     if method == "bnb-8bit":
@@ -110,7 +113,7 @@ def _from_config(model: ModelFacts, d: ModelDims) -> ModelBytes:
         raise ArithmeticUnavailable(f"{method} model without declared bits: cannot estimate its size from config.json")
     if method == "unknown":
         method = "fp16"
-    layer = sum(_matrix_bytes(method, i, o, bits or 16, group) for i, o in _matrices(d))
+    layer = sum(matrix_bytes(method, i, o, bits or 16, group) for i, o in _matrices(d))
     layer += 2 * d.hidden * 2  # input and post-attention norms
     notes = []
     if method == "exl2":
@@ -143,7 +146,7 @@ def _from_headers(model: ModelFacts, d: ModelDims | None) -> ModelBytes:
         layer_bytes = tuple(int(b * (1 - share / 2)) for b in layer_bytes)
         notes.append("FP32 tensors are halved: ExLlamaV2 casts unquantized weights to FP16")
     if w.vision_bytes:
-        notes.append(f"vision tower ({w.vision_bytes / 1e9:.2f} GB) not counted: not read when decoding text")
+        notes.append(f"vision tower ({gb(w.vision_bytes, 2)}) not counted: not read when decoding text")
     hidden = w.embedding_shape[-1] if w.embedding_shape else (d.hidden if d else 0)
     row = hidden * emb_width
     return ModelBytes(layer_bytes, head, w.other_bytes, emb, row, "safetensors headers", tuple(notes))

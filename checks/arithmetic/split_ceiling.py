@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checks.arithmetic.decode_bytes import read_ms
 from checks.arithmetic.vram_budget import Budget
 
 
@@ -21,7 +22,7 @@ class GpuShare:
 
     @property
     def ms_per_token(self) -> float:
-        return self.bytes / (self.bandwidth_gbs * 1e9) * 1000
+        return read_ms(self.bytes, self.bandwidth_gbs)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,12 @@ class KvCacheMode:
     confidence: str
 
     def bytes_per_token_layer(self, kv_heads: int, head_dim: int) -> int:
+        """Bytes the cache stores per token in one layer: bytes_per_e x E (K, V and their scales)."""
         return int(round(self.bytes_per_e * kv_heads * head_dim))
+
+    def bytes_per_token(self, layers: int, kv_heads: int, head_dim: int) -> int:
+        """Bytes the cache stores per token over all layers: the one KV-per-token formula (budget, probe, fixtures)."""
+        return layers * self.bytes_per_token_layer(kv_heads, head_dim)
 
     def decode_read_per_past_token_layer(self, kv_heads: int, head_dim: int) -> int:
         """Bytes moved per past token per layer at one decode step (non-paged path).
@@ -29,10 +34,8 @@ class KvCacheMode:
         FP16 is read once by attention. The other modes read their own bytes, write the whole past
         into the FP16 scratch (4E) and attention reads that again (4E): exllamav2 cache.get_kv_state.
         """
-        e = kv_heads * head_dim
-        if not self.fp16_scratch_pair:
-            return int(round(self.bytes_per_e * e))
-        return int(round(self.bytes_per_e * e + 8 * e))
+        own = self.bytes_per_token_layer(kv_heads, head_dim)
+        return own + (8 * kv_heads * head_dim if self.fp16_scratch_pair else 0)
 
 
 KV_CACHE_MODES: dict[str, KvCacheMode] = {m.key: m for m in (

@@ -6,14 +6,14 @@ seed's basis) and at the full max_seq_len, next to the seed's reference figures.
 
 from __future__ import annotations
 
+from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
 from checks.base import Check, CheckContext
-from doctor.model.reference import SEED_REFERENCE
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from checks.model.memory_budget import seq_len_for
-from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
-from checks.arithmetic.model_bytes import human_bytes
 from doctor.model.findings import Finding, Status
+from doctor.model.reference import SEED_REFERENCE
+from doctor.model.units import human_bytes
 
 
 def run(ctx: CheckContext) -> Finding:

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import shlex
 
+from checks.arithmetic.model_bytes import ArithmeticUnavailable, ModelBytes, ModelDims, dims, model_bytes
+from checks.arithmetic.vram_budget import Budget, largest_fitting_seq_len, plan_budget
 from checks.base import Check, CheckContext
-from checks.knowledge.exllamav2_memory import (CUDA_CONTEXT_HOPPER_MIB, CUDA_CONTEXT_MIB, DEFAULT_MAX_SEQ_LEN,
-                                               EMBEDDING_ON_HOST, cuda_context_bytes)
+from checks.knowledge.exllamav2_memory import CUDA_CONTEXT_HOPPER_MIB, CUDA_CONTEXT_MIB, DEFAULT_MAX_SEQ_LEN, EMBEDDING_ON_HOST, cuda_context_bytes
 from checks.knowledge.kv_cache import CACHE_MODE_ORDER, KV_CACHE_MODES, SLIDING_WINDOW_NOTE
 from checks.model.card import Card, card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.model.findings import Finding, Status
-from checks.arithmetic.model_bytes import ArithmeticUnavailable, ModelBytes, ModelDims, dims, human_bytes, model_bytes
+from doctor.model.units import GIB, MIB, human_bytes
 from doctor.model.unknown import known
-from checks.arithmetic.vram_budget import Budget, largest_fitting_seq_len, plan_budget
-from doctor.model.units import GIB, MIB
 
 NOT_EXLLAMAV2 = ("awq", "bnb-4bit", "bnb-8bit", "gguf")  # checks/knowledge/formats.py: cannot-load rows
 TIGHT_MARGIN_MIB = 128  # the CUDA context alone varies by about this much across drivers and torch builds
@@ -114,7 +113,7 @@ def _evidence(budget: Budget, card: Card, mb: ModelBytes, seq: int, seq_source: 
     ev = {"gpu_source": card.source, "card": card.name, "loader": budget.loader, "max_seq_len": seq, "max_seq_len_from": seq_source,
           "cache_mode": budget.cache_mode, "weights_source": mb.source, "per_gpu": per_gpu,
           "margin_mib": _mib(budget.margin_bytes), "max_seq_len_that_fits": table,
-          "kv_bytes_per_token": d.layers * KV_CACHE_MODES[budget.cache_mode].bytes_per_token_layer(d.kv_heads, d.head_dim),
+          "kv_bytes_per_token": KV_CACHE_MODES[budget.cache_mode].bytes_per_token(d.layers, d.kv_heads, d.head_dim),
           "host_ram_embedding_mib": _mib(mb.embedding_bytes), "embedding_note": EMBEDDING_ON_HOST[0],
           "cuda_context_estimate": _context_note(card.cc)}
     if budget.unplaced_layers:

@@ -12,6 +12,7 @@ import shlex
 from checks.base import Check, CheckContext
 from checks.model.path_quirks import parent_has_quirks, quirks, rename_command
 from doctor.model.findings import Finding, Status
+from doctor.model.units import gb
 
 NO_MODEL = "no --model given"
 
@@ -109,7 +110,7 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.FAIL, "; ".join(fails + warns), evidence, " ".join(fix_parts), commands)
     if warns:
         return CHECK.finding(Status.WARN, "; ".join(warns), evidence, " ".join(fix_parts), commands)
-    what = (f"{len(m.weights.shards)} safetensors file(s), {m.weights.total_bytes / 1e9:.2f} GB in {m.weights.tensor_count} tensors"
+    what = (f"{len(m.weights.shards)} safetensors file(s), {gb(m.weights.total_bytes, 2)} in {m.weights.tensor_count} tensors"
             if m.weights else f"GGUF file {posixpath.basename(m.gguf.path)}" if m.gguf else "config.json")
     return CHECK.finding(Status.PASS, f"{path}: {what}; headers sound (read {m.bytes_read / 1e6:.2f} MB, no weights loaded)",
                          evidence)

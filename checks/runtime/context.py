@@ -63,9 +63,5 @@ def reason(x) -> str:
     return x.reason if isinstance(x, Unknown) else "unknown"
 
 
-def gb(n_bytes: float) -> str:
-    return f"{n_bytes / 1e9:.1f} GB"
-
-
 def pct(fraction: float | None) -> str:
     return "n/a" if fraction is None else f"{fraction * 100:.0f}%"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checks.arithmetic.decode_bytes import ceiling_tok_s
 from checks.base import Check, CheckContext
 from checks.knowledge import pcie
-from doctor.model.units import GIB, MIB
-from checks.runtime.context import gb, hbm_gbs, model_bytes, pct, target_summary, value
+from checks.runtime.context import hbm_gbs, model_bytes, pct, target_summary, value
 from doctor.model.findings import Finding, Status
-from doctor.model.samples import GpuSeries, SampleSeries
 from doctor.model.sample_summary import STREAMING_RX_MBS, GpuSummary
+from doctor.model.samples import GpuSeries, SampleSeries
+from doctor.model.units import GIB, MIB, gb
 
 MIN_BUSY_SAMPLES = 5  # about a second at 5 Hz: less is not "sustained"
 STREAMING_FRACTION = 0.5  # streaming in at least half the busy samples
@@ -148,7 +149,7 @@ def _cost(offloaded: float, mb, hbm: float | None, link_name: str, link_gbs: flo
     ev = {"offloaded_bytes": round(offloaded), "decode_cap_tok_s_est": capped, "link_gbs_est": link_gbs}
     text = f"{gb(offloaded)} crossing {link_name} (~{link_gbs} GB/s, estimate) every token caps decode at ~{capped:.1f} tok/s"
     if mb is not None and hbm:
-        ceiling = round(hbm * 1e9 / mb.gpu_bytes, 1)
+        ceiling = round(ceiling_tok_s(mb.gpu_bytes, hbm), 1)
         ev["ceiling_all_in_vram_tok_s"] = ceiling
         text += f", against ~{ceiling} tok/s with every weight in VRAM ({hbm:g} GB/s)"
     return text, ev

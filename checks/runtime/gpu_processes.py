@@ -10,8 +10,9 @@ from checks.base import Check, CheckContext
 from checks.runtime.context import model_bytes, target_series, value
 from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
-from doctor.model.samples import GpuSeries
 from doctor.model.sample_summary import summarize_gpu
+from doctor.model.samples import GpuSeries
+from doctor.model.units import gb
 
 NOTABLE_MIB = 1024.0  # another process holding this much is worth a warning
 NOTABLE_SHARE = 0.05  # ... or this share of the card
@@ -95,8 +96,8 @@ def run(ctx: CheckContext) -> Finding:
         evidence["model_gpu_bytes"] = mb.gpu_bytes
         if room < mb.gpu_bytes:
             return CHECK.finding(Status.FAIL, f"Other processes hold {others_mib:,.0f} MiB on GPU {ctx.plan.gpu_index} "
-                                 f"({listing}): the model's {mb.gpu_bytes / 1e9:.1f} GB of weights no longer fit in the "
-                                 f"{room / 1e9:.1f} GB left", evidence, fix, commands)
+                                 f"({listing}): the model's {gb(mb.gpu_bytes)} of weights no longer fit in the "
+                                 f"{gb(room)} left", evidence, fix, commands)
     if notable:
         return CHECK.finding(Status.WARN, f"Other processes hold {others_mib:,.0f} MiB on GPU {ctx.plan.gpu_index}: "
                              f"{listing}; {free_text}", evidence, fix, commands)

@@ -12,6 +12,7 @@ from checks.base import Check, CheckContext
 from checks.knowledge import pcie
 from checks.runtime.context import model_bytes, target_summary, value
 from doctor.model.findings import Finding, Status
+from doctor.model.units import gb
 
 REFERENCE_BYTES = 10e9  # cost examples use the model's GPU bytes, or "per 10 GB" without a model
 
@@ -69,7 +70,7 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.PASS, f"{link} {when}{note}", evidence)
     load_now = evidence.get("load_model_s_now_est") or evidence.get("load_10GB_s_now_est")
     load_max = evidence.get("load_model_s_at_max_est") or evidence.get("load_10GB_s_at_max_est")
-    what = f"{weights / 1e9:.1f} GB model" if weights else "10 GB of weights"
+    what = f"{gb(weights)} model" if weights else "10 GB of weights"
     cost = (f"loading a {what} takes ≥{load_now} s instead of ≥{load_max} s (estimate), and each GB offloaded per token "
             f"caps decode at {evidence['offload_tok_s_per_gb_now_est']} tok/s instead of {evidence['offload_tok_s_per_gb_at_max_est']}")
     fix = ("Seat the card in a full x16 slot wired to the CPU (not a chipset or x8 slot), check risers and the BIOS "

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 from pathlib import Path
 
+from doctor.facts.act_order import act_order_of
 from doctor.facts.quant_config import combine, declared_quant, tensor_format
 from doctor.facts.safe_open import read_capped
-from doctor.facts.safetensors_header import HeaderError, read_header, read_tensor_bytes
+from doctor.facts.safetensors_header import HeaderError, read_header
 from doctor.model.model_dir import GgufFacts, ModelFacts, QuantFacts, ShardFacts, WeightFacts
 from doctor.model.unknown import Maybe, Unknown
 
@@ -94,20 +94,11 @@ def weights_facts(directory: Path, names: list[str], headers: dict | None = None
     if g_idx_source and headers is not None:
         act = Unknown("the g_idx tensor is not downloaded in a header-only plan")
     elif g_idx_source:
-        act, n = _act_order(*g_idx_source)
+        act, n = act_order_of(*g_idx_source)
         read += n
     layer_bytes = tuple(layers.get(i, 0) for i in range(max(layers) + 1)) if layers else ()
     return WeightFacts(source, tuple(shards), total, count, dtype_bytes, suffix, emb_bytes, emb_dtype,
                        emb_shape, head, layer_bytes, vision, other, fp32, index_missing, tuple(problems)), read, act
-
-
-def _act_order(header, name: str) -> tuple[Maybe[bool], int]:
-    """True when g_idx is not sequential: the rows were quantized in activation order (desc_act)."""
-    raw = read_tensor_bytes(header, name)
-    if raw is None or len(raw) % 4:
-        return Unknown(f"{name} not readable or too large to inspect"), 0
-    values = struct.unpack(f"<{len(raw) // 4}i", raw)
-    return any(b < a for a, b in zip(values, values[1:])), len(raw)
 
 
 def file_size(p: Path) -> int:

@@ -24,8 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
+from checks.arithmetic.model_bytes import layer_linears, matrix_bytes
+from doctor.model.units import GIB, gb
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
-from doctor.model.units import GIB
 
 FORMATS = ("fp16", "gptq", "gptq-sequential", "gptq-act-order")
 DEFAULT_FORMAT = "gptq"  # the quantized path users run (fused kernels, CUDA graphs); FP16 layers run plain torch matmuls
@@ -45,9 +46,7 @@ class Shape:
 
     def linears(self) -> list[tuple[str, int, int]]:
         """(name, in_features, out_features) of one decoder layer."""
-        h, i, q, kv = self.hidden, self.intermediate, self.heads * self.head_dim, self.kv_heads * self.head_dim
-        return [("self_attn.q_proj", h, q), ("self_attn.k_proj", h, kv), ("self_attn.v_proj", h, kv),
-                ("self_attn.o_proj", q, h), ("mlp.gate_proj", h, i), ("mlp.up_proj", h, i), ("mlp.down_proj", i, h)]
+        return layer_linears(self.hidden, self.intermediate, self.heads, self.kv_heads, self.head_dim)
 
     def layer_params(self) -> int:
         return sum(a * b for _, a, b in self.linears())
@@ -60,13 +59,10 @@ SHAPES = {"llama-8b": LLAMA_8B_LIKE, "qwen-27b": QWEN_27B_LIKE, "tiny": TINY}
 
 
 def layer_bytes(shape: Shape, fmt: str) -> int:
-    if fmt == "fp16":
-        return 2 * shape.layer_params()
-    total = 0
-    for _, fin, fout in shape.linears():
-        total += fin * fout // 2 + (fin // GROUP) * fout * 2 + (fin // GROUP) * (fout // 8) * 4
-        total += fin * 4 if fmt != "gptq" else 0  # g_idx
-    return total
+    """The bytes of one decoder layer's weights as written here: FP16, or 4-bit GPTQ (g_idx only in the act-order
+    and sequential variants), counted by the budget's own arithmetic."""
+    method = "fp16" if fmt == "fp16" else "gptq"
+    return int(sum(matrix_bytes(method, fin, fout, 4, GROUP, g_idx=fmt != "gptq") for _, fin, fout in shape.linears()))
 
 
 def layers_for(target_bytes: float, shape: Shape, fmt: str) -> int:
@@ -224,7 +220,7 @@ class SyntheticModel:
     @property
     def label(self) -> str:
         return (f"synthetic {self.format} Llama ({self.shape.layers} layers of {self.shape.hidden}/{self.shape.intermediate}, "
-                f"{self.gpu_weight_bytes / 1e9:.2f} GB of weights on the GPU; random values)")
+                f"{gb(self.gpu_weight_bytes, 2)} of weights on the GPU; random values)")
 
 
 def build(out_dir: str, fmt: str = "fp16", shape: Shape = LLAMA_8B_LIKE, target_bytes: float | None = None,

@@ -20,17 +20,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from doctor.probe import errors
-from checks.knowledge.signatures import probe_failure_kind
-from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
+from checks.arithmetic.model_bytes import layer_linears
 from checks.knowledge.engines import JIT_UNITS
 from checks.knowledge.kv_cache import KV_CACHE_MODES
+from checks.knowledge.signatures import probe_failure_kind
+from doctor.facts.act_order import act_order_in
+from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
+from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
+from doctor.model.units import MIB
+from doctor.model.unknown import Unknown
+from doctor.probe import errors
 from doctor.probe.hoststate import first_use, judge, settled_window, unsettled, wants_second_pass
 from doctor.probe.protocol import PROTOCOL, Emitter, ProbeSpec, spec_from_json
-from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.probe.timing import Decoder, time_prefill
-from doctor.model.unknown import Unknown
-from doctor.model.units import MIB
 
 PROMPT_TEXT = (
     "A deployment note for an old data-centre GPU. The card has sixteen gigabytes of HBM2 and about nine hundred "
@@ -269,7 +271,6 @@ class Worker:
                 cpu += size
             if type(m).__name__ in ("ExLlamaV2Attention", "ExLlamaV2MLP", "ExLlamaV2ParallelDecoder"):
                 layer_bytes += size
-        e = config.num_key_value_heads * config.head_dim
         params = _layer_params(config) * config.num_hidden_layers
         bpw = _quant_bits(self.spec.model_path) if fmt == "exl2" else None
         shape = ModelShape(architecture=str(config.architecture), format=fmt, layers=config.num_hidden_layers,
@@ -279,7 +280,8 @@ class Worker:
                            act_order=_act_order(self.spec.model_path, keys) if fmt == "gptq" else Unknown("not GPTQ"),
                            quantized_params=params)
         memory = MemoryUse(weight_bytes_gpu=gpu, weight_bytes_cpu=cpu, cache_bytes=int(sum(cache.footprint())),
-                           kv_bytes_per_token=KV_CACHE_MODES[self.spec.cache_mode].bytes_per_e * e * config.num_hidden_layers,
+                           kv_bytes_per_token=KV_CACHE_MODES[self.spec.cache_mode].bytes_per_token(
+                               config.num_hidden_layers, config.num_key_value_heads, config.head_dim),
                            peak_allocated_mib=0.0,
                            reserved_mib=round(sum(torch.cuda.memory_reserved(d) for d in range(torch.cuda.device_count())) / MIB, 1),
                            device_total_mib=round(torch.cuda.get_device_properties(0).total_memory / MIB, 1))
@@ -299,10 +301,10 @@ class Worker:
 
 
 def _layer_params(config: Any) -> int:
-    h, i = config.hidden_size, config.intermediate_size
-    q = config.num_attention_heads * config.head_dim
-    kv = config.num_key_value_heads * config.head_dim
-    return h * q + 2 * h * kv + q * h + 3 * h * i
+    """Weights of one decoder layer's matrices, from the layer shape the budget uses (bpw = bits / these)."""
+    return sum(fin * fout for _, fin, fout in layer_linears(config.hidden_size, config.intermediate_size,
+                                                             config.num_attention_heads, config.num_key_value_heads,
+                                                             config.head_dim))
 
 
 def _quant_bits(model_dir: str) -> float | None:
@@ -314,21 +316,9 @@ def _quant_bits(model_dir: str) -> float | None:
 
 
 def _act_order(model_dir: str, keys: list[str]) -> Any:
-    """A GPTQ g_idx that is not sorted is act-order (desc_act); read one, from the file itself."""
+    """A GPTQ model's act-order, from the first g_idx tensor ExLlamaV2 maps (none: not act-order)."""
     key = next((k for k in keys if k.endswith(".g_idx")), None)
-    if key is None:
-        return False
-    try:
-        from safetensors import safe_open
-
-        for f in sorted(Path(model_dir).glob("*.safetensors")):
-            with safe_open(str(f), "np") as st:
-                if key in st.keys():
-                    g = st.get_tensor(key)
-                    return bool((g[1:] < g[:-1]).any())
-    except Exception as exc:  # noqa: BLE001
-        return Unknown(f"g_idx unreadable: {exc}")
-    return Unknown("g_idx not found")
+    return False if key is None else act_order_in(model_dir, key)
 
 
 def main() -> int:

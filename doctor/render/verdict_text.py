@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
-from doctor.model.units import MIB
+from doctor.model.units import MIB, gb
 from doctor.model.verdict import Verdict
 from doctor.render.common import WIDTH
 from doctor.render.common import wrap as _wrap
@@ -44,9 +44,9 @@ def verdict_lines(v: Verdict, verbose: bool = False, width: int = WIDTH) -> list
     lines = _wrap(v.headline, "Verdict: ", "  ", width)
     ceil = v.datasheet or v.measured
     b = v.bytes
-    per = (f"weights {b.weights / 1e9:.2f} GB + KV {b.kv_read / 1e9:.2f} GB at {b.context:,} tokens"
-           + (f" + {b.offloaded / 1e9:.2f} GB over PCIe" if b.offloaded else ""))
-    text = f"ceiling {v.ceiling_tok_s:,.1f} tok/s = {ceil.bandwidth_gbs:,.0f} GB/s ÷ {b.total / 1e9:.2f} GB per token ({per})"
+    per = (f"weights {gb(b.weights, 2)} + KV {gb(b.kv_read, 2)} at {b.context:,} tokens"
+           + (f" + {gb(b.offloaded, 2)} over PCIe" if b.offloaded else ""))
+    text = f"ceiling {v.ceiling_tok_s:,.1f} tok/s = {ceil.bandwidth_gbs:,.0f} GB/s ÷ {gb(b.total, 2)} per token ({per})"
     if v.datasheet and v.measured:
         text += f"; with the measured {v.measured.bandwidth_gbs:,.0f} GB/s: {v.measured.tok_s:,.1f} tok/s"
     lines += _wrap(text, "  ", "    ", width)

@@ -21,21 +21,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from checks.arithmetic.decode_bytes import ceiling_tok_s, kv_read_bytes, read_ms
 from checks.knowledge.engines import CUDNN_SDPA_PER_LENGTH
 from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
-from checks.arithmetic.decode_bytes import kv_read_bytes
 from checks.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport, ProbeResult
 from doctor.model.reference import SEED_REFERENCE
+from doctor.model.units import GB, gb
 from doctor.model.unknown import known
-from doctor.verdict.causes import MIN_SAMPLES, Inputs, estimate
-from doctor.model.verdict import Cause
-from doctor.verdict.evidence import decode_evidence
-from doctor.model.verdict import BytesPerToken, Ceiling, Fix, MissingEvidence, NoCeiling, Verdict
+from doctor.model.verdict import BytesPerToken, Cause, Ceiling, Fix, MissingEvidence, NoCeiling, Verdict
 from doctor.probe.hoststate import pace_shift
+from doctor.verdict.causes import MIN_SAMPLES, Inputs, estimate
+from doctor.verdict.evidence import decode_evidence
 
 NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
 BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
@@ -64,8 +64,8 @@ def bytes_per_token(result: ProbeResult) -> BytesPerToken:
 
 
 def _ceiling(gbs: float, b: BytesPerToken, source: str) -> Ceiling:
-    return Ceiling(bandwidth_gbs=gbs, tok_s=round(gbs * 1e9 / (b.weights + b.kv_read), 2),
-                   tok_s_weights_only=round(gbs * 1e9 / b.weights, 2), source=source)
+    return Ceiling(bandwidth_gbs=gbs, tok_s=round(ceiling_tok_s(b.weights + b.kv_read, gbs), 2),
+                   tok_s_weights_only=round(ceiling_tok_s(b.weights, gbs), 2), source=source)
 
 
 def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | None = None) -> Verdict:
@@ -85,8 +85,8 @@ def build_verdict(probe: ProbeReport, facts: Facts | None = None, plan: Plan | N
         notes.append(f"{r.device_name} is not in the knowledge base; the ceiling uses the measured copy bandwidth")
     tok_s = r.decode_tok_s
     t_meas = 1000.0 / tok_s if tok_s > 0 else float("inf")
-    t_w = b.weights / (ref.bandwidth_gbs * 1e9) * 1000
-    t_kv = b.kv_read / (ref.bandwidth_gbs * 1e9) * 1000
+    t_w = read_ms(b.weights, ref.bandwidth_gbs)
+    t_kv = read_ms(b.kv_read, ref.bandwidth_gbs)
     lost = max(0.0, t_meas - t_w)
     ev = decode_evidence(probe, plan.gpu_index if plan else 0)
     if ev.samples == 0:
@@ -179,7 +179,7 @@ def _fixes(causes: tuple[Cause, ...], x: Inputs, r: ProbeResult, tok_s: float) -
         lower = bpw - BPW_STEP
         saved = x.weights_bytes * 0.97 * (1 - lower / bpw)  # the LM head and norms stay as they are (~3%)
         out.append(Fix("bpw", f"use {lower:g} bpw instead of {bpw:g} (the reference story's 4.25 -> 3.75 step): "
-                       f"{saved / 1e9:.2f} GB less read per token", gain(saved / (x.bandwidth_gbs * 1e9) * 1000),
+                       f"{gb(saved, 2)} less read per token", gain(read_ms(saved, x.bandwidth_gbs)),
                        "the weights' bandwidth time scales with bpw; quality drops a little"))
     return tuple(sorted(out, key=lambda f: -(f.expected_gain_tok_s if f.expected_gain_tok_s is not None else -1)))
 
@@ -253,7 +253,7 @@ def _set_aside(r: ProbeResult) -> tuple[str, ...]:
 def headline(v: Verdict) -> str:
     ceiling = v.datasheet or v.measured
     frame = (f"{v.measured_tok_s:.1f} tok/s is {v.efficiency:.0%} of this card's {v.ceiling_tok_s:.1f} tok/s ceiling "
-             f"({ceiling.bandwidth_gbs:,.0f} GB/s ÷ {v.bytes.total / 1e9:.2f} GB per token: the weights plus the KV read "
+             f"({ceiling.bandwidth_gbs:,.0f} GB/s ÷ {gb(v.bytes.total, 2)} per token: the weights plus the KV read "
              f"at {v.bytes.context:,} tokens)")
     if v.unsettled:
         return f"{v.unsettled} The median ({v.measured_tok_s:.1f} tok/s) is therefore not this card's speed. ({frame}.)"
@@ -279,12 +279,12 @@ def reference_line(v: Verdict, spec: GpuSpec | None, plan: Plan | None) -> str:
     if target is None or not target.key.startswith(("v100", "titan-v")):
         return ""
     ref_tok, ref_gb = SEED_REFERENCE["measured_tok_s"], SEED_REFERENCE["weights_gb"]
-    gb = v.bytes.total / 1e9
+    per_token_gb = v.bytes.total / GB
     diff = v.measured_tok_s - ref_tok
     if diff >= 0:
         return f"{v.measured_tok_s:.1f} tok/s is at or above the reference V100's {ref_tok:g} tok/s ({ref_gb:g} GB per token at 3.75 bpw)."
-    why = (f"this setup reads {gb:.1f} GB per token against the reference's {ref_gb:g} GB, so its ceiling is "
-           f"{v.ceiling_tok_s:.1f} rather than 70.9 tok/s" if abs(gb - ref_gb) > 0.5 else "")
+    why = (f"this setup reads {gb(v.bytes.total)} per token against the reference's {ref_gb:g} GB, so its ceiling is "
+           f"{v.ceiling_tok_s:.1f} rather than {SEED_REFERENCE['ceiling_tok_s']:g} tok/s" if abs(per_token_gb - ref_gb) > 0.5 else "")
     top = v.top_cause
     if top is not None and top.share >= 0.05 and not v.near_ceiling:
         why = (why + "; and " if why else "") + f"{top.share:.0%} of the rest is {top.title}"
@@ -299,7 +299,7 @@ def verdict_finding(v: Verdict, synthetic: bool = False) -> Finding:
     return Finding(id="decode-speed", title="Measured decode speed vs this card's ceiling", status=status,
                    summary=v.headline,
                    evidence={"measured_tok_s": v.measured_tok_s, "ceiling_tok_s": v.ceiling_tok_s,
-                             "efficiency": v.efficiency, "bytes_per_token_gb": round(v.bytes.total / 1e9, 3),
+                             "efficiency": v.efficiency, "bytes_per_token_gb": round(v.bytes.total / GB, 3),
                              "top_cause": v.top_cause.id if v.top_cause else "none"},
                    fix=(f"{top_fix.action} (expected +{top_fix.expected_gain_tok_s:.1f} tok/s)"
                         if top_fix and top_fix.expected_gain_tok_s else (top_fix.action if top_fix else "")))

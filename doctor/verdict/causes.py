@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from checks.knowledge.engines import kernel_path_cost
 from checks.knowledge.pcie import practical_gbs
-from doctor.verdict.evidence import DecodeEvidence
+from doctor.model.units import gb
 from doctor.model.verdict import Cause
+from doctor.verdict.evidence import DecodeEvidence
 
 HOST_BOUND_UTIL_PCT = 70.0  # below this the GPU waits on the host for a large part of each token
 MIN_SAMPLES = 3  # utilisation from fewer samples than this is not evidence (a decode shorter than ~0.6 s at 5 Hz)
@@ -43,7 +44,7 @@ def kv_reads(x: Inputs) -> Cause | None:
     return Cause("kv-reads", f"KV cache reads at {x.context:,} tokens of context ({x.cache_mode})", x.t_kv_ms,
                  evidence={"kv_read_gb_per_token": round(x.kv_bytes / 1e9, 3), "context_tokens": x.context,
                            "cache_mode": x.cache_mode},
-                 sentence=f"{x.kv_bytes / 1e9:.2f} GB of {x.cache_mode.upper()} KV cache is read per token at "
+                 sentence=f"{gb(x.kv_bytes, 2)} of {x.cache_mode.upper()} KV cache is read per token at "
                           f"{x.context:,} tokens of context", estimated=False)
 
 
@@ -77,7 +78,7 @@ def offload(x: Inputs) -> Cause | None:
                  evidence={"crossing_gb_per_token": round(crossing / 1e9, 3), "pcie_rx_mbs": e.pcie_rx_mbs,
                            "link_gbs_usable": round(link / 1e9, 2), "pcie_gen": e.pcie_gen, "pcie_width": e.pcie_width,
                            "bytes_from": how},
-                 sentence=f"{crossing / 1e9:.2f} GB cross PCIe per token ({how}"
+                 sentence=f"{gb(crossing, 2)} cross PCIe per token ({how}"
                           + (f", RX {measured_rx / 1e9:.1f} GB/s" if measured_rx else "") + f"), {lost:.0f} ms at the link's "
                           f"{link / 1e9:.1f} GB/s")
 
