@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
+from checks.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGACY_BRANCH_EOL, legacy_architectures
 from checks.knowledge.gpus import spec_for_pci
+from checks.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
 from checks.prescription.machine import machine_prescription
 from checks.prescription.quote import route_fix
-from checks.knowledge.cuda import DRIVER_BRANCHES
-from checks.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
 from doctor.model.findings import Finding, Status
 from doctor.model.unknown import Unknown, known, show
-
-
-R580_BRANCH = 580
 
 
 def _fix_for(reason: str) -> tuple[str, list[str]]:
@@ -23,23 +20,23 @@ def _fix_for(reason: str) -> tuple[str, list[str]]:
         return ("The loaded kernel module and the user-space driver differ (usually a driver update without a reboot). "
                 "Reboot, or reload the nvidia kernel modules.", ["sudo reboot"])
     if "libnvidia-ml" in low or "not loaded" in low:
-        return ("No NVIDIA driver is installed or loaded. For a V100/P100/P40 install the R580 branch or older "
-                "(R580 is the last branch that supports Maxwell, Pascal and Volta).", ["nvidia-smi"])
+        return (f"No NVIDIA driver is installed or loaded. For a V100/P100/P40 install the R{LAST_LEGACY_BRANCH} branch or "
+                f"older (R{LAST_LEGACY_BRANCH} is the last branch that supports {legacy_architectures()}).", ["nvidia-smi"])
     return "Check that the GPU is visible: run nvidia-smi, and check CUDA_VISIBLE_DEVICES.", ["nvidia-smi"]
 
 
 def _driver_too_new(driver, pci) -> str | None:
-    """A driver branch past R580 with NVIDIA cards on the bus that it does not drive: Maxwell/Pascal/Volta."""
+    """A driver branch past the last legacy one with NVIDIA cards on the bus that it does not drive."""
     if not known(driver) or not known(pci) or not pci:
         return None
     try:
         branch = int(str(driver).split(".")[0])
     except ValueError:
         return None
-    last = max(b.last_branch for b in DRIVER_BRANCHES if b.last_branch)
     named = [f"{spec.name} ({dev})" if (spec := spec_for_pci(dev)) else dev for dev in pci]
     return (f"driver {driver} sees no GPU, yet {len(pci)} NVIDIA device(s) are on the PCI bus ({', '.join(named)}): "
-            f"branches after R{last} no longer drive Maxwell, Pascal or Volta cards (V100, TITAN V, P100, P40)") if branch > last else None
+            f"branches after R{LAST_LEGACY_BRANCH} no longer drive {legacy_architectures('or')} cards (V100, TITAN V, P100, "
+            "P40)") if branch > LAST_LEGACY_BRANCH else None
 
 
 def lost_gpus(gpus) -> list[tuple[int, str]]:
@@ -68,8 +65,8 @@ def run(ctx: CheckContext) -> Finding:
         if too_new:
             rx = machine_prescription(ctx.facts, ctx.plan)
             fix, commands = route_fix(rx) if rx and rx.routes else (
-                f"Install the R{R580_BRANCH} data-center driver (the last branch for these cards, supported to "
-                f"mid-2028) and reboot. Source: {DRIVER_BRANCHES[0].source}", [])
+                f"Install the R{LAST_LEGACY_BRANCH} data-center driver (the last branch for these cards: "
+                f"{LAST_LEGACY_BRANCH_EOL[0]}) and reboot. Sources: {DRIVER_BRANCHES[0].source} ; {LAST_LEGACY_BRANCH_EOL[1]}", [])
             return CHECK.finding(Status.FAIL, too_new, evidence, fix, commands)
         fix, commands = _fix_for(reason)
         return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", evidence, fix, commands)

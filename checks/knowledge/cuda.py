@@ -61,4 +61,13 @@ DRIVER_BRANCHES: tuple[DriverBranchSupport, ...] = (
     DriverBranchSupport("Blackwell", ("10.", "11.", "12."), None, DEPRECATION, "S"),
 )
 
-R580_EOL = ("R580 LTSB, supported until mid-2028", "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html")
+# The last branch that drives the oldest supported architectures (R580: Maxwell, Pascal, Volta), and how long it lives
+LAST_LEGACY_BRANCH = max(b.last_branch for b in DRIVER_BRANCHES if b.last_branch)
+LEGACY_ARCHITECTURES = tuple(b.architecture for b in DRIVER_BRANCHES if b.last_branch == LAST_LEGACY_BRANCH)
+LAST_LEGACY_BRANCH_EOL = ("R580 LTSB, supported until mid-2028", "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html")
+
+
+def legacy_architectures(conjunction: str = "and") -> str:
+    """'Maxwell, Pascal and Volta': the architectures whose last driver branch is LAST_LEGACY_BRANCH."""
+    *rest, last = LEGACY_ARCHITECTURES
+    return f"{', '.join(rest)} {conjunction} {last}" if rest else last

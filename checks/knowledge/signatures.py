@@ -26,6 +26,7 @@ from functools import lru_cache
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from checks.knowledge.cuda import MVC
 from checks.knowledge.engines import TRITON
+from checks.knowledge.messages import JIT_BUILD_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 from checks.knowledge.hardware import (DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS,
                                        GPU_LOST_FIX)
 
@@ -81,8 +82,6 @@ SIZE = r"[\d.]+ ?[KMGT]i?B"
 EXL2_REPO = "https://github.com/turboderp-org/exllamav2"
 VLLM = "https://github.com/vllm-project/vllm"
 QUANT_FIX = "Use a format this card runs: EXL2 with ExLlamaV2, or GPTQ with vLLM/ExLlamaV2."
-OOM_FIX = ("Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU; `v100-doctor --model DIR "
-           "--max-seq-len N` shows the largest context that fits for each cache mode.")
 TORCH_FIX = ("Install a torch whose wheel ships kernels for this card: for a V100 (sm_70) torch 2.8-2.10 with cu126 or "
              "cu128, or any cu126 build; `v100-doctor --check cuda-pairing` prints the exact pip command for this "
              "machine's driver.")
@@ -188,7 +187,7 @@ SIGNATURES: tuple[Signature, ...] = (
         rf"total capacity; (?P<torch_allocated_mib>{SIZE}) already allocated; (?P<free_mib>{SIZE}) free",
         ("memory-budget", "gpu-processes"),
         "The GPU ran out of memory (torch 2.0 and older wording)",
-        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
+        OOM_FIX,
         "https://github.com/kchengiva/Shift-GCN/issues/34", "S",
         probe_kind="oom"),
     Signature(
@@ -196,7 +195,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"CUDA (?:error: )?out of memory",
         ("memory-budget", "gpu-processes"),
         "The GPU ran out of memory",
-        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
+        OOM_FIX,
         f"{EXL2_REPO}/issues/677", "P",
         probe_kind="oom"),
     Signature(
@@ -220,7 +219,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"out of memory|OutOfMemoryError",
         ("memory-budget", "gpu-processes"),
         "The GPU ran out of memory (a wording the rows above do not quote)",
-        "Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or free the GPU.",
+        OOM_FIX,
         f"{EXL2_REPO}/issues/677", "P", probe_kind="oom",
         in_logs=False),  # in a log the CUDA OOM rows above say more (with the numbers)
     # --- model format ---------------------------------------------------------------------------------------
@@ -308,8 +307,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"Error building extension|nvcc fatal|ninja: build stopped",
         ("cuda-pairing", "exllamav2-ready"),
         "A JIT build of a CUDA extension (ExLlamaV2's exllamav2_ext) failed; the compiler's own line says why",
-        "The JIT build needs nvcc of the same CUDA major version as torch, able to target this card (CUDA 13 cannot "
-        "build for sm_70), plus ninja.",
+        JIT_BUILD_FIX,
         "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py", "P", probe_kind="jit-build",
         in_logs=False),  # in a log the compiler line beside it (nvcc-unsupported-arch, ...) names the cause
     Signature(
@@ -338,7 +336,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "A package the probe (or the server) imports is not installed in the Python that runs it",
         "Install torch with CUDA, exllamav2 and tokenizers in the Python that runs the server (and the doctor), "
         "or activate the environment that has them.",
-        "https://github.com/oobabooga/textgen/issues/6163", "P", commands=("pip install exllamav2 tokenizers",),
+        "https://github.com/oobabooga/textgen/issues/6163", "P", commands=(PROBE_ENGINE_INSTALL,),
         probe_kind="not-installed"),
     # --- the model path ---------------------------------------------------------------------------------------
     Signature(

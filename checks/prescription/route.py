@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_generation, flash_attn_supports
-from checks.knowledge.cuda import R580_EOL, TOOLKIT_DRIVER
+from checks.knowledge.cuda import LAST_LEGACY_BRANCH_EOL, TOOLKIT_DRIVER
 from checks.knowledge.torch_companions import PREVIOUS_VERSIONS, REBUILT_WITH_TORCH, RULE_READ_UP_TO, companion_pin
 from checks.knowledge.torch_wheels import WHEELS, WheelArchs
 from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
@@ -140,12 +140,12 @@ def driver_step(stack: Stack, cuda: str | None) -> Step | None:
         target = f"R{floor[0]} ({floor[1]}) or newer" + (f", at most R{last}, the last branch for {stack.card}" if last else "")
     else:
         target = f"R{last}, the last branch for {stack.card}" if last else "a current branch"
-    example = (f"; e.g. {R580_EXAMPLE} ({R580_EOL[0]}; Ubuntu: sudo apt install nvidia-driver-580-server)"
+    example = (f"; e.g. {R580_EXAMPLE} ({LAST_LEGACY_BRANCH_EOL[0]}; Ubuntu: sudo apt install nvidia-driver-580-server)"
                if last == 580 else "")
     return Step(kind="driver", action=f"install an NVIDIA data-center driver {target}{example}; then reboot",
                 changes=f"driver {stack.driver or 'none'} -> {target}",
                 why=(f"torch's CUDA {cuda} needs it" if cuda else "a branch that still drives this card")
-                + f" (sources: {TOOLKIT_DRIVER[0][2]} ; {R580_EOL[1]})", driver_branch=last or (floor[0] if floor else None))
+                + f" (sources: {TOOLKIT_DRIVER[0][2]} ; {LAST_LEGACY_BRANCH_EOL[1]})", driver_branch=last or (floor[0] if floor else None))
 
 
 def _torch_route(stack: Stack, problems, driver: str | None, lead: tuple[Step, ...] = ()) -> Route | None:

@@ -23,6 +23,7 @@ from typing import Any
 from checks.arithmetic.model_bytes import layer_linears
 from checks.knowledge.engines import JIT_UNITS
 from checks.knowledge.kv_cache import KV_CACHE_MODES
+from checks.knowledge.messages import PROBE_ENGINE_INSTALL
 from checks.knowledge.signatures import probe_failure_kind
 from doctor.facts.act_order import act_order_in
 from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
@@ -67,8 +68,8 @@ class Worker:
     def import_engine(self) -> tuple[Any, Any]:
         self.phase("import", "importing torch and ExLlamaV2")
         for name, why in (("torch", "pip install torch (a CUDA build for this card)"),
-                          ("exllamav2", "pip install exllamav2"),
-                          ("tokenizers", "pip install tokenizers (ExLlamaV2 0.3 needs it but does not declare it)")):
+                          ("exllamav2", PROBE_ENGINE_INSTALL),
+                          ("tokenizers", f"{PROBE_ENGINE_INSTALL} (ExLlamaV2 0.3 needs tokenizers but does not declare it)")):
             if importlib.util.find_spec(name) is None:
                 raise self.fail("not-installed", f"{name} is not installed in {sys.executable}: {why}")
         import torch

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from doctor.model.findings import Finding, Status
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
+from checks.knowledge.messages import JIT_BUILD_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 from checks.knowledge.signatures import oom_figures
+from doctor.model.findings import Finding, Status
 from doctor.model.probe_results import ProbeReport
 
 TITLES = {
@@ -33,7 +34,7 @@ def _finding(check_id: str, status: Status, summary: str, evidence: dict, fix: s
 
 
 def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mode: str = "fp16",
-                    install: tuple[str, ...] = ("pip install exllamav2 tokenizers",)) -> Finding:
+                    install: tuple[str, ...] = (PROBE_ENGINE_INSTALL,)) -> Finding:
     """The finding for a probe that failed, timed out, crashed or was cancelled."""
     kind, msg = probe.error_kind, probe.summary
     ev = {"probe_status": probe.status, "phase": probe.error_phase, "error": msg}
@@ -43,8 +44,7 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
         ev.update(max_seq_len=max_seq_len, cache_mode=cache_mode)
         smaller = f"--max-seq-len {max(2048, (max_seq_len or 8192) // 2)}" if max_seq_len else "--max-seq-len 4096"
         return _finding("memory-budget", Status.FAIL, f"the model did not fit: {msg}", ev,
-                        "Weights, cache and scratch do not fit in this card's memory. Lower max_seq_len first (the cache "
-                        "grows with it), then use a quantized cache (--cache-mode q8 halves it), then a lower bpw.",
+                        "Weights, cache and scratch do not fit in this card's memory. " + OOM_FIX,
                         (f"v100-doctor probe --model MODEL {smaller} --cache-mode q8",))
     if kind == "flash-attn":
         return _finding("flash-attn", Status.FAIL, f"ExLlamaV2 crashed in flash-attn: {msg}", ev,
@@ -56,8 +56,7 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
     if kind == "jit-build":
         ev["build_log_tail"] = tail[-1500:]
         return _finding("cuda-pairing", Status.FAIL, f"ExLlamaV2's extension could not be built: {msg}", ev,
-                        "The JIT build needs nvcc of the same CUDA major version as torch, able to target this card "
-                        "(CUDA 13 cannot build for sm_70), plus ninja. The build log's tail is in the evidence.")
+                        JIT_BUILD_FIX + " The build log's tail is in the evidence.")
     if kind in ("not-installed", "no-cuda"):
         return _finding("exllamav2-ready", Status.FAIL, msg, ev,
                         "The probe needs torch with CUDA, exllamav2 and tokenizers in the Python that runs the doctor; "

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
-from checks.prescription.machine import machine_prescription
-from checks.prescription.probe_install import ENGINE, probe_install_commands
 from conftest import MACHINES
+
+from checks.knowledge.messages import PROBE_ENGINE_INSTALL as ENGINE
+from checks.prescription.machine import machine_prescription
+from checks.prescription.probe_install import probe_install_commands
 from doctor.facts.replay import load_document
 from doctor.model.facts import TorchFacts
 from doctor.model.plan import Plan
