@@ -109,7 +109,7 @@ def _raise_interrupted(signum: int, _frame) -> None:
 def _exit_quietly_on_closed_stdout() -> int:
     """stdout's reader went away (`| head -1`, a closed pipe): end like other Unix tools, with no message."""
     _discard_stdout()
-    return 141 if os.name == "posix" else ExitCode.USAGE  # 128 + SIGPIPE, as the shell reports a piped tool
+    return ExitCode.BROKEN_PIPE if os.name == "posix" else ExitCode.USAGE  # 128 + SIGPIPE, as the shell reports a piped tool
 
 
 def _discard_stdout() -> None:
