@@ -56,11 +56,17 @@ def problem(name: str, value: Any) -> str | None:
         return None
     if isinstance(value, float) and not math.isfinite(value):
         return f"{value} is not a finite number"
-    low, high = RANGES.get(name) or next((r for s, r in SUFFIX_RANGES if name.endswith(s)), (0, BIG))
+    low, high = range_of(name)
     if not low <= value <= high:
         shown = f"{value:.4g}" if abs(value) < 1e300 else "a number with hundreds of digits"
         return f"{shown} is outside what a real one can be ({_n(low)} to {_n(high)})"
     return None
+
+
+@lru_cache(maxsize=None)
+def range_of(name: str) -> tuple[float, float]:
+    """The values a number named `name` can hold (cached: the NVML sampler asks at every tick)."""
+    return RANGES.get(name) or next((r for s, r in SUFFIX_RANGES if name.endswith(s)), (0, BIG))
 
 
 def _n(x: float) -> str:

@@ -18,20 +18,18 @@ that risk; HW slowdown and power brake are seen in the sampled reasons instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from doctor.facts.nvml import Nvml
+from doctor.facts.nvml.device import Device
 from doctor.model.samples import WindowCounters
 from doctor.model.unknown import Unknown
 
-# policy name -> (pynvml constant, value in nvml.h's nvmlPerfPolicyType_t)
-POLICIES: dict[str, tuple[str, int]] = {
-    "power": ("NVML_PERF_POLICY_POWER", 0),
-    "thermal": ("NVML_PERF_POLICY_THERMAL", 1),
-    "sync_boost": ("NVML_PERF_POLICY_SYNC_BOOST", 2),
-    "board_limit": ("NVML_PERF_POLICY_BOARD_LIMIT", 3),
-    "low_utilization": ("NVML_PERF_POLICY_LOW_UTILIZATION", 4),
-    "reliability": ("NVML_PERF_POLICY_RELIABILITY", 5),
+# policy name -> its nvmlPerfPolicyType_t constant (value: doctor/facts/nvml/binding.py CONSTANTS)
+POLICIES: dict[str, str] = {
+    "power": "NVML_PERF_POLICY_POWER",
+    "thermal": "NVML_PERF_POLICY_THERMAL",
+    "sync_boost": "NVML_PERF_POLICY_SYNC_BOOST",
+    "board_limit": "NVML_PERF_POLICY_BOARD_LIMIT",
+    "low_utilization": "NVML_PERF_POLICY_LOW_UTILIZATION",
+    "reliability": "NVML_PERF_POLICY_RELIABILITY",
 }
 
 
@@ -42,15 +40,16 @@ class CounterSnapshot:
     unavailable: dict[str, str] = field(default_factory=dict)
 
 
-def read_counters(n: Nvml, handle: Any, t_s: float) -> CounterSnapshot:
+def read_counters(device: Device, t_s: float) -> CounterSnapshot:
+    """The counters now; each is one call (Device.call), kept apart from the samples' unavailable readings."""
     snap = CounterSnapshot(t_s=t_s)
-    for name, (const, default) in POLICIES.items():
-        v = n.call("nvmlDeviceGetViolationStatus", handle, n.const(const, default))
+    for name, const in POLICIES.items():
+        v = device.call("nvmlDeviceGetViolationStatus", device.binding.const(const))
         if isinstance(v, Unknown):
             snap.unavailable[f"throttle_{name}"] = v.reason
         else:
             snap.values[f"throttle_{name}"] = int(v.violationTime)
-    energy = n.call("nvmlDeviceGetTotalEnergyConsumption", handle)
+    energy = device.call("nvmlDeviceGetTotalEnergyConsumption")
     if isinstance(energy, Unknown):
         snap.unavailable["energy"] = energy.reason
     else:

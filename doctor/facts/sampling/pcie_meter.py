@@ -13,13 +13,10 @@ the rate.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from doctor.facts.nvml.device import Device
+from doctor.model.unknown import Unknown
 
 WRAP = 2**32
-KB = 1024  # nvmlDeviceGetPcieThroughput reports KB/s
-RX_FIELD, TX_FIELD = 198, 197  # NVML_FI_DEV_PCIE_COUNT_RX_BYTES / _TX_BYTES
-
-Getter = Callable[..., Any]  # GpuReader._get: (key, nvml function name, *args) -> value or None
 
 
 def unwrap(delta_mod: int, estimate_bytes: float | None) -> int:
@@ -30,31 +27,23 @@ def unwrap(delta_mod: int, estimate_bytes: float | None) -> int:
 
 
 class PcieMeter:
-    def __init__(self, get: Getter, rx_const: int, tx_const: int, unavailable: dict[str, str]):
-        self.get = get
-        self.unavailable = unavailable  # the reader's: why a reading is missing
-        self.rx_const, self.tx_const = rx_const, tx_const
+    def __init__(self, device: Device):
+        self.device = device
         self.source = ""
         self.total_rx = self.total_tx = 0  # bytes counted between the first and the last tick
         self.counted_s = 0.0
         self._last: tuple[float, int, int] | None = None
         self._counters = True
 
-    def _throughput(self) -> tuple[float | None, float | None]:
-        rx = self.get("pcie_rx_mbs", "nvmlDeviceGetPcieThroughput", self.rx_const)
-        tx = self.get("pcie_tx_mbs", "nvmlDeviceGetPcieThroughput", self.tx_const)
-        return (None if rx is None else rx * KB / 1e6), (None if tx is None else tx * KB / 1e6)
-
     def read(self, t_s: float) -> tuple[float | None, float | None]:
         """(RX MB/s, TX MB/s) for the time since the previous tick (the first tick has only the throughput)."""
-        thr_rx, thr_tx = self._throughput()
+        d = self.device
+        thr_rx, thr_tx = _value(d.pcie_throughput_mbs("rx")), _value(d.pcie_throughput_mbs("tx"))
         if self._counters:
-            values = self.get("pcie_byte_counters", "nvmlDeviceGetFieldValues", [RX_FIELD, TX_FIELD])
-            if values is not None and all(getattr(v, "nvmlReturn", 0) == 0 for v in values):
-                return self._from_counters(t_s, int(values[0].value.ullVal), int(values[1].value.ullVal), thr_rx, thr_tx)
+            counters = d.pcie_byte_counters()
+            if not isinstance(counters, Unknown):
+                return self._from_counters(t_s, counters[0], counters[1], thr_rx, thr_tx)
             self._counters = False
-            if values is not None:
-                self.unavailable["pcie_byte_counters"] = "PCIe byte counters are not offered by this GPU/driver"
         self.source = "throughput (NVML ~20 ms window)"
         return _round(thr_rx), _round(thr_tx)
 
@@ -69,7 +58,12 @@ class PcieMeter:
         self.total_rx += d_rx
         self.total_tx += d_tx
         self.counted_s += dt
-        return round(d_rx / dt / 1e6, 2), round(d_tx / dt / 1e6, 2)
+        rates = self.device.check("pcie_rx_mbs", d_rx / dt / 1e6), self.device.check("pcie_tx_mbs", d_tx / dt / 1e6)
+        return _round(_value(rates[0])), _round(_value(rates[1]))
+
+
+def _value(v: float | Unknown) -> float | None:
+    return None if isinstance(v, Unknown) else v
 
 
 def _round(v: float | None) -> float | None:

@@ -17,12 +17,11 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
-from doctor.facts.nvml import Nvml, load_pynvml
+from doctor.facts.nvml.session import NvmlSession
 from doctor.facts.sampling.counters import CounterSnapshot, read_counters, window_counters
 from doctor.facts.sampling.gpu_reader import GpuReader
 from doctor.facts.sampling.host_reader import HostReader
 from doctor.model.samples import GpuSample, GpuSeries, HostSample, SampleSeries
-from doctor.model.unknown import Unknown
 
 MIN_HZ, MAX_HZ = 0.2, 10.0
 DEFAULT_HZ = 5.0
@@ -38,12 +37,11 @@ class Sampler:
         self.gpu_indices = tuple(gpu_indices)
         self.pids = tuple(pids or ())
         self.hz = clamp_hz(hz)
-        self._nvml_module = nvml_module
+        self._nvml = NvmlSession(nvml_module)
         self._psutil_module = psutil_module
         self._clock = clock
         self._t0 = 0.0
         self._started_at = ""
-        self._nvml: Nvml | None = None
         self._nvml_reason = ""
         self._readers: list[GpuReader] = []
         self._counters_start: dict[int, CounterSnapshot] = {}
@@ -71,7 +69,7 @@ class Sampler:
         for r in self._readers:
             self._samples[r.index] = []
             if r.ok:
-                self._counters_start[r.index] = read_counters(self._nvml, r.handle, 0.0)
+                self._counters_start[r.index] = read_counters(r.device, 0.0)
         if background:
             self._thread = threading.Thread(target=self._run, name="v100-doctor-sampler", daemon=True)
             self._thread.start()
@@ -85,11 +83,7 @@ class Sampler:
         if self._thread is not None:
             self._thread.join(timeout=5.0)
         self._series = self._build()
-        if self._nvml is not None:
-            try:
-                self._nvml.m.nvmlShutdown()
-            except Exception:
-                pass
+        self._nvml.close()
         return self._series
 
     def __enter__(self) -> "Sampler":
@@ -148,17 +142,10 @@ class Sampler:
         self._thread_cpu_s = time.thread_time() - cpu0
 
     def _open_nvml(self) -> None:
-        module = load_pynvml() if self._nvml_module is None else self._nvml_module
-        if isinstance(module, Unknown):
-            self._nvml_reason = module.reason
+        if not self._nvml.open():
+            self._nvml_reason = self._nvml.reason
             return
-        try:
-            module.nvmlInit()
-        except Exception as exc:
-            self._nvml_reason = f"NVML could not start: {exc}"
-            return
-        self._nvml = Nvml(module)
-        self._readers = [GpuReader(self._nvml, i) for i in self.gpu_indices]
+        self._readers = [GpuReader(self._nvml.device(i)) for i in self.gpu_indices]
         self._statics = {r.index: r.static() for r in self._readers}
 
     def _build(self) -> SampleSeries:
@@ -170,7 +157,7 @@ class Sampler:
             if r.index in self._counters_start:
                 m = r.pcie
                 pcie = (m.total_rx, m.total_tx, m.counted_s) if m.counted_s > 0 else None
-                counters = window_counters(self._counters_start[r.index], read_counters(self._nvml, r.handle, t_end), pcie)
+                counters = window_counters(self._counters_start[r.index], read_counters(r.device, t_end), pcie)
             static = self._statics[r.index]
             names = {str(pid): name for pid in sorted(self._seen_pids)
                      if (name := self._host.name_of(pid) if self._host else None)}

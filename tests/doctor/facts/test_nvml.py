@@ -88,7 +88,7 @@ def test_a_process_memory_nvml_cannot_report_is_unknown():
     from types import SimpleNamespace
 
     m = fake_nvml.v100()
-    m.nvmlDeviceGetComputeProcesses = lambda h: [SimpleNamespace(pid=1, usedGpuMemory=NOT_AVAILABLE_64)]
+    m.nvmlDeviceGetComputeRunningProcesses = lambda h: [SimpleNamespace(pid=1, usedGpuMemory=NOT_AVAILABLE_64)]
     used = gather_nvml(m).gpus[0].processes[0].used_mib
     assert isinstance(used, Unknown) and "used_mib" in used.reason
 

@@ -26,48 +26,6 @@ class Clock:
         return self.t
 
 
-def loaded_v100(calls: dict | None = None, byte_counters: bool = False):
-    """fake_nvml's V100 plus what the sampler reads: throughput, running processes, counters, a memory-temp field."""
-    calls = calls if calls is not None else {}
-    m = fake_nvml.v100()
-    m.NVML_PCIE_UTIL_TX_BYTES, m.NVML_PCIE_UTIL_RX_BYTES = 0, 1
-    state = {"viol": 0, "energy": 1_000_000, "rx": 2**32 - 1000, "rx_step": 50_000, "thr_rx_kbs": 2_000_000}
-
-    def throughput(h, counter):
-        return state["thr_rx_kbs"] if counter == 1 else 40_000  # KB/s: RX ~2 GB/s, TX ~41 MB/s
-
-    def violation(h, policy):
-        state["viol"] += 250_000_000  # every read: +0.25 s of throttling on each policy
-        return SimpleNamespace(referenceTime=0, violationTime=state["viol"])
-
-    def energy(h):
-        state["energy"] += 50_000
-        return state["energy"]
-
-    def fields(h, ids):
-        if len(ids) == 2:  # PCIe byte counters, 32-bit like the H200's, where the "driver" has them
-            state["rx"] += state["rx_step"]
-            ret = 0 if byte_counters else 3
-            return [SimpleNamespace(nvmlReturn=ret, value=SimpleNamespace(ullVal=state["rx"] % 2**32)),
-                    SimpleNamespace(nvmlReturn=ret, value=SimpleNamespace(ullVal=7 * 10**6))]
-        return [SimpleNamespace(nvmlReturn=3, value=SimpleNamespace(uiVal=0))]  # no memory temperature
-
-    def graphics_never(h):
-        calls["graphics"] = calls.get("graphics", 0) + 1
-        raise fake_nvml.NVMLError("Not Supported")
-
-    m.state = state
-    m.NVML_FI_DEV_MEMORY_TEMP = 82
-    m.nvmlDeviceGetPcieThroughput = throughput
-    m.nvmlDeviceGetViolationStatus = violation
-    m.nvmlDeviceGetTotalEnergyConsumption = energy
-    m.nvmlDeviceGetFieldValues = fields
-    m.nvmlDeviceGetComputeRunningProcesses = lambda h: [SimpleNamespace(pid=4242, usedGpuMemory=12 * 1024**3),
-                                                        SimpleNamespace(pid=777, usedGpuMemory=None)]
-    m.nvmlDeviceGetGraphicsRunningProcesses = graphics_never
-    return m
-
-
 class FakeProc:
     def __init__(self, pid, rss_mib=2048.0, shared_mib=100.0, uid=1000, alive=True):
         self.pid, self.rss, self.shared, self.uid, self.alive, self.cpu = pid, rss_mib, shared_mib, uid, alive, 0.0
@@ -132,7 +90,7 @@ def run_ticks(sampler: Sampler, clock: Clock, n: int, step: float = 0.2):
 
 def test_a_tick_reads_clocks_reasons_power_pcie_memory_and_processes():
     clock, ps = Clock(), FakePsutil({4242: FakeProc(4242)})
-    series = run_ticks(Sampler([0], pids=[4242], nvml_module=loaded_v100(), psutil_module=ps, clock=clock), clock, 3)
+    series = run_ticks(Sampler([0], pids=[4242], nvml_module=fake_nvml.sampled_v100(), psutil_module=ps, clock=clock), clock, 3)
     g = series.gpu(0)
     assert g.name == "Tesla V100-PCIE-16GB" and g.sm_clock_max_mhz == 1380 and g.mem_clock_max_mhz == 877
     assert g.slowdown_temperature_c == 87 and g.power_limit_w == 250.0 and g.pcie_gen_max == 3
@@ -148,7 +106,7 @@ def test_a_tick_reads_clocks_reasons_power_pcie_memory_and_processes():
 
 def test_pcie_byte_counters_wrap_at_2_32_and_a_small_step_across_the_wrap_is_exact():
     clock = Clock()
-    series = run_ticks(Sampler([0], nvml_module=loaded_v100(byte_counters=True), clock=clock), clock, 3)
+    series = run_ticks(Sampler([0], nvml_module=fake_nvml.sampled_v100(byte_counters=True), clock=clock), clock, 3)
     g = series.gpu(0)
     assert g.pcie_source.startswith("byte counters")
     assert [x.pcie_rx_mbs for x in g.samples] == [2048.0, 0.25, 0.25]  # first tick: throughput; then 50 kB / 0.2 s
@@ -157,7 +115,7 @@ def test_pcie_byte_counters_wrap_at_2_32_and_a_small_step_across_the_wrap_is_exa
 
 def test_pcie_counter_wrapping_several_times_per_tick_is_unwrapped_with_the_throughput_reading():
     """53 GB/s at 5 Hz moves 10.6 GB per tick: the 32-bit counter wraps twice, as seen on the H200."""
-    clock, m = Clock(), loaded_v100(byte_counters=True)
+    clock, m = Clock(), fake_nvml.sampled_v100(byte_counters=True)
     m.state.update(rx_step=int(10.6e9), thr_rx_kbs=int(50e9 / 1024))  # the 20 ms window reads a little low
     g = run_ticks(Sampler([0], nvml_module=m, clock=clock), clock, 3).gpu(0)
     assert [x.pcie_rx_mbs for x in g.samples][1:] == [53000.0, 53000.0]
@@ -166,7 +124,7 @@ def test_pcie_counter_wrapping_several_times_per_tick_is_unwrapped_with_the_thro
 
 def test_counters_are_deltas_over_the_window_not_sampled_guesses():
     clock = Clock()
-    series = run_ticks(Sampler([0], nvml_module=loaded_v100(), clock=clock), clock, 2)
+    series = run_ticks(Sampler([0], nvml_module=fake_nvml.sampled_v100(), clock=clock), clock, 2)
     c = series.gpu(0).counters
     # six policies each read twice; each read adds 0.25 s to the shared fake counter -> 6 reads apart = 1.5 s
     assert c.throttle_s["power"] == 1.5 and set(c.throttle_s) == {"power", "thermal", "sync_boost", "board_limit",
@@ -178,7 +136,7 @@ def test_counters_are_deltas_over_the_window_not_sampled_guesses():
 def test_a_refused_reading_is_asked_once_and_its_reason_kept():
     calls: dict = {}
     clock = Clock()
-    series = run_ticks(Sampler([0], nvml_module=loaded_v100(calls), clock=clock), clock, 5)
+    series = run_ticks(Sampler([0], nvml_module=fake_nvml.sampled_v100(calls), clock=clock), clock, 5)
     g = series.gpu(0)
     assert calls["graphics"] == 1  # NotSupported on the first tick, never asked again
     assert "graphics_processes" in g.unavailable and "Not Supported" in g.unavailable["graphics_processes"]
@@ -187,7 +145,7 @@ def test_a_refused_reading_is_asked_once_and_its_reason_kept():
 
 
 def test_rate_is_clamped_and_the_thread_stops_promptly():
-    sampler = Sampler([0], hz=1000, nvml_module=loaded_v100())
+    sampler = Sampler([0], hz=1000, nvml_module=fake_nvml.sampled_v100())
     assert sampler.hz == MAX_HZ
     sampler.start()
     time.sleep(0.45)
@@ -216,7 +174,7 @@ def test_a_gpu_that_falls_off_the_bus_keeps_sampling_host_side():
 
 def test_host_side_rss_cpu_and_exit_of_the_watched_process():
     clock, proc = Clock(), FakeProc(4242, rss_mib=5000.0, shared_mib=300.0)
-    sampler = Sampler([0], pids=[4242], nvml_module=loaded_v100(), psutil_module=FakePsutil({4242: proc}), clock=clock)
+    sampler = Sampler([0], pids=[4242], nvml_module=fake_nvml.sampled_v100(), psutil_module=FakePsutil({4242: proc}), clock=clock)
     sampler.start(background=False)
     clock.t += 0.2
     sampler.tick()
@@ -237,7 +195,7 @@ def test_host_side_rss_cpu_and_exit_of_the_watched_process():
 
 def test_series_round_trips_through_the_report_serializer():
     clock, ps = Clock(), FakePsutil({4242: FakeProc(4242)})
-    series = run_ticks(Sampler([0], pids=[4242], nvml_module=loaded_v100(), psutil_module=ps, clock=clock), clock, 3)
+    series = run_ticks(Sampler([0], pids=[4242], nvml_module=fake_nvml.sampled_v100(), psutil_module=ps, clock=clock), clock, 3)
     facts = Facts(gathered_at="x", nvml=gather_nvml(fake_nvml.v100()), python=PythonFacts(version="3", executable="p"),
                   host=HostFacts(), samples=series)
     back = from_jsonable(Facts, json.loads(json.dumps(to_jsonable(facts))))
@@ -271,7 +229,7 @@ def test_host_reader_records_why_a_pid_cannot_be_read():
 
 def test_nvml_sentinels_in_samples_become_none_with_the_reason_kept():
     """NVML_VALUE_NOT_AVAILABLE (all ones) and NaN in a tick are not readings: None, and why, in `unavailable`."""
-    clock, m = Clock(), loaded_v100()
+    clock, m = Clock(), fake_nvml.sampled_v100()
     m.nvmlDeviceGetClockInfo = lambda h, t: (1 << 32) - 1
     m.nvmlDeviceGetPowerUsage = lambda h: float("nan")
     m.nvmlDeviceGetMaxPcieLinkWidth = lambda h: (1 << 32) - 1
@@ -280,6 +238,6 @@ def test_nvml_sentinels_in_samples_become_none_with_the_reason_kept():
     assert all(s.sm_clock_mhz is None and s.power_w is None for s in g.samples)
     assert g.samples[0].processes[0].used_mib is None and g.pcie_width_max is None
     assert g.samples[0].temperature_c == 86 and g.sm_clock_max_mhz == 1380  # the rest is read as before
-    for key, why in (("sm_clock_mhz", "outside"), ("power_w", "not a finite number"), ("used_mib", "outside"),
+    for key, why in (("sm_clock_mhz", "outside"), ("power_draw_w", "not a finite number"), ("used_mib", "outside"),
                      ("pcie_width_max", "outside")):
         assert g.unavailable[key].startswith(f"recorded by NVML: {key} ") and why in g.unavailable[key]
