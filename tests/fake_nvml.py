@@ -9,7 +9,6 @@ from __future__ import annotations
 import types
 from types import SimpleNamespace
 
-
 NOT_SUPPORTED, FUNCTION_NOT_FOUND, GPU_IS_LOST, TIMEOUT = 3, 13, 15, 10
 
 

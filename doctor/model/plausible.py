@@ -3,6 +3,7 @@
 Numbers enter from NVML, a child's JSON, a replayed report and a model's config.json; any of them
 can hold NaN, 1e400, -16160 or "banana". `scrub` turns such a value into Unknown(reason) wherever
 the field allows it, so no check ever sees it (a NaN compares false with everything and would pass).
+NVML's readings are checked one by one as they enter, against the same ranges (doctor/facts/nvml/device.py).
 """
 
 from __future__ import annotations
@@ -107,27 +108,6 @@ def scrub(obj: Any, where: str = "") -> Any:
         elif dataclasses.is_dataclass(value) or isinstance(value, (list, tuple)):
             new = scrub(value, where)
             if new is not value and new != value:
-                changes[f.name] = new
-    return dataclasses.replace(obj, **changes) if changes else obj
-
-
-def dropping(obj: Any, reasons: dict[str, str], where: str = "") -> Any:
-    """For readings whose unknown is None (a sample): every implausible number becomes None, and the first
-    reason for each field is kept in `reasons`."""
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(dropping(v, reasons, where) for v in obj)
-    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
-        return obj
-    changes: dict[str, Any] = {}
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
-        why = problem(f.name, value) if value is not None else None
-        if why:
-            changes[f.name] = None
-            reasons.setdefault(f.name, f"recorded {where}{f.name} {why}")
-        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
-            new = dropping(value, reasons, where)
-            if new != value:
                 changes[f.name] = new
     return dataclasses.replace(obj, **changes) if changes else obj
 

@@ -18,6 +18,7 @@ that risk; HW slowdown and power brake are seen in the sampled reasons instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from doctor.facts.nvml.device import Device
 from doctor.model.samples import WindowCounters
 from doctor.model.unknown import Unknown

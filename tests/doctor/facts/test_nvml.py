@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import fake_nvml
 import pytest
 
 from doctor.facts.nvml import decode_clocks_event_mask, gather_nvml
 from doctor.model.unknown import Unknown, known
-
-import fake_nvml
 
 
 def test_v100_is_read_field_by_field():
@@ -98,6 +97,7 @@ def test_real_values_of_every_card_in_the_fixtures_pass():
     import json
 
     from conftest import MACHINES, ROOT
+
     from doctor.model.plausible import NVML_RANGES, problem
 
     checked = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fake_nvml
+
 from doctor.facts.nvml import gather_nvml
 from doctor.model.unknown import Unknown
 

@@ -6,14 +6,14 @@ import json
 import time
 from types import SimpleNamespace
 
+import fake_nvml
 import pytest
 
-import fake_nvml
 from doctor.facts.nvml import gather_nvml
-from doctor.model.facts import Facts, HostFacts, PythonFacts
 from doctor.facts.sampling.counters import CounterSnapshot, window_counters
 from doctor.facts.sampling.host_reader import HostReader, owner_problem
 from doctor.facts.sampling.sampler import MAX_HZ, Sampler
+from doctor.model.facts import Facts, HostFacts, PythonFacts
 from doctor.model.serialize import from_jsonable, to_jsonable
 from doctor.model.units import MIB
 
