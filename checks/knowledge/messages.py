@@ -13,6 +13,10 @@ OOM_FIX = ("Lower max_seq_len, quantize the cache (Q8/Q4), use a smaller bpw, or
 # What the timed probe needs besides torch: exllamav2, and tokenizers (ExLlamaV2 0.3 needs it but does not declare it).
 PROBE_ENGINE_INSTALL = "pip install exllamav2 tokenizers"
 
+# ExLlamaV2 could not read the model folder: the log signature and a probe that could not load it.
+MODEL_FOLDER_FIX = ("ExLlamaV2 needs config.json, tokenizer.json and *.safetensors in one folder; square brackets in the "
+                    "folder name break its *.safetensors glob.")
+
 # A JIT build of ExLlamaV2's CUDA extension failed: the log signature and a probe that could not import it.
 JIT_BUILD_FIX = ("The JIT build needs nvcc of the same CUDA major version as torch, able to target this card (CUDA 13 "
                  "cannot build for sm_70), plus ninja.")

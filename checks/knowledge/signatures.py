@@ -26,9 +26,9 @@ from functools import lru_cache
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from checks.knowledge.cuda import MVC
 from checks.knowledge.engines import TRITON
-from checks.knowledge.messages import JIT_BUILD_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 from checks.knowledge.hardware import (DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS,
                                        GPU_LOST_FIX)
+from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 
 SEVERITIES = ("error", "warning", "info")  # error: the run failed here; warning: a trap that will bite; info: explains behaviour
 
@@ -356,8 +356,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"|Unknown dtype|incompatible shapes|SentencePiece-only tokenizers",
         ("model-path",),
         "ExLlamaV2 could not read the model directory (config.json, tokenizer or tensor names)",
-        "ExLlamaV2 needs config.json, tokenizer.json and *.safetensors in one folder; square brackets in the folder "
-        "name break its *.safetensors glob.",
+        MODEL_FOLDER_FIX,
         f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P", probe_kind="model-load",
         in_logs=False),  # "config.json" alone is on harmless lines of every loader's log
     Signature(

@@ -40,11 +40,12 @@ def _from_plan(ctx: CheckContext, mb) -> list[Clue]:
     if not split or mb is None:
         return []
     room = sum(split) * GIB  # ExLlamaV2's gpu_split is GB x 1024^3 (model.py set_device_map)
+    given = f"gpu_split {'+'.join(f'{x:g}' for x in split)} GB"
     if room >= mb.gpu_bytes:
-        return [Clue("plan", Status.PASS, f"gpu_split {'+'.join(f'{x:g}' for x in split)} GB covers the model's "
+        return [Clue("plan", Status.PASS, f"{given} covers the model's "
                      f"{gb(mb.gpu_bytes)} of GPU weights")]
     deficit = mb.gpu_bytes - room
-    return [Clue("plan", Status.FAIL, f"gpu_split {'+'.join(f'{x:g}' for x in split)} GB leaves {gb(deficit)} of the "
+    return [Clue("plan", Status.FAIL, f"{given} leaves {gb(deficit)} of the "
                  f"model's {gb(mb.gpu_bytes)} without a GPU: ExLlamaV2 stops with 'Insufficient space in device "
                  "allocation', and an offloading loader (accelerate device_map) would keep it in host RAM", deficit)]
 

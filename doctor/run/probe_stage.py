@@ -119,7 +119,7 @@ def _install_commands(report: Report) -> tuple[str, ...]:
 
 def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
-    from doctor.verdict.build import build_verdict, verdict_finding
+    from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, verdict_finding
     from doctor.model.verdict import NoCeiling
 
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
@@ -131,7 +131,7 @@ def with_probe(report: Report, probe: ProbeReport) -> Report:
     try:
         verdict = build_verdict(probe, report.facts, report.plan)
     except NoCeiling as exc:
-        speed = Finding(id="decode-speed", title="Measured decode speed vs this card's ceiling", status=Status.INFO,
+        speed = Finding(id="decode-speed", title=DECODE_SPEED_TITLE, status=Status.INFO,
                         summary=f"{probe.result.decode_tok_s:.1f} tok/s measured; no ceiling to compare with: {exc}",
                         evidence={"measured_tok_s": probe.result.decode_tok_s})
         return replace(report, probe=probe, timings_ms=timings, findings=merge_findings(report.findings, [speed]))

@@ -39,6 +39,7 @@ from doctor.verdict.evidence import decode_evidence
 
 NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
 BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
+DECODE_SPEED_TITLE = "Measured decode speed vs this card's ceiling"  # the decode-speed finding, with or without a ceiling
 MOSTLY_UNEXPLAINED = 0.5  # above this share of the gap, the verdict names the evidence it lacks
 
 
@@ -296,7 +297,7 @@ def verdict_finding(v: Verdict, synthetic: bool = False) -> Finding:
     A synthetic model's speed is information about the engine on this card, not a problem with a setup."""
     status = Status.INFO if synthetic else Status.PASS if v.near_ceiling else Status.WARN
     top_fix = v.fixes[0] if v.fixes else None
-    return Finding(id="decode-speed", title="Measured decode speed vs this card's ceiling", status=status,
+    return Finding(id="decode-speed", title=DECODE_SPEED_TITLE, status=status,
                    summary=v.headline,
                    evidence={"measured_tok_s": v.measured_tok_s, "ceiling_tok_s": v.ceiling_tok_s,
                              "efficiency": v.efficiency, "bytes_per_token_gb": round(v.bytes.total / GB, 3),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
-from checks.knowledge.messages import JIT_BUILD_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
+from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 from checks.knowledge.signatures import oom_figures
 from doctor.model.findings import Finding, Status
 from doctor.model.probe_results import ProbeReport
@@ -64,8 +64,7 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
     if kind == "model-load":
         ev["log_tail"] = tail[-1500:]
         return _finding("model-load", Status.FAIL, msg, ev,
-                        "ExLlamaV2 needs config.json, tokenizer.json and *.safetensors in one folder; square brackets in "
-                        "the folder name break its *.safetensors glob.")
+                        MODEL_FOLDER_FIX)
     if kind == "cancelled":
         return _finding("probe", Status.SKIP, f"the probe was cancelled during {probe.error_phase}", ev)
     if kind == "timeout":

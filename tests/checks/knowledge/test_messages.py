@@ -1,6 +1,6 @@
 """The fix sentences that several parts print are written once (checks/knowledge/messages.py) and used as written."""
 
-from checks.knowledge.messages import JIT_BUILD_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
+from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 from checks.knowledge.signatures import SIGNATURES
 from checks.prescription.probe_install import probe_install_commands
 from doctor.model.probe_results import ProbeReport
@@ -33,3 +33,8 @@ def test_the_probe_install_line_is_one_command_everywhere():
     assert probe_install_commands(None, "2.8.0+cu126")[-1] == f'{PROBE_ENGINE_INSTALL} "torch==2.8.0+cu126"'
     installs = [c for s in SIGNATURES for c in s.commands if c.startswith("pip install exllamav2")]
     assert installs and set(installs) == {PROBE_ENGINE_INSTALL}
+
+
+def test_the_model_folder_fix_is_one_sentence_everywhere():
+    assert failure_finding(failed("model-load")).fix == MODEL_FOLDER_FIX
+    assert [s for s in SIGNATURES if "square brackets" in s.fix] == [s for s in SIGNATURES if s.fix == MODEL_FOLDER_FIX] != []
