@@ -55,6 +55,8 @@ def checked(reading: str, value: Any) -> Any:
 
 
 class Device:
+    """One GPU of an open NvmlSession (NvmlSession.device(index)); never raises for what NVML refuses."""
+
     def __init__(self, binding: Binding, index: int):
         self.binding = binding
         self.index = index

@@ -51,8 +51,8 @@ class GpuReader:
 
     def sample(self, t_s: float) -> GpuSample:
         d = self.device
-        if d.gone is not None:
-            return GpuSample(t_s=t_s)
+        if not d.readable:
+            return GpuSample(t_s=round(t_s, 3))
         mask = d.clocks_event_mask()
         util = d.utilization()
         rx, tx = self.pcie.read(t_s)
