@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from doctor.model.facts import Facts, GpuFacts
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
 
 
@@ -16,7 +17,7 @@ class CheckContext:
 
     facts: Facts
     plan: Plan
-    prior: dict[str, Finding] = field(default_factory=dict)
+    prior: dict[CheckId, Finding] = field(default_factory=dict)
 
     def target_gpu(self) -> GpuFacts | None:
         return self.facts.gpu(self.plan.gpu_index)
@@ -37,12 +38,17 @@ class CheckContext:
 
 @dataclass(frozen=True)
 class Check:
-    id: str
+    id: CheckId
     title: str
     run: Callable[[CheckContext], Finding]
-    depends_on: tuple[str, ...] = ()
+    depends_on: tuple[CheckId, ...] = ()
     # a dependency that did not pass blocks this check only when its status is in here
     blocked_by: tuple[Status, ...] = (Status.FAIL, Status.SKIP, Status.ERROR)
+
+    def __post_init__(self) -> None:
+        # an id or a dependency that is no CheckId raises here, when the check's module loads
+        object.__setattr__(self, "id", CheckId(self.id))
+        object.__setattr__(self, "depends_on", tuple(CheckId(d) for d in self.depends_on))
 
     def finding(self, status: Status, summary: str, evidence: dict[str, Any] | None = None,
                 fix: str = "", commands: tuple[str, ...] | list[str] = ()) -> Finding:

@@ -12,12 +12,13 @@ from checks.base import Check
 from checks.runner import run_checks
 from doctor.model.facts import Facts
 from doctor.model.findings import SEVERITY, GpuJudgement
+from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
 from doctor.model.unknown import show
 
 # the checks that look at one card; the others (host, model, numbering) run once
-PER_GPU_CHECK_IDS = ("compute-capability", "cuda-pairing", "flash-attn", "thermal", "gpu-processes", "pcie-link",
-                     "gpu-memory-health", "exllamav2-ready")
+PER_GPU_CHECK_IDS = (CheckId.COMPUTE_CAPABILITY, CheckId.CUDA_PAIRING, CheckId.FLASH_ATTN, CheckId.THERMAL,
+                     CheckId.GPU_PROCESSES, CheckId.PCIE_LINK, CheckId.GPU_MEMORY_HEALTH, CheckId.EXLLAMAV2_READY)
 
 
 def judged_indices(facts: Facts, plan: Plan) -> tuple[int, ...]:
@@ -32,7 +33,7 @@ def judge_each_gpu(facts: Facts, plan: Plan, checks: tuple[Check, ...]) -> tuple
     if len(indices) < 2:
         return ()
     per_card = [c for c in checks if c.id in PER_GPU_CHECK_IDS]
-    gate = [c for c in checks if c.id == "gpu-present"]
+    gate = [c for c in checks if c.id == CheckId.GPU_PRESENT]
     numbering = cuda_numbering(facts.nvml.gpus, facts.python.env)
     out = []
     for i in indices:

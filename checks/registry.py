@@ -8,6 +8,7 @@ from checks.model import MODEL_CHECKS, applies as model_checks_apply
 from checks.multi_gpu import MULTI_GPU_CHECKS, applies as multi_gpu_checks_apply
 from checks.probe import PROBE_CHECKS
 from checks.runtime import RUNTIME_CHECKS
+from doctor.model.ids import CheckId
 
 
 def all_checks() -> tuple[Check, ...]:
@@ -22,5 +23,5 @@ def checks_for(plan, facts=None) -> tuple[Check, ...]:
                  and (c not in MULTI_GPU_CHECKS or multi_gpu_checks_apply(facts)))
 
 
-def check_ids() -> list[str]:
+def check_ids() -> list[CheckId]:
     return [c.id for c in all_checks()]

@@ -21,7 +21,7 @@ def run_one(check: Check, ctx: CheckContext) -> Finding:
         prior = ctx.prior.get(dep)
         if prior is not None and prior.status in check.blocked_by:
             return check.finding(Status.SKIP, f"skipped: needs {dep}, which {_past(prior.status)}",
-                                 {"needs": dep})
+                                 {"needs": dep.value})
     start = time.perf_counter()
     try:
         finding = check.run(ctx)

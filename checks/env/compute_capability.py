@@ -8,6 +8,7 @@ from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
 from checks.knowledge.engines import TRITON
 from checks.knowledge.gpus import spec_for_key, spec_for_name
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 
 
 def capability_profile(cc: str) -> dict:
@@ -72,5 +73,5 @@ def run(ctx: CheckContext) -> Finding:
 
 
 # gpu-present skips when planning for --target-gpu on a machine without a GPU: then this check judges the planned card
-CHECK = Check(id="compute-capability", title="Compute capability", run=run, depends_on=("gpu-present",),
+CHECK = Check(id=CheckId.COMPUTE_CAPABILITY, title="Compute capability", run=run, depends_on=(CheckId.GPU_PRESENT,),
               blocked_by=(Status.FAIL, Status.ERROR))

@@ -12,6 +12,7 @@ from checks.prescription.problems import stack_of, torch_archs
 from checks.prescription.quote import route_fix
 from checks.prescription.machine import machine_prescription
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
 FAILS = frozenset({"driver_too_new_for_card", "torch_broken", "torch_cpu_only", "torch_no_kernel", "driver_too_old_for_torch"})
@@ -59,4 +60,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, summary, ev)
 
 
-CHECK = Check(id="cuda-pairing", title="Driver, CUDA and PyTorch pairing", run=run, depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.CUDA_PAIRING, title="Driver, CUDA and PyTorch pairing", run=run, depends_on=(CheckId.GPU_PRESENT,))

@@ -6,6 +6,7 @@ from checks.base import Check, CheckContext
 from checks.knowledge.attention import (EXLLAMAV2_ATTN_ORDER, cc_at_least, EXLLAMAV2_FLASH_TRAP, FLASH_ATTN_COMMANDS, flash_attn_fix,
                                         flash_attn_generation, flash_attn_supports)
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
 
@@ -51,4 +52,4 @@ def run(ctx: CheckContext) -> Finding:
                          f"with \"{gen.error}\"", ev, fix, list(FLASH_ATTN_COMMANDS))
 
 
-CHECK = Check(id="flash-attn", title="flash-attn vs this card", run=run, depends_on=("compute-capability",))
+CHECK = Check(id=CheckId.FLASH_ATTN, title="flash-attn vs this card", run=run, depends_on=(CheckId.COMPUTE_CAPABILITY,))

@@ -9,6 +9,7 @@ from checks.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, 
 from checks.prescription.machine import machine_prescription
 from checks.prescription.quote import route_fix
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.unknown import Unknown, known, show
 
 
@@ -92,4 +93,4 @@ def run(ctx: CheckContext) -> Finding:
                          f"(supports CUDA up to {show(nvml.cuda_driver_version)})", evidence)
 
 
-CHECK = Check(id="gpu-present", title="NVIDIA GPU and driver", run=run)
+CHECK = Check(id=CheckId.GPU_PRESENT, title="NVIDIA GPU and driver", run=run)

@@ -29,6 +29,12 @@ from checks.knowledge.engines import TRITON
 from checks.knowledge.hardware import (DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS,
                                        GPU_LOST_FIX)
 from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
+from doctor.model.ids import CheckId, FailureKind
+
+# The probe's failure kinds that rows of this table recognise, in priority order: when an exception's text
+# matches rows of several kinds, the first kind here names it ("FlashAttention only supports" beats the OOM it may cause).
+PROBE_KINDS = (FailureKind.FLASH_ATTN, FailureKind.NO_KERNEL_IMAGE, FailureKind.JIT_BUILD, FailureKind.OOM,
+               FailureKind.NOT_INSTALLED, FailureKind.MODEL_LOAD)
 
 SEVERITIES = ("error", "warning", "info")  # error: the run failed here; warning: a trap that will bite; info: explains behaviour
 
@@ -39,7 +45,7 @@ class Signature:
     engine: str
     anchor: str | tuple[str, ...]  # lower-case literal(s): every line the pattern matches holds one of them
     pattern: str
-    checks: tuple[str, ...]  # pitfall ids, the first is the pitfall's name; any may confirm it
+    checks: tuple[CheckId, ...]  # pitfall ids, the first is the pitfall's name; any may confirm it
     title: str
     fix: str
     source: str
@@ -52,12 +58,23 @@ class Signature:
     pass_note: str = ""  # what a passing check leaves open
     # (check id, evidence key): a passing finding whose evidence says False there still has the pitfall (a card's
     # limit that the check notes without warning, e.g. compute-capability's "triton" below cc 7.0); True rules it out
-    confirmed_by_evidence: tuple[str, str] = ()
-    probe_kind: str = ""  # the probe failure kind this text means (PROBE_KINDS), "" when it never stops a probe
+    confirmed_by_evidence: tuple[CheckId, str] | tuple[()] = ()
+    probe_kind: FailureKind | None = None  # the probe failure kind this text means (PROBE_KINDS); None: never stops a probe
     in_logs: bool = True  # False: recognised only in a probe's exception text, never in `explain`'s logs
 
+    def __post_init__(self) -> None:
+        # a pitfall id or a failure kind that does not exist raises here, when the table loads
+        object.__setattr__(self, "checks", tuple(CheckId(c) for c in self.checks))
+        if self.confirmed_by_evidence:
+            check, key = self.confirmed_by_evidence
+            object.__setattr__(self, "confirmed_by_evidence", (CheckId(check), key))
+        if self.probe_kind is not None:
+            object.__setattr__(self, "probe_kind", FailureKind(self.probe_kind))
+            if self.probe_kind not in PROBE_KINDS:
+                raise ValueError(f"signature {self.id}: {self.probe_kind} is not a kind the signature table names")
+
     @property
-    def check(self) -> str:
+    def check(self) -> CheckId:
         return self.checks[0]
 
     @property
@@ -91,18 +108,18 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "no-kernel-image", "torch / CUDA runtime", "kernel image",
         r"no kernel image is available for execution on the device",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "No compiled kernel for this GPU's architecture: the torch wheel (or a compiled extension) was built without it",
         TORCH_FIX, "https://github.com/vllm-project/vllm/issues/19185", "P",
         rules_out_on_pass=False,
         pass_note="torch itself has kernels for this card here, so the missing kernel is in another compiled extension "
                   "(exllamav2_ext, xformers, bitsandbytes, flash-attn) built without this card's arch; rebuild it with "
                   "TORCH_CUDA_ARCH_LIST set to this card's compute capability",
-        probe_kind="no-kernel-image"),
+        probe_kind=FailureKind.NO_KERNEL_IMAGE),
     Signature(
         "torch-capability-too-old", "torch", "capability",
         r"Found GPU(?P<gpu_index>\d+) (?P<gpu_name>.+?) which is of cuda capability (?P<card_cc>\d+\.\d+)",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "torch warns that this card is older than every architecture its wheel was built for (torch 2.10 and older wording)",
         TORCH_FIX, "https://github.com/vllm-project/vllm/issues/19185", "P", severity="warning",
         followup=r"minimum cuda capability (?:supported by this library|that we support) is (?P<min_cc>\d+\.\d+)",
@@ -110,14 +127,14 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "torch-capability-not-compatible", "torch", "capability",
         r"(?P<gpu_name>[\w .()-]+?) with CUDA capability (?P<card_cc>sm_\d+) is not compatible with the current PyTorch installation",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "torch warns that its wheel has no kernels for this card's architecture",
         TORCH_FIX, "https://github.com/vllm-project/vllm/issues/21633", "P", severity="warning",
         followup=r"supports CUDA capabilities (?P<built_for>(?:(?:sm|compute)_\d+ ?)+)", followup_lines=2),
     Signature(
         "torch-capability-cc-list", "torch", "capability",
         r"Found GPU(?P<gpu_index>\d+) (?P<gpu_name>.+?) which is of compute capability \(CC\) (?P<card_cc>\d+\.\d+)",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "torch (2.11+ wording) warns that none of the architectures in its wheel runs on this card",
         TORCH_FIX + " The CUDA versions this warning suggests can be wrong for 2.11: only cu126 still has sm_70 there.",
         "https://github.com/pytorch/pytorch/issues/182250", "P", severity="warning",
@@ -125,7 +142,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "torch-maxwell-pascal-removed", "torch", "maxwell",
         r"Support for Maxwell and Pascal architectures is removed for CUDA (?P<cuda>\d+\.\d+)\+ builds",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "torch's CUDA 12.8+ wheels dropped Maxwell and Pascal (P100, P40)",
         "Install a cu126 torch build: pip install torch --index-url https://download.pytorch.org/whl/cu126",
         "https://github.com/pytorch/pytorch/pull/158700", "P", severity="warning"),
@@ -133,20 +150,20 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "flash-attn-needs-ampere", "flash-attn", "flashattention",
         r"FlashAttention only supports (?:Ampere GPUs or newer|Turing, Ampere or Hopper GPUs)",
-        ("flash-attn",),
+        (CheckId.FLASH_ATTN,),
         "flash-attn is installed and was called on a GPU older than it supports (FA2 needs cc 8.0+)",
         flash_attn_fix(), f"{EXL2_REPO}/issues/502", "P", commands=FLASH_ATTN_COMMANDS,
-        probe_kind="flash-attn"),
+        probe_kind=FailureKind.FLASH_ATTN),
     Signature(
         "exllamav2-flash-attn-unsupported-gpu", "exllamav2", "flash attention",
         r"Flash Attention is installed but unsupported GPUs were detected",
-        ("flash-attn",),
+        (CheckId.FLASH_ATTN,),
         "ExLlamaV2 saw flash-attn on a GPU it cannot run on, warned, and will still call it",
         flash_attn_fix(), f"{EXL2_REPO}/issues/502", "P", severity="warning", commands=FLASH_ATTN_COMMANDS),
     Signature(
         "paged-attention-needs-flash-attn", "exllamav2", "flash attention",
         r"Paged attention required Flash Attention (?P<min_version>[\d.]+) or later",
-        ("flash-attn",),
+        (CheckId.FLASH_ATTN,),
         "ExLlamaV2's dynamic generator defaults to paged attention, which needs flash-attn 2.5.7+ (and so an Ampere+ GPU)",
         "Create the generator with paged=False (batch size 1), or in TabbyAPI let it fall back to compatibility mode; "
         "on a V100 flash-attn cannot be the fix.",
@@ -156,7 +173,7 @@ SIGNATURES: tuple[Signature, ...] = (
         r"An unsupported GPU is found in this configuration\. Switching to compatibility mode"
         r"|This disables parallel batching and features that rely on it"
         r"|To disable compatab?ility mode, all GPUs must be ampere",
-        ("flash-attn",),
+        (CheckId.FLASH_ATTN,),
         "TabbyAPI found a pre-Ampere GPU and turned off flash-attn and paged batching (expected on a V100)",
         "Nothing to fix for a single user; batching needs an Ampere+ GPU.",
         f"{EXL2_REPO}/issues/502", "P", severity="info", rules_out_on_pass=False,
@@ -164,7 +181,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "dynamic-generator-8bit-cache", "exllamav2", "8-bit cache",
         r"Dynamic generator does not currently work with 8-bit cache",
-        ("memory-budget",),
+        (CheckId.MEMORY_BUDGET,),
         "The FP8 cache (ExLlamaV2Cache_8bit) cannot be used with the dynamic generator",
         "Use a Q8, Q6 or Q4 cache (ExLlamaV2Cache_Q8/Q6/Q4; TabbyAPI cache_mode: Q8) or FP16; Q8 keeps almost FP16 "
         "quality at about half the memory.",
@@ -177,56 +194,56 @@ SIGNATURES: tuple[Signature, ...] = (
         rf"(?P<total_mib>{SIZE}) of which (?P<free_mib>{SIZE}) is free"
         rf"(?:.*?(?:Process (?P<other_pid>\d+)|this process) has (?P<in_use_mib>{SIZE}) memory in use)?"
         rf"(?:.*?Of the allocated memory (?P<torch_allocated_mib>{SIZE}) is allocated by PyTorch)?",
-        ("memory-budget", "gpu-processes"),
+        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory (weights + KV cache at this max_seq_len + scratch did not fit)",
         OOM_FIX, f"{EXL2_REPO}/issues/677", "P",
-        probe_kind="oom"),
+        probe_kind=FailureKind.OOM),
     Signature(
         "cuda-oom-legacy", "torch", "out of memory",
         rf"CUDA out of memory\. Tried to allocate (?P<tried_mib>{SIZE}) \(GPU (?P<gpu_index>\d+); (?P<total_mib>{SIZE}) "
         rf"total capacity; (?P<torch_allocated_mib>{SIZE}) already allocated; (?P<free_mib>{SIZE}) free",
-        ("memory-budget", "gpu-processes"),
+        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory (torch 2.0 and older wording)",
         OOM_FIX,
         "https://github.com/kchengiva/Shift-GCN/issues/34", "S",
-        probe_kind="oom"),
+        probe_kind=FailureKind.OOM),
     Signature(
         "cuda-oom-plain", "torch / CUDA", "out of memory",
         r"CUDA (?:error: )?out of memory",
-        ("memory-budget", "gpu-processes"),
+        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory",
         OOM_FIX,
         f"{EXL2_REPO}/issues/677", "P",
-        probe_kind="oom"),
+        probe_kind=FailureKind.OOM),
     Signature(
         "exllamav2-insufficient-vram", "exllamav2", "insufficient",
         r"Insufficient VRAM (?:in split )?for model and cache",
-        ("memory-budget", "gpu-processes"),
+        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "ExLlamaV2's autosplit could not fit the model and its cache on the GPUs (often a default 32k-128k context)",
         "Set max_seq_len (e.g. 4096 or 8192) when creating the cache, or use a Q8/Q4 cache.",
         f"{EXL2_REPO}/issues/383", "P",
-        probe_kind="oom"),
+        probe_kind=FailureKind.OOM),
     Signature(
         "exllamav2-insufficient-space", "exllamav2", "insufficient",
         r"Insufficient space in device allocation",
-        ("memory-budget",),
+        (CheckId.MEMORY_BUDGET,),
         "The gpu_split given to ExLlamaV2 is smaller than the weights plus scratch it must hold",
         "Raise the gpu_split entries (GB per GPU, weights and scratch only), or let autosplit place the layers.",
         f"{EXL2_REPO}/issues/168", "P",
-        probe_kind="oom"),
+        probe_kind=FailureKind.OOM),
     Signature(
         "out-of-memory-any-wording", "torch / CUDA / exllamav2", ("out of memory", "outofmemoryerror"),
         r"out of memory|OutOfMemoryError",
-        ("memory-budget", "gpu-processes"),
+        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory (a wording the rows above do not quote)",
         OOM_FIX,
-        f"{EXL2_REPO}/issues/677", "P", probe_kind="oom",
+        f"{EXL2_REPO}/issues/677", "P", probe_kind=FailureKind.OOM,
         in_logs=False),  # in a log the CUDA OOM rows above say more (with the numbers)
     # --- model format ---------------------------------------------------------------------------------------
     Signature(
         "exl3-needs-exllamav3", "ExLlamaV3 loaders", ("exllamav3", "exl3"),
         r"No module named '?exllamav3'?|Unsupported quantization method:? ['\"]?exl3\b",
-        ("quant-format", "compute-capability"),
+        (CheckId.QUANT_FORMAT, CheckId.COMPUTE_CAPABILITY),
         "An EXL3 model (quant_method exl3) needs ExLlamaV3, and ExLlamaV3 needs cc 8.0 or newer",
         "On a V100 (cc 7.0) or any card below cc 8.0 use an EXL2 quant of the same model with ExLlamaV2; "
         "`v100-doctor --model DIR` says which runtime each format gets on this card.",
@@ -234,20 +251,20 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "cuda-malloc-async-oom", "torch (cudaMallocAsync allocator)", "exceed allowed memory",
         r"Allocation on device (?P<gpu_index>\d+) would exceed allowed memory\. \(out of memory\)",
-        ("memory-budget", "gpu-processes"),
+        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory under torch's cudaMallocAsync allocator (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, "
         "TabbyAPI's cuda_malloc_async / cuda_malloc_backend): the same budget, another wording; this allocator can run "
         "out where the default one still fits",
         OOM_FIX + " Also try the default allocator: in TabbyAPI set cuda_malloc_async: false in config.yml (its default "
         "now; older versions call it cuda_malloc_backend), elsewhere unset PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync.",
-        "https://github.com/theroyallab/tabbyAPI/issues/381", "P", probe_kind="oom",
+        "https://github.com/theroyallab/tabbyAPI/issues/381", "P", probe_kind=FailureKind.OOM,
         followup=(rf"Currently allocated\s*: (?P<allocated_mib>{SIZE})|Requested\s*: (?P<tried_mib>{SIZE})"
                   rf"|Device limit\s*: (?P<total_mib>{SIZE})|Free \(according to CUDA\)\s*: (?P<free_mib>{SIZE}|\d+ bytes)"),
         followup_lines=6),
     Signature(
         "tabbyapi-one-gpu-no-split", "TabbyAPI", "disabling gpu split",
         r"Disabling GPU split because one GPU is in use",
-        ("memory-budget",),
+        (CheckId.MEMORY_BUDGET,),
         "TabbyAPI sees one GPU, so gpu_split and gpu_split_auto are ignored: the whole model and cache must fit this card",
         "Nothing to fix when one GPU is meant. If a second GPU should take layers, check CUDA_VISIBLE_DEVICES and that "
         "`nvidia-smi -L` lists it.",
@@ -256,7 +273,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "accelerate-offloaded-to-cpu", "accelerate / transformers", "offloaded to the",
         r"Some parameters are on the meta device(?: device)? because they were offloaded to the (?P<offloaded_to>cpu(?:/disk| and/or disk| and disk)?|disk)",
-        ("cpu-offload",),
+        (CheckId.CPU_OFFLOAD,),
         "The loader (device_map=\"auto\") put part of the weights in CPU RAM or on disk: every token copies them over "
         "PCIe, so decode runs at a fraction of the GPU's speed",
         "Make the model fit the GPU instead: a smaller quant (EXL2 at a lower bpw with ExLlamaV2), a shorter context, or "
@@ -269,51 +286,51 @@ SIGNATURES: tuple[Signature, ...] = (
         "cuda-version-mismatch", "torch cpp_extension", "mismatches",
         r"The detected CUDA version \((?P<nvcc_cuda>[\d.]+)\) mismatches the version that was used to compile"
         r"(?:\s+PyTorch \((?P<torch_cuda>[\d.]+)\))?",
-        ("cuda-pairing", "exllamav2-ready"),
+        (CheckId.CUDA_PAIRING, CheckId.EXLLAMAV2_READY),
         "nvcc's CUDA major version differs from the one torch was built with, so JIT extensions will not build",
         "Install the CUDA toolkit whose major version matches torch.version.cuda and point CUDA_HOME at it, or "
         "install the torch variant that matches your nvcc.",
         "https://github.com/vllm-project/vllm/issues/1060", "P",
         followup=r"PyTorch \((?P<torch_cuda>[\d.]+)\)", followup_lines=1,
-        probe_kind="jit-build"),
+        probe_kind=FailureKind.JIT_BUILD),
     Signature(
         "nvcc-unsupported-arch", "nvcc", "unsupported gpu",
         r"Unsupported gpu architecture '(?:compute|sm)_(?P<arch_cc>\d+)'",
-        ("cuda-pairing", "exllamav2-ready"),
+        (CheckId.CUDA_PAIRING, CheckId.EXLLAMAV2_READY),
         "This nvcc cannot compile for the card: CUDA 13 dropped Volta/Pascal (sm_70/sm_6x); very old nvcc lacks new cards",
         "Build with a CUDA 12.x toolkit (12.6-12.9 still target sm_70): export CUDA_HOME=/usr/local/cuda-12.6 and "
         "put its bin/ first on PATH.",
         "https://github.com/RenderKit/oidn/issues/274", "P",
-        probe_kind="jit-build"),
+        probe_kind=FailureKind.JIT_BUILD),
     Signature(
         "cuda-home-not-set", "torch cpp_extension", "cuda_home",
         r"CUDA_HOME environment variable is not set",
-        ("exllamav2-ready",),
+        (CheckId.EXLLAMAV2_READY,),
         "No CUDA toolkit (nvcc) was found, so ExLlamaV2's extension cannot be JIT-built",
         "Install a CUDA 12.x toolkit and export CUDA_HOME=/usr/local/cuda-12.x, or install a prebuilt exllamav2 "
         "wheel that matches your torch.",
         "https://github.com/turboderp-org/exui/issues/38", "P",
-        probe_kind="jit-build"),
+        probe_kind=FailureKind.JIT_BUILD),
     Signature(
         "ninja-missing", "torch cpp_extension", "ninja is required",
         r"Ninja is required to load C\+\+ extensions",
-        ("exllamav2-ready",),
+        (CheckId.EXLLAMAV2_READY,),
         "ninja is not on PATH, so the JIT build cannot start (often: the venv's bin/ is not activated)",
         "pip install ninja inside the same environment, and activate it (the pip ninja lives in venv/bin).",
         "https://github.com/smthemex/ComfyUI_YuE/issues/12", "P", commands=("pip install ninja",),
-        probe_kind="jit-build"),
+        probe_kind=FailureKind.JIT_BUILD),
     Signature(
         "jit-build-failed", "torch cpp_extension", ("error building extension", "nvcc fatal", "ninja: build stopped"),
         r"Error building extension|nvcc fatal|ninja: build stopped",
-        ("cuda-pairing", "exllamav2-ready"),
+        (CheckId.CUDA_PAIRING, CheckId.EXLLAMAV2_READY),
         "A JIT build of a CUDA extension (ExLlamaV2's exllamav2_ext) failed; the compiler's own line says why",
         JIT_BUILD_FIX,
-        "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py", "P", probe_kind="jit-build",
+        "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py", "P", probe_kind=FailureKind.JIT_BUILD,
         in_logs=False),  # in a log the compiler line beside it (nvcc-unsupported-arch, ...) names the cause
     Signature(
         "exllamav2-ext-undefined-symbol", "exllamav2", "undefined symbol",
         r"exllamav2_ext\S*: undefined symbol: (?P<symbol>\S+)|\"undefined symbol\" error here usually means",
-        ("exllamav2-ready",),
+        (CheckId.EXLLAMAV2_READY,),
         "A prebuilt exllamav2_ext was compiled against a different torch version than the one installed",
         "Install the exllamav2 wheel built for your exact torch version, or the JIT version "
         "(pip install exllamav2 from PyPI) so it builds against your torch.",
@@ -321,7 +338,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "flash-attn-undefined-symbol", "flash-attn", "undefined symbol",
         r"(?P<module>flash_attn(?:_2)?_cuda)\S*: undefined symbol(?:: (?P<symbol>\S+))?",
-        ("flash-attn",),
+        (CheckId.FLASH_ATTN,),
         "A flash-attn wheel built for another torch (or C++ ABI) than the one installed: its extension cannot load",
         flash_attn_fix() + " On an Ampere+ card instead install the flash-attn wheel built for this exact torch, CUDA and "
         "C++ ABI (cxx11abiTRUE/FALSE), or build it against this torch.",
@@ -332,37 +349,37 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "python-module-missing", "Python", "no module named",
         r"No module named '?(?P<module>(?:exllamav2|torch|tokenizers|safetensors)\w*)",
-        ("exllamav2-ready",),
+        (CheckId.EXLLAMAV2_READY,),
         "A package the probe (or the server) imports is not installed in the Python that runs it",
         "Install torch with CUDA, exllamav2 and tokenizers in the Python that runs the server (and the doctor), "
         "or activate the environment that has them.",
         "https://github.com/oobabooga/textgen/issues/6163", "P", commands=(PROBE_ENGINE_INSTALL,),
-        probe_kind="not-installed"),
+        probe_kind=FailureKind.NOT_INSTALLED),
     # --- the model path ---------------------------------------------------------------------------------------
     Signature(
         "no-safetensors-found", "exllamav2", "safetensors files found",
         r"No \.safetensors files found in (?P<model_dir>.+?)\s*$",
-        ("model-path",),
+        (CheckId.MODEL_PATH,),
         "ExLlamaV2 found no weights: a wrong directory, or [ ] in the name broke its *.safetensors glob",
         "Point at the directory holding the .safetensors files; rename directories with [ or ] in the name "
         "(e.g. 'Model [4.0bpw]' -> 'Model-4.0bpw').",
         f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P",
-        probe_kind="model-load"),
+        probe_kind=FailureKind.MODEL_LOAD),
     Signature(
         "exllamav2-model-load", "exllamav2", ("could not find", "missing any of", "no supported tokenizer",
                                               "config.json", "unknown dtype", "incompatible shapes",
                                               "sentencepiece-only"),
         r"Could not find .* in model|Missing any of the following keys|No supported tokenizer found|config\.json"
         r"|Unknown dtype|incompatible shapes|SentencePiece-only tokenizers",
-        ("model-path",),
+        (CheckId.MODEL_PATH,),
         "ExLlamaV2 could not read the model directory (config.json, tokenizer or tensor names)",
         MODEL_FOLDER_FIX,
-        f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P", probe_kind="model-load",
+        f"{EXL2_REPO}/blob/master/exllamav2/config.py", "P", probe_kind=FailureKind.MODEL_LOAD,
         in_logs=False),  # "config.json" alone is on harmless lines of every loader's log
     Signature(
         "argparse-unrecognized-arguments", "argparse (any CLI)", "error",
         r"error: unrecognized arguments: (?P<args>[^-\s]\S*(?: \S+)*)",
-        ("model-path",),
+        (CheckId.MODEL_PATH,),
         "A launcher got extra words it does not know: usually a path with a space that was not quoted",
         "Quote the path: -m \"/data/models/qwen 27b exl2\", or rename the directory without spaces.",
         "https://github.com/bmaltais/kohya_ss/issues/280", "S"),
@@ -371,7 +388,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "vllm-quantization-min-capability", "vLLM", "capability",
         r"The quantization method (?P<method>\S+) is not supported for the current GPU\. Minimum capability: "
         r"(?P<min_cc>\d+)\. Current capability: (?P<card_cc>\d+)",
-        ("quant-format",),
+        (CheckId.QUANT_FORMAT,),
         "vLLM refuses this quantization format on this card's compute capability (AWQ needs 7.5+)",
         QUANT_FIX,
         "https://github.com/vllm-project/vllm/issues/4202", "P"),
@@ -379,7 +396,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "vllm-quant-scheme-min-capability", "vLLM (compressed-tensors)", "quantization scheme",
         r"Quantization scheme is not supported for [',\s]*the current GPU\. Min capability: (?P<min_cc>\d+)\.[',\s]*"
         r"Current capability: (?P<card_cc>\d+)",
-        ("quant-format",),
+        (CheckId.QUANT_FORMAT,),
         "vLLM refuses this checkpoint's quantization scheme (compressed-tensors: W8A8, FP8, W4A16 ...) on this card's "
         "compute capability",
         QUANT_FIX + " `v100-doctor --model DIR` says which runtime each format gets on this card.",
@@ -388,21 +405,21 @@ SIGNATURES: tuple[Signature, ...] = (
         "vllm-bf16-needs-cc80", "vLLM", "bfloat16",
         r"Bfloat16 is only supported on GPUs with compute capability of at least (?P<min_cc>\d+\.\d+)\."
         r"(?: Your (?P<gpu_name>.+?) GPU has compute capability (?P<card_cc>\d+\.\d+))?",
-        ("dtype",),
+        (CheckId.DTYPE,),
         "vLLM refuses bfloat16 (the model's config.json torch_dtype) on a card without native bf16 (cc < 8.0)",
         "Load in float16: vLLM --dtype half (LLM(..., dtype=\"half\")); V100, T4 and P100 have no bf16.",
         f"{VLLM}/issues/946", "P"),
     Signature(
         "torch-autocast-bf16-unsupported", "torch (autocast)", "does not support bfloat16",
         r"Current CUDA Device does not support bfloat16(?:\. Please switch dtype to float16)?",
-        ("dtype",),
+        (CheckId.DTYPE,),
         "torch.autocast was asked for bfloat16 on a card without bf16 (cc < 8.0)",
         "Autocast and load in float16 (dtype=torch.float16); V100, T4 and P100 have no bf16.",
         "https://github.com/karpathy/nanoGPT/pull/277", "P"),
     Signature(
         "bf16-needs-a100", "xformers", "a100+",
         r"bf16 is only supported on A100\+ GPUs",
-        ("dtype",),
+        (CheckId.DTYPE,),
         "bfloat16 was requested on a card without native bf16 (cc < 8.0)",
         "Load in float16 (torch_dtype=torch.float16 / --dtype half); V100 and T4 have no bf16.",
         "https://github.com/deepseek-ai/DeepSeek-VL2/issues/119", "P"),
@@ -411,14 +428,14 @@ SIGNATURES: tuple[Signature, ...] = (
         "triton-cc-too-old", "Triton (torch.compile / Inductor, vLLM)", "too old to be supported",
         r"Found (?P<gpu_name>.+?) which is too old to be supported by the triton GPU compiler"
         r"(?:.*?your device is of CUDA capability (?P<card_cc>\d+\.\d+))?",
-        ("compute-capability",),
+        (CheckId.COMPUTE_CAPABILITY,),
         f"Triton cannot build kernels for this card: it needs cc {TRITON.min_cc}+, and {TRITON.used_by} use it",
-        TRITON.without_it, f"{VLLM}/issues/13202", "P", confirmed_by_evidence=("compute-capability", "triton")),
+        TRITON.without_it, f"{VLLM}/issues/13202", "P", confirmed_by_evidence=(CheckId.COMPUTE_CAPABILITY, "triton")),
     # --- driver ----------------------------------------------------------------------------------------------
     Signature(
         "driver-too-old", "torch", "too old",
         r"The NVIDIA driver on your system is too old \(found version (?P<driver_cudaint>\d+)\)",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "The driver supports an older CUDA than the torch wheel was built with",
         "Install a torch built for the driver's CUDA (see `v100-doctor --check cuda-pairing`), or a newer driver "
         "(for Volta/Pascal at most the R580 branch).",
@@ -426,14 +443,14 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "nvml-driver-library-mismatch", "NVIDIA driver", "fail",
         r"Failed to initialize NVML: Driver/library version mismatch",
-        ("gpu-present",),
+        (CheckId.GPU_PRESENT,),
         "The loaded kernel module and the user-space driver differ (a driver update without a reboot)",
         "Reboot, or unload and reload the nvidia kernel modules.",
         "https://github.com/NVIDIA/ubuntu-packaging-nvidia-driver/issues/3", "P", commands=("sudo reboot",)),
     Signature(
         "ptx-unsupported-toolchain", "CUDA driver (PTX JIT)", "unsupported toolchain",
         r"the provided PTX was compiled with an unsupported toolchain",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "A kernel shipped as PTX was generated by a newer CUDA toolkit than this driver supports, so the driver cannot "
         "JIT-compile it (under minor-version compatibility a driver never JITs newer PTX)",
         "Use builds for the driver's CUDA (`nvidia-smi` shows it top right): a torch/extension wheel of that CUDA or older, "
@@ -447,7 +464,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "gpu-fallen-off-bus", "NVIDIA driver (kernel log)", "fallen off",
         r"(?:Xid \((?P<pci>PCI:[\w:.]+)\): (?P<xid>79),.*?)?GPU has fallen off (?:of )?the bus"
         r"|fallen off the bus and is not responding to commands",
-        ("gpu-present",),
+        (CheckId.GPU_PRESENT,),
         "The GPU fell off the PCIe bus (Xid 79): a hardware or power fault, not a software pairing",
         GPU_LOST_FIX, FALLEN_OFF_BUS_SOURCE, "P", commands=GPU_LOST_COMMANDS, rules_out_on_pass=False,
         pass_note="the GPU answers now, but a fault that came and went (power, heat, seating) leaves no trace in a "
@@ -456,7 +473,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "nvidia-smi-device-handle-unknown", "nvidia-smi / NVML", ("device handle", "nvmldevicegethandlebyindex()"),
         r"(?:Unable to (?:determine|detect) the device handle for GPU ?(?P<pci>[\w:.]+)|nvmlDeviceGetHandleByIndex\(\))"
         r": (?P<nvml_error>Unknown Error|GPU is lost)",
-        ("gpu-present",),
+        (CheckId.GPU_PRESENT,),
         "NVML cannot reach this GPU any more (its handle fails with Unknown Error): the card fell off the bus or lost "
         "power; a hardware fault, not a software pairing",
         GPU_LOST_FIX, DEVICE_HANDLE_SOURCE, "P", commands=GPU_LOST_COMMANDS, rules_out_on_pass=False,
@@ -466,7 +483,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "pip-cuda13-packages", "pip", "nvidia",
         r"\bnvidia[-_](?P<package>[a-z0-9_-]*?)[-_]cu13\b|\bnvidia[-_](?!ml[-_]py)(?P<package13>[a-z_-]+)(?:==|-)13\.\d",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "pip pulled CUDA 13 runtime packages: a torch from PyPI >= 2.11 is a cu130 build, which has no sm_70/sm_6x kernels",
         "Reinstall torch from the cu126 index (or 2.8-2.10 from cu128): pip install torch --index-url "
         "https://download.pytorch.org/whl/cu126",
@@ -474,7 +491,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "pip-torch-from-pypi-cu130", "pip", "torch-2.",
         r"\btorch-(?P<torch_version>2\.(?:1[1-9]|[2-9]\d)\.\d+)(?![+.\w])",
-        ("cuda-pairing",),
+        (CheckId.CUDA_PAIRING,),
         "pip installed torch >= 2.11 from PyPI, where the default build is CUDA 13.0 (no sm_70/sm_6x kernels)",
         "Reinstall torch from the cu126 index: pip install torch --index-url https://download.pytorch.org/whl/cu126",
         "https://github.com/pytorch/pytorch/pull/177975", "P", severity="warning"),
@@ -483,16 +500,11 @@ SIGNATURES: tuple[Signature, ...] = (
 
 LOG_SIGNATURES = tuple(s for s in SIGNATURES if s.in_logs)  # what `explain` looks for in a log
 
-# The probe's failure kinds, in priority order: when an exception's text matches rows of several
-# kinds, the first kind here names it ("FlashAttention only supports" beats the OOM it may cause).
-PROBE_KINDS = ("flash-attn", "no-kernel-image", "jit-build", "oom", "not-installed", "model-load")
-
-
-def probe_failure_kind(text: str) -> str:
-    """The failure kind for an exception text or log tail; "internal" when no row knows it."""
+def probe_failure_kind(text: str) -> FailureKind:
+    """The failure kind for an exception text or log tail; INTERNAL when no row knows it."""
     lines = text.splitlines()
     matched = {s.probe_kind for s in SIGNATURES if s.probe_kind and any(s.regex.search(line) for line in lines)}
-    return next((kind for kind in PROBE_KINDS if kind in matched), "internal")
+    return next((kind for kind in PROBE_KINDS if kind in matched), FailureKind.INTERNAL)
 
 
 def oom_figures(text: str) -> dict[str, float]:

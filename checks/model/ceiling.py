@@ -12,6 +12,7 @@ from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from checks.model.memory_budget import seq_len_for
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.reference import SEED_REFERENCE
 from doctor.model.units import human_bytes
 
@@ -97,4 +98,4 @@ def _gguf(m, card) -> Finding:
                           "gpu_source": card.source, "counted": "GGUF file size (embedding included)"})
 
 
-CHECK = Check(id="ceiling", title="Physical decode ceiling", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId.CEILING, title="Physical decode ceiling", run=run, **AFTER_MODEL_PATH)

@@ -8,6 +8,7 @@ from checks.knowledge.formats import BF16_EMULATION
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
 FP16_ROUTE = ("ExLlamaV2 casts BF16 weights to FP16 when it loads them, so it needs no change. For transformers load "
@@ -62,4 +63,4 @@ def run(ctx: CheckContext) -> Finding:
                           "# vLLM: vllm serve PATH --dtype half"])
 
 
-CHECK = Check(id="dtype", title="Weight dtype vs this card", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId.DTYPE, title="Weight dtype vs this card", run=run, **AFTER_MODEL_PATH)

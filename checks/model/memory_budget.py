@@ -16,6 +16,7 @@ from checks.knowledge.kv_cache import CACHE_MODE_ORDER, KV_CACHE_MODES, SLIDING_
 from checks.model.card import Card, card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.units import GIB, MIB, human_bytes
 from doctor.model.unknown import known
 
@@ -180,4 +181,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, summary, ev)
 
 
-CHECK = Check(id="memory-budget", title="VRAM budget: weights, KV cache, scratch", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId.MEMORY_BUDGET, title="VRAM budget: weights, KV cache, scratch", run=run, **AFTER_MODEL_PATH)

@@ -12,6 +12,7 @@ import shlex
 from checks.base import Check, CheckContext
 from checks.model.path_quirks import parent_has_quirks, quirks, rename_command
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.units import gb
 
 NO_MODEL = "no --model given"
@@ -116,4 +117,4 @@ def run(ctx: CheckContext) -> Finding:
                          evidence)
 
 
-CHECK = Check(id="model-path", title="Model path and files", run=run)
+CHECK = Check(id=CheckId.MODEL_PATH, title="Model path and files", run=run)

@@ -12,6 +12,7 @@ from checks.knowledge.formats import FormatPath, paths_for
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
 EXL2_HINT = "For ExLlamaV2's fast path get an EXL2 quant (or a 4-bit GPTQ one) of the same model."
@@ -106,4 +107,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(status, summary, evidence, fix)
 
 
-CHECK = Check(id="quant-format", title="Weight format and kernel path", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId.QUANT_FORMAT, title="Weight format and kernel path", run=run, **AFTER_MODEL_PATH)

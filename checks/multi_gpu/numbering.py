@@ -5,6 +5,7 @@ from __future__ import annotations
 from checks.arithmetic.gpu_numbering import CUDA_ENV_DOC, cuda_numbering
 from checks.base import Check, CheckContext
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known, show
 
 
@@ -57,4 +58,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, f"CUDA and NVML number the GPUs alike: {summary}", evidence)
 
 
-CHECK = Check(id="gpu-numbering", title="GPU numbering (NVML vs CUDA)", run=run, depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.GPU_NUMBERING, title="GPU numbering (NVML vs CUDA)", run=run, depends_on=(CheckId.GPU_PRESENT,))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from doctor.model.facts import GpuLink
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
 TOPO_LABEL = {"internal": "PIX", "single-switch": "PIX", "multiple-switches": "PXB", "host-bridge": "PHB",
@@ -58,4 +59,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, summary, evidence)
 
 
-CHECK = Check(id="gpu-topology", title="GPU topology and P2P", run=run, depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.GPU_TOPOLOGY, title="GPU topology and P2P", run=run, depends_on=(CheckId.GPU_PRESENT,))

@@ -17,6 +17,7 @@ from checks.prescription.machine import machine_prescription
 from checks.prescription.probe_install import probe_install_commands
 from doctor.model.findings import Finding, Status
 from checks.knowledge.engines import JIT_UNITS
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
 
@@ -117,4 +118,4 @@ def run(ctx: CheckContext) -> Finding:
                          {**ev, "probe_can_run": True, "jit_build_pending": True})
 
 
-CHECK = Check(id="exllamav2-ready", title="ExLlamaV2 ready to probe", run=run, depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.EXLLAMAV2_READY, title="ExLlamaV2 ready to probe", run=run, depends_on=(CheckId.GPU_PRESENT,))

@@ -16,6 +16,7 @@ from checks.base import Check, CheckContext
 from checks.knowledge import pcie
 from checks.runtime.context import hbm_gbs, model_bytes, pct, target_summary, value
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.sample_summary import STREAMING_RX_MBS, GpuSummary
 from doctor.model.samples import GpuSeries, SampleSeries
 from doctor.model.units import GIB, MIB, gb
@@ -189,4 +190,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(worst.status, summary, evidence, fix)
 
 
-CHECK = Check(id="cpu-offload", title="Weights or cache in host memory (CPU offload)", run=run)
+CHECK = Check(id=CheckId.CPU_OFFLOAD, title="Weights or cache in host memory (CPU offload)", run=run)

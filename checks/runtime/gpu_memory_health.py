@@ -13,6 +13,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from checks.runtime.context import value
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 
 MAX_RETIRED_PAGES = 64  # legacy (pre-Ampere) page retirement capacity
 RETIRED_WARN = 48  # three quarters used: our threshold for "ask about an RMA before it runs out"
@@ -70,5 +71,5 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, "; ".join(parts), ev)
 
 
-CHECK = Check(id="gpu-memory-health", title="GPU memory health (ECC, retired pages, remapped rows)", run=run,
-              depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.GPU_MEMORY_HEALTH, title="GPU memory health (ECC, retired pages, remapped rows)", run=run,
+              depends_on=(CheckId.GPU_PRESENT,))

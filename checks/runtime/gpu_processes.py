@@ -10,6 +10,7 @@ from checks.base import Check, CheckContext
 from checks.runtime.context import model_bytes, target_series, value
 from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.sample_summary import summarize_gpu
 from doctor.model.samples import GpuSeries
 from doctor.model.units import gb
@@ -105,4 +106,4 @@ def run(ctx: CheckContext) -> Finding:
                          evidence)
 
 
-CHECK = Check(id="gpu-processes", title="Other processes on the GPU", run=run, depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.GPU_PROCESSES, title="Other processes on the GPU", run=run, depends_on=(CheckId.GPU_PRESENT,))

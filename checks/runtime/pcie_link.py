@@ -12,6 +12,7 @@ from checks.base import Check, CheckContext
 from checks.knowledge import pcie
 from checks.runtime.context import model_bytes, target_summary, value
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.units import gb
 
 REFERENCE_BYTES = 10e9  # cost examples use the model's GPU bytes, or "per 10 GB" without a model
@@ -82,4 +83,4 @@ def run(ctx: CheckContext) -> Finding:
                           "sudo lspci -vv | grep -E 'LnkCap|LnkSta'   # what the slot itself offers"])
 
 
-CHECK = Check(id="pcie-link", title="PCIe link generation and width", run=run, depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.PCIE_LINK, title="PCIe link generation and width", run=run, depends_on=(CheckId.GPU_PRESENT,))

@@ -11,6 +11,7 @@ from checks.base import Check, CheckContext
 from checks.runtime.context import pct, target_summary, value
 from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.samples import GpuSeries
 from doctor.model.sample_summary import HEAT_REASONS, THROTTLE_REASONS, GpuSummary
 from checks.knowledge.throttle import NVML_REASONS, REASONS, form_factor, reason_fix
@@ -194,4 +195,4 @@ def run(ctx: CheckContext) -> Finding:
     return _at_rest(ctx, gpu)
 
 
-CHECK = Check(id="thermal", title="Thermal and power throttling", run=run, depends_on=("gpu-present",))
+CHECK = Check(id=CheckId.THERMAL, title="Thermal and power throttling", run=run, depends_on=(CheckId.GPU_PRESENT,))

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from doctor.model.ids import CheckId
+
 
 class Status(str, Enum):
     PASS = "pass"
@@ -22,7 +24,7 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class Finding:
-    id: str
+    id: CheckId | str  # a CheckId; plain text only when read from a newer doctor's report with a check this one lacks
     title: str
     status: Status
     summary: str

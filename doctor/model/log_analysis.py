@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doctor import __version__
+from doctor.model.ids import CheckId
 from doctor.model.serialize import to_jsonable
 
 SCHEMA = "v100-doctor/log-analysis/1"
@@ -23,7 +24,7 @@ GROUP_CAP = 200  # distinct groups kept per kind; lines of further kinds are sti
 class Confirmation:
     verdict: str  # confirmed | ruled-out | cannot-tell
     reason: str
-    check: str | None = None  # the check whose finding decided it
+    check: CheckId | str | None = None  # the check whose finding decided it
     check_status: str | None = None
 
 
@@ -31,7 +32,7 @@ class Confirmation:
 class MatchGroup:
     signature: str
     engine: str
-    checks: tuple[str, ...]
+    checks: tuple[CheckId, ...]  # the signature's pitfall ids
     severity: str
     title: str
     fix: str
@@ -46,7 +47,7 @@ class MatchGroup:
     confirmation: Confirmation | None = None
 
     @property
-    def check(self) -> str:
+    def check(self) -> CheckId:
         return self.checks[0]
 
 

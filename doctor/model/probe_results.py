@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from doctor.model.ids import FailureKind
 from doctor.model.samples import SampleSeries
 from doctor.model.unknown import Maybe, Unknown
 
@@ -201,7 +202,7 @@ class ProbeReport:
     model_path: str = ""
     synthetic: str = ""  # what the synthetic model was (empty for the user's model)
     result: ProbeResult | None = None
-    error_kind: str = ""  # protocol.ERROR_KINDS, or timeout | cancelled | crashed
+    error_kind: FailureKind | str = ""  # "" when it did not fail; plain text only from a newer doctor's report
     error_phase: str = ""
     error_detail: str = ""  # the log or traceback tail
     samples: SampleSeries | None = None  # NVML and host readings over the timed phases

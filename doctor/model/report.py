@@ -14,6 +14,7 @@ from doctor import __version__
 from doctor.model.errors import ReplayError
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, GpuJudgement
+from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
 from doctor.model.prescription import Prescription
 from doctor.model.probe_results import ProbeReport
@@ -45,7 +46,7 @@ class Report:
         """Host findings and every GPU's own: what the exit code and a fleet judge."""
         return self.findings + tuple(f for g in self.gpus for f in g.findings)
 
-    def finding(self, check_id: str) -> Finding | None:
+    def finding(self, check_id: CheckId) -> Finding | None:
         return next((f for f in self.findings if f.id == check_id), None)
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from doctor.model.ids import CauseId
+
 
 @dataclass(frozen=True)
 class Cause:
-    id: str  # kv-reads | throttled-clocks | cpu-offload | host-bound | kernel-path | gpu-contention | unexplained
+    id: CauseId | str  # a CauseId; plain text only when read from a newer doctor's report
     title: str
     lost_ms: float | None  # per token; None: present but not estimable from the evidence
     share: float | None = None  # of the gap, 0..1 (set by the verdict)
@@ -18,9 +20,10 @@ class Cause:
 
 # short labels for bars (the TUI's verdict panel): data beside the type, so a renderer draws them without the
 # verdict's code; every cause id doctor/verdict/causes.py can emit has one (tests/doctor/model/test_cause_labels.py)
-CAUSE_LABELS = {"kv-reads": "KV cache reads", "throttled-clocks": "throttled clocks", "cpu-offload": "CPU offload",
-                "host-bound": "host-bound", "launch-bound": "launch-bound", "kernel-path": "kernel path",
-                "gpu-contention": "other GPU procs", "unexplained": "unexplained"}
+CAUSE_LABELS = {CauseId.KV_READS: "KV cache reads", CauseId.THROTTLED_CLOCKS: "throttled clocks",
+                CauseId.CPU_OFFLOAD: "CPU offload", CauseId.HOST_BOUND: "host-bound", CauseId.LAUNCH_BOUND: "launch-bound",
+                CauseId.KERNEL_PATH: "kernel path", CauseId.GPU_CONTENTION: "other GPU procs",
+                CauseId.UNEXPLAINED: "unexplained"}
 
 
 class NoCeiling(ValueError):
@@ -92,9 +95,9 @@ class Verdict:
     @property
     def top_cause(self) -> Cause | None:
         """The named cause with the largest share ("unexplained" is never a cause)."""
-        named = [c for c in self.causes if c.share and c.id != "unexplained"]
+        named = [c for c in self.causes if c.share and c.id != CauseId.UNEXPLAINED]
         return max(named, key=lambda c: c.share or 0.0) if named else None
 
     @property
     def unexplained(self) -> float:
-        return next((c.share or 0.0 for c in self.causes if c.id == "unexplained"), 0.0)
+        return next((c.share or 0.0 for c in self.causes if c.id == CauseId.UNEXPLAINED), 0.0)

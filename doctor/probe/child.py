@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from doctor.facts.children import interrupts_held, reap, spawn
+from doctor.model.ids import FailureKind
 from doctor.probe.errors import tail
 from doctor.probe.protocol import parse_event
 
@@ -110,7 +111,7 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
             if remaining <= 0:
                 kill_group(proc)
                 out.status = "timeout"
-                out.error = {"event": "error", "kind": "timeout", "phase": out.phase,
+                out.error = {"event": "error", "kind": FailureKind.TIMEOUT, "phase": out.phase,
                              "message": f"the probe's {out.phase} phase did not finish within {limit:g} s; it was stopped"}
                 _emit(on_event, {"event": "timeout", "phase": out.phase, "limit_s": limit})
                 break
@@ -145,7 +146,7 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
         out.status = "cancelled"
         out.signum = int(getattr(exc, "signum", 0) or 0)
         by = f" ({signal.Signals(out.signum).name})" if out.signum else ""
-        out.error = {"event": "error", "kind": "cancelled", "phase": out.phase, "message": f"cancelled during {out.phase}{by}"}
+        out.error = {"event": "error", "kind": FailureKind.CANCELLED, "phase": out.phase, "message": f"cancelled during {out.phase}{by}"}
         _emit(on_event, {"event": "cancelled", "phase": out.phase})
     finally:
         if proc is not None:  # None only when Popen itself failed (no such interpreter): that error goes up
@@ -171,7 +172,7 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
             out.status = "crashed"
             how = f"killed by signal {-out.exit_code}" if out.exit_code and out.exit_code < 0 else f"exit code {out.exit_code}"
             last = out.log_tail.strip().splitlines()[-1:] or ["no output"]
-            out.error = {"event": "error", "kind": "crashed", "phase": out.phase,
+            out.error = {"event": "error", "kind": FailureKind.CRASHED, "phase": out.phase,
                          "message": f"the probe worker died during {out.phase} ({how}): {last[0][:300]}"}
     return out
 

@@ -6,6 +6,8 @@ Which pitfall an error text means is recognised in one place, the signature tabl
 
 from __future__ import annotations
 
+from doctor.model.ids import FailureKind
+
 
 def tail(text: str, lines: int = 25, chars: int = 3000) -> str:
     """The end of a log: where a compiler or a traceback says what went wrong."""
@@ -16,6 +18,6 @@ def tail(text: str, lines: int = 25, chars: int = 3000) -> str:
 class ProbeFailure(Exception):
     """Raised inside the worker with a kind the runner maps to a finding."""
 
-    def __init__(self, kind: str, phase: str, message: str, detail: str = ""):
+    def __init__(self, kind: FailureKind, phase: str, message: str, detail: str = ""):
         super().__init__(message)
         self.kind, self.phase, self.message, self.detail = kind, phase, message, detail

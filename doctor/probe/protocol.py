@@ -13,6 +13,7 @@ from typing import IO, Any
 from checks.knowledge.signatures import PROBE_KINDS
 from doctor.model.events import (GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase,
                                  ProbeProgress, ProbeRate, ProbeTimedOut)
+from doctor.model.ids import FailureKind
 
 PROTOCOL = 1
 EVENTS = ("phase", "progress", "sample", "result", "error")
@@ -20,11 +21,7 @@ PHASES = ("start", "import", "build", "bandwidth", "load", "prefill", "warmup", 
 TIMED_PHASES = ("prefill", "decode")  # the runner samples NVML while these run
 # The kinds an error event carries: those recognised from an error's text (the signature table),
 # and those the worker decides itself.
-ERROR_KINDS = PROBE_KINDS + (
-    "no-cuda",  # torch sees no CUDA device
-    "bad-spec",  # the request itself was wrong
-    "internal",  # anything else: a bug, reported with its traceback
-)
+ERROR_KINDS = PROBE_KINDS + (FailureKind.NO_CUDA, FailureKind.BAD_SPEC, FailureKind.INTERNAL)
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,7 @@ class Emitter:
     def progress(self, phase: str, done: float, total: float | None, unit: str, message: str = "") -> None:
         self.emit("progress", phase=phase, done=done, total=total, unit=unit, message=message)
 
-    def error(self, kind: str, phase: str, message: str, detail: str = "") -> None:
+    def error(self, kind: FailureKind, phase: str, message: str, detail: str = "") -> None:
         self.emit("error", kind=kind, phase=phase, message=message, detail=detail[-4000:])
 
 

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from doctor.probe.child import ChildOutcome, EventSink, child_env, run_child
 from doctor.probe.protocol import TIMED_PHASES, ProbeSpec, spec_to_json
+from doctor.model.ids import FailureKind
 from doctor.model.probe_results import PhaseWindow, ProbeReport, ProbeResult
 from doctor.model.serialize import LoadError, from_jsonable
 
@@ -134,7 +135,7 @@ def _report(spec: ProbeSpec, outcome: ChildOutcome, samples: Any, windows: tuple
         try:
             result = from_jsonable(ProbeResult, outcome.result.get("result"), "$.result")
         except LoadError as exc:
-            return ProbeReport(status="failed", summary=f"the probe's result could not be read: {exc}", error_kind="internal",
+            return ProbeReport(status="failed", summary=f"the probe's result could not be read: {exc}", error_kind=FailureKind.INTERNAL,
                                error_phase="done", **base)
         return ProbeReport(status="ok", summary=result_summary(result), result=result, **base)
     err = outcome.error or {}
@@ -143,7 +144,7 @@ def _report(spec: ProbeSpec, outcome: ChildOutcome, samples: Any, windows: tuple
         detail = (detail + "\n--- worker log (tail) ---\n" + outcome.log_tail).strip()
     status = {"cancelled": "cancelled", "timeout": "timeout", "crashed": "crashed"}.get(outcome.status, "failed")
     return ProbeReport(status=status, summary=str(err.get("message") or f"the probe {status}"),
-                       error_kind=str(err.get("kind") or status), error_phase=str(err.get("phase") or outcome.phase),
+                       error_kind=FailureKind.from_wire(err.get("kind") or status), error_phase=str(err.get("phase") or outcome.phase),
                        error_detail=detail[-4000:], interrupted_by=outcome.signum, **base)
 
 
@@ -184,7 +185,7 @@ def run_synthetic_probe(spec: ProbeSpec, request: SyntheticRequest, *, on_event:
             err = built.error or {}
             status = {"cancelled": "cancelled", "timeout": "timeout", "crashed": "crashed"}.get(built.status, "failed")
             return ProbeReport(status=status, summary=str(err.get("message") or "the synthetic model could not be built"),
-                               model_path=model_dir, error_kind=str(err.get("kind") or status), error_phase="synthetic",
+                               model_path=model_dir, error_kind=FailureKind.from_wire(err.get("kind") or status), error_phase="synthetic",
                                error_detail=(str(err.get("detail") or "") + "\n" + built.log_tail).strip()[-4000:],
                                seconds=built.seconds)
         label = str(built.result.get("summary", "synthetic model"))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 from checks.arithmetic.model_bytes import layer_linears, matrix_bytes
+from doctor.model.ids import FailureKind
 from doctor.model.units import GIB, gb
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
 
@@ -268,10 +269,10 @@ def main(argv: list[str] | None = None) -> int:
                       exllamav2_location(), on_progress=lambda d, t: em.progress("synthetic", d, t, "tensors")
                       if d % 16 == 0 or d == t else None)
     except ImportError as exc:
-        em.error("not-installed", "synthetic", f"the synthetic model needs numpy and tokenizers: {exc}")
+        em.error(FailureKind.NOT_INSTALLED, "synthetic", f"the synthetic model needs numpy and tokenizers: {exc}")
         return 1
     except OSError as exc:
-        em.error("internal", "synthetic", f"cannot write the synthetic model to {args.out}: {exc.strerror or exc}")
+        em.error(FailureKind.INTERNAL, "synthetic", f"cannot write the synthetic model to {args.out}: {exc.strerror or exc}")
         return 1
     em.emit("result", summary=model.label, result={**asdict(model), "label": model.label})
     return 0

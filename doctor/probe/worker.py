@@ -27,6 +27,7 @@ from checks.knowledge.messages import PROBE_ENGINE_INSTALL
 from checks.knowledge.signatures import probe_failure_kind
 from doctor.facts.act_order import act_order_in
 from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
+from doctor.model.ids import FailureKind
 from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.model.units import MIB
 from doctor.model.unknown import Unknown
@@ -61,7 +62,7 @@ class Worker:
         self._phase, self._phase_t = name, now
         self.em.phase(name, message, total, **extra)
 
-    def fail(self, kind: str, message: str, detail: str = "") -> errors.ProbeFailure:
+    def fail(self, kind: FailureKind, message: str, detail: str = "") -> errors.ProbeFailure:
         return errors.ProbeFailure(kind, self._phase, message, detail)
 
     # ---- import / build -----------------------------------------------------------------------------
@@ -71,16 +72,16 @@ class Worker:
                           ("exllamav2", PROBE_ENGINE_INSTALL),
                           ("tokenizers", f"{PROBE_ENGINE_INSTALL} (ExLlamaV2 0.3 needs tokenizers but does not declare it)")):
             if importlib.util.find_spec(name) is None:
-                raise self.fail("not-installed", f"{name} is not installed in {sys.executable}: {why}")
+                raise self.fail(FailureKind.NOT_INSTALLED, f"{name} is not installed in {sys.executable}: {why}")
         import torch
 
         if not torch.cuda.is_available():
-            raise self.fail("no-cuda", f"torch {torch.__version__} sees no CUDA device (CUDA build: {torch.version.cuda or 'none'})")
+            raise self.fail(FailureKind.NO_CUDA, f"torch {torch.__version__} sees no CUDA device (CUDA build: {torch.version.cuda or 'none'})")
         stop = threading.Event()
         if not has_prebuilt_extension():
             cache = inspect_cache(torch.version.cuda)
             if cache.stale_lock:
-                raise self.fail("jit-build", f"a stale build lock ({cache.build_dir}/lock, {cache.lock_age_s / 60:.0f} min old) "
+                raise self.fail(FailureKind.JIT_BUILD, f"a stale build lock ({cache.build_dir}/lock, {cache.lock_age_s / 60:.0f} min old) "
                                 f"would make `import exllamav2` wait forever; delete it: rm {cache.build_dir}/lock")
             if not cache.built:
                 self.phase("build", f"JIT-building ExLlamaV2's CUDA extension (first use only, about 2-3 minutes; "
@@ -91,7 +92,7 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - a build failure is a RuntimeError with the compiler output
             text = f"{type(exc).__name__}: {exc}"
             kind = probe_failure_kind(text)
-            raise self.fail(kind if kind != "internal" else "jit-build", f"import exllamav2 failed: {text.splitlines()[0][:300]}",
+            raise self.fail(kind if kind != FailureKind.INTERNAL else FailureKind.JIT_BUILD, f"import exllamav2 failed: {text.splitlines()[0][:300]}",
                             errors.tail(text + "\n" + traceback.format_exc())) from None
         finally:
             stop.set()
@@ -140,10 +141,10 @@ class Worker:
         text = f"{type(exc).__name__}: {exc}"
         kind = probe_failure_kind(text)
         detail = errors.tail(traceback.format_exc())
-        if kind == "oom":
-            return self.fail("oom", f"out of GPU memory while loading: {text.splitlines()[0][:300]}", detail)
-        if kind == "internal":
-            kind = "model-load"
+        if kind == FailureKind.OOM:
+            return self.fail(FailureKind.OOM, f"out of GPU memory while loading: {text.splitlines()[0][:300]}", detail)
+        if kind == FailureKind.INTERNAL:
+            kind = FailureKind.MODEL_LOAD
         return self.fail(kind, f"ExLlamaV2 could not load the model: {text.splitlines()[0][:300]}", detail)
 
     def config(self, exl: Any) -> Any:
@@ -163,7 +164,7 @@ class Worker:
                 self.warnings.append(self.max_seq_len_source)
         need = self.spec.prompt_tokens + 2
         if config.max_seq_len < need:
-            raise self.fail("bad-spec", f"max_seq_len {config.max_seq_len} is shorter than the probe's prompt ({self.spec.prompt_tokens} tokens)")
+            raise self.fail(FailureKind.BAD_SPEC, f"max_seq_len {config.max_seq_len} is shorter than the probe's prompt ({self.spec.prompt_tokens} tokens)")
         return config
 
     # ---- measure ------------------------------------------------------------------------------------
@@ -221,9 +222,9 @@ class Worker:
     def run(self) -> ProbeResult:
         torch, exl = self.import_engine()
         if self.spec.cache_mode not in KV_CACHE_MODES:
-            raise self.fail("bad-spec", f"unknown cache mode {self.spec.cache_mode!r}")
+            raise self.fail(FailureKind.BAD_SPEC, f"unknown cache mode {self.spec.cache_mode!r}")
         if not Path(self.spec.model_path).is_dir():
-            raise self.fail("model-load", f"{self.spec.model_path}: not a directory")
+            raise self.fail(FailureKind.MODEL_LOAD, f"{self.spec.model_path}: not a directory")
         bw = self.bandwidth(torch)
         config = self.config(exl)
         torch.cuda.reset_peak_memory_stats()
@@ -330,7 +331,7 @@ def main() -> int:
     try:
         spec = spec_from_json(sys.stdin.read())
     except (ValueError, TypeError) as exc:
-        em.error("bad-spec", "start", f"bad probe spec: {exc}")
+        em.error(FailureKind.BAD_SPEC, "start", f"bad probe spec: {exc}")
         return 3
     worker = Worker(spec, em)
     try:

@@ -11,6 +11,7 @@ from typing import Any
 
 from doctor.model.events import (GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase,
                                  ProbeProgress, ProbeRate, ProbeSkipped, ProbeTimedOut)
+from doctor.model.ids import CheckId
 
 UNEXPLAINED = "unexplained"  # the verdict's label for the share of the gap no evidence accounts for
 SPARK_POINTS = 120  # the last decode readings kept for the sparkline
@@ -218,7 +219,7 @@ def no_gpu_hint(report: Any) -> str:
     """A live run on a machine without a usable GPU and no --target-gpu: what the doctor can still do here."""
     from doctor.model.findings import Status
 
-    gpu = report.finding("gpu-present")
+    gpu = report.finding(CheckId.GPU_PRESENT)
     if not report.source == "live" or report.plan.target_gpu or gpu is None or gpu.status is Status.PASS:
         return ""
     return "No GPU here: plan for a card with --target-gpu NAME (see --list-gpus), or try `v100-doctor demo`."

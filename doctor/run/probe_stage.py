@@ -12,6 +12,7 @@ import threading
 from dataclasses import replace
 
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
 from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.probe.protocol import ProbeSpec
@@ -37,15 +38,15 @@ def skip_reason(report: Report, synthetic: bool = False) -> str | None:
         return (f"planning for {report.plan.target_gpu}, a card that is not this one; the same command without "
                 "--target-gpu on a machine with that card measures it")
     elsewhere = "; on a machine with the card the same command measures it (`v100-doctor demo` shows recorded runs)"
-    gpu = report.finding("gpu-present")
+    gpu = report.finding(CheckId.GPU_PRESENT)
     if gpu is not None and gpu.status is not Status.PASS:
         return f"no usable GPU ({gpu.summary}){elsewhere}"
     if gpu is None and not report.facts.nvml.gpus:
         return f"no usable GPU ({report.facts.nvml.reason or 'NVML reports none'}){elsewhere}"
-    pairing = report.finding("cuda-pairing")
+    pairing = report.finding(CheckId.CUDA_PAIRING)
     if pairing is not None and pairing.status is Status.FAIL:
         return f"torch cannot run on this card yet (cuda-pairing: {pairing.summary}); its fix first, then the probe"
-    ready = report.finding("exllamav2-ready")
+    ready = report.finding(CheckId.EXLLAMAV2_READY)
     if ready is not None and ready.evidence.get("probe_can_run") is False:
         return f"ExLlamaV2 is not ready (exllamav2-ready: {ready.summary}); its fix first, then the probe"
     return None
@@ -53,7 +54,7 @@ def skip_reason(report: Report, synthetic: bool = False) -> str | None:
 
 def skip_finding(reason: str, asked: bool) -> Finding:
     """The probe did not run: a failure when it was asked for (`probe`), a skip after the checks."""
-    return Finding(id="probe", title="Timed ExLlamaV2 probe", status=Status.FAIL if asked else Status.SKIP,
+    return Finding(id=CheckId.PROBE, title="Timed ExLlamaV2 probe", status=Status.FAIL if asked else Status.SKIP,
                    summary=f"not run: {reason}", evidence={"reason": reason})
 
 
@@ -71,7 +72,7 @@ def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticReq
 def budgeted_seq_len(report: Report) -> int | None:
     """The max_seq_len the memory budget judged (the user's, or ExLlamaV2's default), so the probe loads what was
     budgeted rather than a length of its own."""
-    budget = report.finding("memory-budget")
+    budget = report.finding(CheckId.MEMORY_BUDGET)
     seq = budget.evidence.get("max_seq_len") if budget is not None else None
     return report.plan.max_seq_len or (int(seq) if isinstance(seq, int) else None)
 
@@ -131,7 +132,7 @@ def with_probe(report: Report, probe: ProbeReport) -> Report:
     try:
         verdict = build_verdict(probe, report.facts, report.plan)
     except NoCeiling as exc:
-        speed = Finding(id="decode-speed", title=DECODE_SPEED_TITLE, status=Status.INFO,
+        speed = Finding(id=CheckId.DECODE_SPEED, title=DECODE_SPEED_TITLE, status=Status.INFO,
                         summary=f"{probe.result.decode_tok_s:.1f} tok/s measured; no ceiling to compare with: {exc}",
                         evidence={"measured_tok_s": probe.result.decode_tok_s})
         return replace(report, probe=probe, timings_ms=timings, findings=merge_findings(report.findings, [speed]))

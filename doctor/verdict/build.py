@@ -27,6 +27,7 @@ from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
 from checks.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CauseId, CheckId
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport, ProbeResult
 from doctor.model.reference import SEED_REFERENCE
@@ -137,7 +138,7 @@ def _shares(causes: list[Cause], lost: float, notes: list[str]) -> tuple[Cause, 
                            share=round(share, 4) if share is not None else None))
     unexplained = max(0.0, lost - sum(c.lost_ms for c in out if c.lost_ms))
     out.sort(key=lambda c: -(c.share or 0))
-    out.append(Cause("unexplained", "not explained by the evidence", round(unexplained, 3),
+    out.append(Cause(CauseId.UNEXPLAINED, "not explained by the evidence", round(unexplained, 3),
                      round(unexplained / lost, 4) if lost > 0 else 0.0,
                      sentence="no measured cause accounts for it"))
     return tuple(out)
@@ -149,30 +150,30 @@ def _fixes(causes: tuple[Cause, ...], x: Inputs, r: ProbeResult, tok_s: float) -
 
     out: list[Fix] = []
     for c in causes:
-        if c.id == "kv-reads" and c.lost_ms:
+        if c.id == CauseId.KV_READS and c.lost_ms:
             out.append(Fix(c.id, f"halve the context the model decodes at (now {x.context:,} tokens)" +
                            (" and keep the FP16 cache: ExLlamaV2's quantized caches dequantize the whole past every "
                             "step, reading more per token, not less" if x.cache_mode == "fp16" else
                             "; a quantized cache saves memory but reads more per token than FP16"),
                            gain(c.lost_ms / 2), "half of the KV read time"))
-        elif c.id == "throttled-clocks" and c.lost_ms:
+        elif c.id == CauseId.THROTTLED_CLOCKS and c.lost_ms:
             out.append(Fix(c.id, "restore full clocks under load: cooling, airflow, the power limit (nvidia-smi -q -d PERFORMANCE)",
                            gain(c.lost_ms), "the time the lower clocks add"))
-        elif c.id == "cpu-offload" and c.lost_ms:
+        elif c.id == CauseId.CPU_OFFLOAD and c.lost_ms:
             out.append(Fix(c.id, "keep every weight in VRAM: lower max_seq_len or bpw until the model fits, no CPU offload",
                            gain(c.lost_ms), "the PCIe time per token"))
-        elif c.id == "host-bound" and c.lost_ms:
+        elif c.id == CauseId.HOST_BOUND and c.lost_ms:
             out.append(Fix(c.id, "make each token cheaper on the host: a faster CPU core (no frequency scaling, no "
                            "oversubscribed VM), the quantized EXL2/GPTQ path (CUDA graphs) rather than FP16 layers",
                            gain(c.lost_ms), "upper bound: all the time the GPU sat idle"))
-        elif c.id == "launch-bound" and c.lost_ms:
+        elif c.id == CauseId.LAUNCH_BOUND and c.lost_ms:
             out.append(Fix(c.id, "nothing in the settings: a per-token floor of small kernels and launches. Keep the layers "
                            "quantized (EXL2/GPTQ run CUDA graphs, FP16 layers do not); a larger model, or more streams "
                            "at once, uses the card's bandwidth better", None, "not estimable: it is the engine's floor here"))
-        elif c.id == "kernel-path" and c.lost_ms:
+        elif c.id == CauseId.KERNEL_PATH and c.lost_ms:
             out.append(Fix(c.id, "switch to ExLlamaV2 with an EXL2 model (its fused kernels read each weight once)",
                            gain(c.lost_ms), str(c.evidence.get("source", ""))))
-        elif c.id == "gpu-contention":
+        elif c.id == CauseId.GPU_CONTENTION:
             out.append(Fix(c.id, "stop the other processes on this GPU during inference: " + ", ".join(c.evidence["processes"]),
                            None, "not estimable: NVML does not say how much bandwidth they used"))
     bpw = r.shape.bpw if known(r.shape.bpw) else None
@@ -187,7 +188,7 @@ def _fixes(causes: tuple[Cause, ...], x: Inputs, r: ProbeResult, tok_s: float) -
 
 def _levers(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
     """The remaining levers at the card's limit, each with what it trades."""
-    trade = {"bpw": "; trades a little quality for speed", "kv-reads": "; trades the context the model can use"}
+    trade = {"bpw": "; trades a little quality for speed", CauseId.KV_READS: "; trades the context the model can use"}
     kept = [replace(f, action=f.action + trade.get(f.cause, "")) for f in fixes if f.cause != "first-use"]
     return tuple(kept) + (
         Fix("batching", "serve several requests at once (ExLlamaV2's dynamic generator batches them): raises the "
@@ -297,7 +298,7 @@ def verdict_finding(v: Verdict, synthetic: bool = False) -> Finding:
     A synthetic model's speed is information about the engine on this card, not a problem with a setup."""
     status = Status.INFO if synthetic else Status.PASS if v.near_ceiling else Status.WARN
     top_fix = v.fixes[0] if v.fixes else None
-    return Finding(id="decode-speed", title=DECODE_SPEED_TITLE, status=status,
+    return Finding(id=CheckId.DECODE_SPEED, title=DECODE_SPEED_TITLE, status=status,
                    summary=v.headline,
                    evidence={"measured_tok_s": v.measured_tok_s, "ceiling_tok_s": v.ceiling_tok_s,
                              "efficiency": v.efficiency, "bytes_per_token_gb": round(v.bytes.total / GB, 3),

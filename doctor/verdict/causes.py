@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from checks.knowledge.engines import kernel_path_cost
 from checks.knowledge.pcie import practical_gbs
+from doctor.model.ids import CauseId
 from doctor.model.units import gb
 from doctor.model.verdict import Cause
 from doctor.verdict.evidence import DecodeEvidence
@@ -41,7 +42,7 @@ class Inputs:
 def kv_reads(x: Inputs) -> Cause | None:
     if x.kv_bytes <= 0:
         return None
-    return Cause("kv-reads", f"KV cache reads at {x.context:,} tokens of context ({x.cache_mode})", x.t_kv_ms,
+    return Cause(CauseId.KV_READS, f"KV cache reads at {x.context:,} tokens of context ({x.cache_mode})", x.t_kv_ms,
                  evidence={"kv_read_gb_per_token": round(x.kv_bytes / 1e9, 3), "context_tokens": x.context,
                            "cache_mode": x.cache_mode},
                  sentence=f"{gb(x.kv_bytes, 2)} of {x.cache_mode.upper()} KV cache is read per token at "
@@ -56,7 +57,7 @@ def throttled(x: Inputs) -> Cause | None:
     r = min(ratios)
     lost = (x.t_weights_ms + x.t_kv_ms) * (1 / r - 1)
     why = ", ".join(e.throttle_reasons) or "no reason reported"
-    return Cause("throttled-clocks", "clocks held below max under load", lost,
+    return Cause(CauseId.THROTTLED_CLOCKS, "clocks held below max under load", lost,
                  evidence={"mem_clock_ratio": e.mem_clock_ratio, "sm_clock_ratio": e.sm_clock_ratio,
                            "reasons": list(e.throttle_reasons), "temperature_max_c": e.temperature_max_c},
                  sentence=f"the clocks ran at {r:.0%} of max during decode ({why}"
@@ -74,7 +75,7 @@ def offload(x: Inputs) -> Cause | None:
     rate = max(link, measured_rx)
     lost = crossing / rate * 1000
     how = "measured during decode" if not x.offloaded_bytes else "offloaded weights"
-    return Cause("cpu-offload", "weights crossing PCIe every token (offload)", lost,
+    return Cause(CauseId.CPU_OFFLOAD, "weights crossing PCIe every token (offload)", lost,
                  evidence={"crossing_gb_per_token": round(crossing / 1e9, 3), "pcie_rx_mbs": e.pcie_rx_mbs,
                            "link_gbs_usable": round(link / 1e9, 2), "pcie_gen": e.pcie_gen, "pcie_width": e.pcie_width,
                            "bytes_from": how},
@@ -93,7 +94,7 @@ def host_bound(x: Inputs, already_idle_ms: float = 0.0) -> Cause | None:
         return None
     cpu = f", the worker at {e.cpu_wall:.2f} CPU/wall" if e.cpu_wall is not None else ""
     faults = f", {e.faults_per_token:g} page faults/token" if e.faults_per_token else ""
-    return Cause("host-bound", "host-bound decode (the GPU waits for the CPU)", lost,
+    return Cause(CauseId.HOST_BOUND, "host-bound decode (the GPU waits for the CPU)", lost,
                  evidence={"gpu_util_pct": e.util_pct, "cpu_wall": e.cpu_wall, "faults_per_token": e.faults_per_token,
                            "decode_samples": e.samples},
                  sentence=f"the GPU ran kernels only {e.util_pct:.0f}% of decode time{cpu}{faults}")
@@ -108,7 +109,7 @@ def launch_bound(x: Inputs) -> Cause | None:
     lost = x.t_meas_ms * max(0.0, min(e.util_pct, 100.0) - e.mem_util_pct) / 100
     if lost <= 0:
         return None
-    return Cause("launch-bound", "launch/latency-bound decode (kernels run, the memory idles)", lost,
+    return Cause(CauseId.LAUNCH_BOUND, "launch/latency-bound decode (kernels run, the memory idles)", lost,
                  evidence={"gpu_util_pct": e.util_pct, "memory_util_pct": e.mem_util_pct, "decode_samples": e.samples,
                            "ms_per_token": round(x.t_meas_ms, 3), "ideal_ms_per_token": round(x.t_weights_ms + x.t_kv_ms, 3)},
                  sentence=f"the GPU ran kernels {e.util_pct:.0f}% of decode time but its memory was busy only "
@@ -120,7 +121,7 @@ def kernel_path(x: Inputs) -> Cause | None:
     if cost is None:
         return None
     lost = (x.t_weights_ms + x.t_kv_ms) * (cost.decode_time_factor - 1)
-    return Cause("kernel-path", f"the kernel path of {cost.key} in {cost.engine} {cost.versions}", lost,
+    return Cause(CauseId.KERNEL_PATH, f"the kernel path of {cost.key} in {cost.engine} {cost.versions}", lost,
                  evidence={"decode_time_factor": cost.decode_time_factor, "engine": cost.engine, "versions": cost.versions,
                            "source": cost.source, "confidence": cost.confidence},
                  sentence=(f"{cost.engine} runs this format at {cost.decode_time_factor:g}x the ideal time per token "
@@ -132,7 +133,7 @@ def kernel_path(x: Inputs) -> Cause | None:
 def contention(x: Inputs) -> Cause | None:
     if not x.evidence.competitors:
         return None
-    return Cause("gpu-contention", "other processes on the GPU during decode", None,
+    return Cause(CauseId.GPU_CONTENTION, "other processes on the GPU during decode", None,
                  evidence={"processes": list(x.evidence.competitors)},
                  sentence=f"{len(x.evidence.competitors)} other process(es) held GPU memory during decode")
 
@@ -140,7 +141,7 @@ def contention(x: Inputs) -> Cause | None:
 def estimate(x: Inputs) -> list[Cause]:
     """Every cause the evidence supports; host-bound gets only the idle time that PCIe does not explain."""
     found = [c for est in (kv_reads, throttled, offload, kernel_path) if (c := est(x)) is not None]
-    pcie_ms = sum(c.lost_ms or 0 for c in found if c.id == "cpu-offload")
+    pcie_ms = sum(c.lost_ms or 0 for c in found if c.id == CauseId.CPU_OFFLOAD)
     for c in (host_bound(x, pcie_ms), launch_bound(x), contention(x)):
         if c is not None:
             found.append(c)

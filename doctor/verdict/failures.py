@@ -16,19 +16,20 @@ from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 from checks.knowledge.signatures import oom_figures
 from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId, FailureKind
 from doctor.model.probe_results import ProbeReport
 
 TITLES = {
-    "memory-budget": "Memory budget (measured by the probe)",
-    "flash-attn": "flash-attn vs this card (seen by the probe)",
-    "cuda-pairing": "Driver, CUDA and PyTorch pairing (seen by the probe)",
-    "exllamav2-ready": "ExLlamaV2 ready to probe",
-    "model-load": "ExLlamaV2 can load the model",
-    "probe": "Timed ExLlamaV2 probe",
+    CheckId.MEMORY_BUDGET: "Memory budget (measured by the probe)",
+    CheckId.FLASH_ATTN: "flash-attn vs this card (seen by the probe)",
+    CheckId.CUDA_PAIRING: "Driver, CUDA and PyTorch pairing (seen by the probe)",
+    CheckId.EXLLAMAV2_READY: "ExLlamaV2 ready to probe",
+    CheckId.MODEL_LOAD: "ExLlamaV2 can load the model",
+    CheckId.PROBE: "Timed ExLlamaV2 probe",
 }
 
 
-def _finding(check_id: str, status: Status, summary: str, evidence: dict, fix: str = "", commands: tuple[str, ...] = ()) -> Finding:
+def _finding(check_id: CheckId, status: Status, summary: str, evidence: dict, fix: str = "", commands: tuple[str, ...] = ()) -> Finding:
     return Finding(id=check_id, title=TITLES[check_id], status=status, summary=summary, evidence=evidence, fix=fix,
                    commands=commands)
 
@@ -39,40 +40,40 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
     kind, msg = probe.error_kind, probe.summary
     ev = {"probe_status": probe.status, "phase": probe.error_phase, "error": msg}
     tail = probe.error_detail.strip()
-    if kind == "oom":
+    if kind == FailureKind.OOM:
         ev.update(oom_figures(tail + "\n" + msg))
         ev.update(max_seq_len=max_seq_len, cache_mode=cache_mode)
         smaller = f"--max-seq-len {max(2048, (max_seq_len or 8192) // 2)}" if max_seq_len else "--max-seq-len 4096"
-        return _finding("memory-budget", Status.FAIL, f"the model did not fit: {msg}", ev,
+        return _finding(CheckId.MEMORY_BUDGET, Status.FAIL, f"the model did not fit: {msg}", ev,
                         "Weights, cache and scratch do not fit in this card's memory. " + OOM_FIX,
                         (f"v100-doctor probe --model MODEL {smaller} --cache-mode q8",))
-    if kind == "flash-attn":
-        return _finding("flash-attn", Status.FAIL, f"ExLlamaV2 crashed in flash-attn: {msg}", ev,
+    if kind == FailureKind.FLASH_ATTN:
+        return _finding(CheckId.FLASH_ATTN, Status.FAIL, f"ExLlamaV2 crashed in flash-attn: {msg}", ev,
                         flash_attn_fix(), FLASH_ATTN_COMMANDS)
-    if kind == "no-kernel-image":
-        return _finding("cuda-pairing", Status.FAIL, f"no CUDA kernel for this card: {msg}", ev,
+    if kind == FailureKind.NO_KERNEL_IMAGE:
+        return _finding(CheckId.CUDA_PAIRING, Status.FAIL, f"no CUDA kernel for this card: {msg}", ev,
                         "torch (or an extension) was built without code for this card's architecture; see the "
                         "cuda-pairing check for a torch build that has it.")
-    if kind == "jit-build":
+    if kind == FailureKind.JIT_BUILD:
         ev["build_log_tail"] = tail[-1500:]
-        return _finding("cuda-pairing", Status.FAIL, f"ExLlamaV2's extension could not be built: {msg}", ev,
+        return _finding(CheckId.CUDA_PAIRING, Status.FAIL, f"ExLlamaV2's extension could not be built: {msg}", ev,
                         JIT_BUILD_FIX + " The build log's tail is in the evidence.")
-    if kind in ("not-installed", "no-cuda"):
-        return _finding("exllamav2-ready", Status.FAIL, msg, ev,
+    if kind in (FailureKind.NOT_INSTALLED, FailureKind.NO_CUDA):
+        return _finding(CheckId.EXLLAMAV2_READY, Status.FAIL, msg, ev,
                         "The probe needs torch with CUDA, exllamav2 and tokenizers in the Python that runs the doctor; "
                         "torch first, from the index that has this card's kernels.", install)
-    if kind == "model-load":
+    if kind == FailureKind.MODEL_LOAD:
         ev["log_tail"] = tail[-1500:]
-        return _finding("model-load", Status.FAIL, msg, ev,
+        return _finding(CheckId.MODEL_LOAD, Status.FAIL, msg, ev,
                         MODEL_FOLDER_FIX)
-    if kind == "cancelled":
-        return _finding("probe", Status.SKIP, f"the probe was cancelled during {probe.error_phase}", ev)
-    if kind == "timeout":
-        return _finding("probe", Status.FAIL, msg, ev,
+    if kind == FailureKind.CANCELLED:
+        return _finding(CheckId.PROBE, Status.SKIP, f"the probe was cancelled during {probe.error_phase}", ev)
+    if kind == FailureKind.TIMEOUT:
+        return _finding(CheckId.PROBE, Status.FAIL, msg, ev,
                         "A phase ran past its time limit. A first import JIT-builds ExLlamaV2 (2-3 minutes); a stale "
                         "'lock' file in ~/.cache/torch_extensions makes it wait forever.")
     ev["log_tail"] = tail[-1500:]
-    return _finding("probe", Status.ERROR, f"the probe failed: {msg}", ev,
+    return _finding(CheckId.PROBE, Status.ERROR, f"the probe failed: {msg}", ev,
                     "An unexpected failure; the log tail is in the evidence. Please report it with the --json output.")
 
 

@@ -130,6 +130,7 @@ def test_the_guard_catches_a_check_that_reads_the_disk():
     """The proof above means something only if a reading check would end in ERROR."""
     from checks.base import Check, CheckContext
     from checks.runner import run_one
+    from doctor.model.ids import CheckId
 
     def lister(ctx):
         os.listdir("/")
@@ -144,7 +145,7 @@ def test_the_guard_catches_a_check_that_reads_the_disk():
     plan, facts = _plan_and_facts(MACHINES[0], None)
     with no_machine_access():
         for run in (lister, env_reader, path_reader):
-            f = run_one(Check(id="impure", title="impure", run=run), CheckContext(facts=facts, plan=plan))
+            f = run_one(Check(id=CheckId.DTYPE, title="impure", run=run), CheckContext(facts=facts, plan=plan))
             assert f.status == Status.ERROR and "Touched" in f.summary, f.summary
     assert os.path.exists(str(MACHINES[0]))  # and everything is back afterwards
 
