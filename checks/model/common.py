@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from doctor.model.findings import Status
 from doctor.model.ids import CheckId
 
+
+class _After(TypedDict):
+    depends_on: tuple[CheckId, ...]
+    blocked_by: tuple[Status, ...]
+
+
 # model-path failing for a path quirk (brackets, spaces) must not hide the budget: the later checks run
 # unless model-path was skipped or crashed, and skip on their own when the model could not be read.
-AFTER_MODEL_PATH = {"depends_on": (CheckId.MODEL_PATH,), "blocked_by": (Status.SKIP, Status.ERROR)}
+AFTER_MODEL_PATH: _After = {"depends_on": (CheckId.MODEL_PATH,), "blocked_by": (Status.SKIP, Status.ERROR)}
 
 
 def unreadable_reason(model, plan=None) -> str:
