@@ -12,13 +12,14 @@ import importlib.util
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from doctor.model.facts import BuildCache
 
 EXT_NAME = "exllamav2_ext"
 
 
-def extensions_root(torch_cuda: str | None, env: dict[str, str] | None = None,
+def extensions_root(torch_cuda: str | None, env: Mapping[str, str] | None = None,
                     python: tuple[int, int] = sys.version_info[:2], abiflags: str = getattr(sys, "abiflags", "")) -> Path:
     env = os.environ if env is None else env
     if env.get("TORCH_EXTENSIONS_DIR"):
@@ -28,7 +29,7 @@ def extensions_root(torch_cuda: str | None, env: dict[str, str] | None = None,
     return Path(cache) / "torch_extensions" / f"py{python[0]}{python[1]}{abiflags}_{cu}"
 
 
-def inspect_cache(torch_cuda: str | None, env: dict[str, str] | None = None, now: float | None = None) -> BuildCache:
+def inspect_cache(torch_cuda: str | None, env: Mapping[str, str] | None = None, now: float | None = None) -> BuildCache:
     root = extensions_root(torch_cuda, env)
     candidates = sorted(root.glob(EXT_NAME + "*"), key=lambda p: p.stat().st_mtime if p.exists() else 0) if root.is_dir() else []
     build_dir = candidates[-1] if candidates else root / EXT_NAME

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -12,6 +13,7 @@ from doctor.facts.nvml import gather_nvml
 from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
 from doctor.facts.torch_facts import TorchGatherer
 from doctor.facts.children import stop_all
+from doctor.model.errors import Interrupted
 from doctor.model.facts import Facts, HostFacts, NvccFacts, NvmlFacts, PythonFacts, TorchFacts
 from doctor.model.unknown import Unknown
 from doctor.facts.build_cache import gather_build_cache
@@ -37,8 +39,11 @@ def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: 
         got["exllamav2_build"] = gather_build_cache(got["torch"].cuda)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: stop every child, hand back what was read
         stop_all()
-        exc.partial_facts = partial_facts(got, f"not gathered: the run was interrupted ({_signal_name(exc)})")
-        raise
+        read = partial_facts(got, f"not gathered: the run was interrupted ({_signal_name(exc)})")
+        if isinstance(exc, Interrupted):
+            exc.partial_facts = read
+            raise
+        raise Interrupted(signal.SIGINT, read) from exc  # a plain Ctrl-C carries what was read the same way
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return partial_facts(got, "")
@@ -64,6 +69,4 @@ def partial_facts(got: dict[str, Any], missing: str) -> Facts:
 
 
 def _signal_name(exc: BaseException) -> str:
-    import signal
-
     return signal.Signals(getattr(exc, "signum", signal.SIGINT)).name

@@ -7,7 +7,7 @@ import platform
 import socket
 
 from doctor.model.facts import HostFacts
-from doctor.model.unknown import Unknown
+from doctor.model.unknown import Maybe, Unknown
 from doctor.model.units import MIB
 
 
@@ -56,17 +56,18 @@ def nvidia_pci_devices(root: str = "/sys/bus/pci/devices") -> tuple[str, ...] | 
 
 
 def gather_host() -> HostFacts:
+    ram_total: Maybe[float]
+    ram_available: Maybe[float]
+    swap_total: Maybe[float]
+    swap_used: Maybe[float]
     try:
         import psutil
 
         vm, sw = psutil.virtual_memory(), psutil.swap_memory()
-        mem = dict(
-            ram_total_mib=round(vm.total / MIB, 1), ram_available_mib=round(vm.available / MIB, 1),
-            swap_total_mib=round(sw.total / MIB, 1), swap_used_mib=round(sw.used / MIB, 1),
-        )
+        ram_total, ram_available = round(vm.total / MIB, 1), round(vm.available / MIB, 1)
+        swap_total, swap_used = round(sw.total / MIB, 1), round(sw.used / MIB, 1)
     except Exception as exc:
-        u = Unknown(f"psutil unavailable: {exc}")
-        mem = dict(ram_total_mib=u, ram_available_mib=u, swap_total_mib=u, swap_used_mib=u)
+        ram_total = ram_available = swap_total = swap_used = Unknown(f"psutil unavailable: {exc}")
     return HostFacts(
         os=_os_name(),
         kernel=platform.release(),
@@ -74,5 +75,6 @@ def gather_host() -> HostFacts:
         cpu_model=_cpu_model(),
         cpu_count=os.cpu_count() or Unknown("os.cpu_count() gave nothing"),
         nvidia_pci_devices=nvidia_pci_devices(),
-        **mem,
+        ram_total_mib=ram_total, ram_available_mib=ram_available,
+        swap_total_mib=swap_total, swap_used_mib=swap_used,
     )

@@ -29,7 +29,7 @@ def _gib(number: str, unit: str | None) -> float:
 def _rules(line: str) -> list[tuple[str, str, str, float | None, float | None]]:
     """(setting, offload, meaning, offload_gib, gpu_gib) for each offload setting on one line."""
     low = line.lower()
-    out = []
+    out: list[tuple[str, str, str, float | None, float | None]] = []
     if m := re.search(r"device_map['\"]?\s*[=:]\s*['\"]?(auto|balanced_low_0|balanced|sequential)\b", low):
         out.append(("device_map", "possible",
                     f"device_map={m.group(1)}: accelerate puts whatever does not fit in VRAM on the CPU (then disk) "

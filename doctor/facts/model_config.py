@@ -93,7 +93,8 @@ def _shown(value) -> str:
 
 
 def _parse_config(data: dict) -> ModelConfig:
-    text: dict[str, Any] = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+    inner = data.get("text_config")
+    text: dict[str, Any] = inner if isinstance(inner, dict) else data
     text = {**CLASS_DEFAULTS.get(str(text.get("model_type")), {}), **text}
     archs = data.get("architectures")
     heads = _int(text, "num_attention_heads", "n_head")

@@ -80,7 +80,7 @@ def declared_quant(config: dict | None, quantize_config: dict | None) -> QuantFa
 def unquantized_method(dtype_bytes: dict[str, int], torch_dtype: str | None) -> str:
     """fp16/bf16/fp32 from the dominant tensor dtype, else from config.json's torch_dtype."""
     if dtype_bytes:
-        top = max(dtype_bytes, key=dtype_bytes.get)
+        top = max(dtype_bytes, key=dtype_bytes.__getitem__)
         mapped = {"F16": "fp16", "BF16": "bf16", "F32": "fp32"}.get(top)
         if mapped:
             return mapped
@@ -93,14 +93,17 @@ def combine(declared: QuantFacts | None, fmt: str, dtype_bytes: dict[str, int], 
     """One verdict on the format, keeping what the JSON said and what the tensors say side by side."""
     from dataclasses import replace
 
-    extras = dict(tensor_format=fmt, g_idx_present=g_idx_present, act_order_in_tensors=act_order)
+    def with_tensors(q: QuantFacts) -> QuantFacts:
+        return replace(q, tensor_format=fmt, g_idx_present=g_idx_present, act_order_in_tensors=act_order)
+
     if declared is None:
         if fmt == "exl2":
-            return QuantFacts("exl2", "tensor names (.q_weight)", notes=("no quantization_config: bpw not declared",), **extras)
+            return with_tensors(QuantFacts("exl2", "tensor names (.q_weight)", notes=("no quantization_config: bpw not declared",)))
         if fmt == "gptq":
-            return QuantFacts("gptq", "tensor names (.qweight)", notes=("no quantize_config.json: bits/group size not declared",), **extras)
-        return QuantFacts(unquantized_method(dtype_bytes, torch_dtype), "tensor dtypes" if dtype_bytes else "config.json torch_dtype", **extras)
-    result = replace(declared, **extras)
+            return with_tensors(QuantFacts("gptq", "tensor names (.qweight)", notes=("no quantize_config.json: bits/group size not declared",)))
+        return with_tensors(QuantFacts(unquantized_method(dtype_bytes, torch_dtype),
+                                       "tensor dtypes" if dtype_bytes else "config.json torch_dtype"))
+    result = with_tensors(declared)
     expect = {"exl2": "exl2", "gptq": "gptq", "awq": "gptq"}.get(declared.method)  # AWQ also uses .qweight names
     if fmt in ("exl2", "gptq") and expect and fmt != expect:
         result = replace(result, disagreement=f"{declared.declared_in} says {declared.method}, but the tensor names are {fmt}'s "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import TypeGuard
 
 from doctor.facts.safe_open import read_capped
 from doctor.model.errors import UsageError
@@ -33,7 +34,7 @@ NAMED_MODES = {"FP16": "fp16", "FP8": "fp8", "Q8": "q8", "Q6": "q6", "Q4": "q4"}
 _PAIR = re.compile(r"^\s*([2-8])\s*,\s*([2-8])\s*$")  # CACHE_TYPE's "k_bits,v_bits" (exllamav3)
 
 
-def looks_like_tabby(data: object) -> bool:
+def looks_like_tabby(data: object) -> TypeGuard[dict]:
     """A YAML mapping whose `model` section has TabbyAPI's keys."""
     return isinstance(data, dict) and isinstance(data.get("model"), dict) and bool(set(data["model"]) & MODEL_KEYS)
 
@@ -186,8 +187,8 @@ def tabby_plan(s: TabbySettings, plan):
     from dataclasses import replace
 
     tokens = max(filter(None, (s.max_seq_len, s.cache_size)), default=None)
-    changes = {"max_seq_len": tokens, "cache_mode": s.cache_mode, "gpu_split": s.gpu_split}
-    changes = {k: v for k, v in changes.items() if v is not None}
+    given: dict[str, object] = {"max_seq_len": tokens, "cache_mode": s.cache_mode, "gpu_split": s.gpu_split}
+    changes = {k: v for k, v in given.items() if v is not None}
     if s.model_path:
         changes.update(model_path=s.model_path, model_path_parts=(s.model_path,))
     if s.tensor_parallel:

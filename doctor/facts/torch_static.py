@@ -26,7 +26,7 @@ class StaticReadError(Exception):
 
 
 def read_version_py(torch_dir: Path) -> dict[str, str | None]:
-    """`__version__`, `cuda` and `hip` as torch/version.py assigns them (literal assignments only)."""
+    """`__version__`, `cuda` and `hip` as torch/version.py assigns them (string or None literals only)."""
     try:
         tree = ast.parse((torch_dir / "version.py").read_text())
     except (OSError, SyntaxError, ValueError) as exc:
@@ -36,7 +36,8 @@ def read_version_py(torch_dir: Path) -> dict[str, str | None]:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
-                if isinstance(t, ast.Name) and isinstance(node.value, ast.Constant):
+                if isinstance(t, ast.Name) and isinstance(node.value, ast.Constant) \
+                        and isinstance(node.value.value, (str, type(None))):
                     out[t.id] = node.value.value
     if not isinstance(out.get("__version__"), str):
         raise StaticReadError("torch/version.py assigns no __version__ literal")
@@ -77,7 +78,8 @@ def fatbin_archs(path: Path) -> list[tuple[frozenset[int], frozenset[int]]]:
                 pos += 8
                 continue
             entry, stop = pos + hsize, pos + hsize + fat_size
-            cubins, ptx = set(), set()
+            cubins: set[int] = set()
+            ptx: set[int] = set()
             while entry + 32 <= stop:
                 kind, _v, ehsize, payload = struct.unpack_from("<HHIQ", buf, entry)
                 arch, = struct.unpack_from("<I", buf, entry + 28)
