@@ -81,7 +81,7 @@ def cuda_numbering(gpus: tuple[GpuFacts, ...], env: dict[str, str], torch_ccs: t
     else:
         for entry in filter(None, (e.strip() for e in visible.split(","))):
             gpu, mig, problem = _resolve(entry, base)
-            if problem:
+            if gpu is None:  # then problem says why
                 problems.append(f"CUDA_VISIBLE_DEVICES entry {entry!r}: {problem}; CUDA ignores it and every entry after it")
                 break
             if any(g.index == gpu.index and m == mig for g, m in chosen):
@@ -90,5 +90,5 @@ def cuda_numbering(gpus: tuple[GpuFacts, ...], env: dict[str, str], torch_ccs: t
             chosen.append((gpu, mig))
     devices = tuple(CudaDevice(i, g.index, m) for i, (g, m) in enumerate(chosen))
     ccs = tuple(g.compute_capability for g, _ in chosen)
-    confirmed = bool(torch_ccs) and tuple(torch_ccs) == ccs
+    confirmed = bool(torch_ccs and tuple(torch_ccs) == ccs)
     return Numbering(order=order, visible=visible, devices=devices, problems=tuple(problems), modelled=not confirmed)

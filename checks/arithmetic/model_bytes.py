@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from doctor.model.model_dir import ModelConfig, ModelFacts
+from doctor.model.model_dir import ModelConfig, ModelFacts, WeightFacts
 from doctor.model.units import gb
 from doctor.model.unknown import known
 
@@ -62,8 +62,8 @@ def dims(config: ModelConfig | None) -> ModelDims:
     missing = [k for k, v in need.items() if not known(v)]
     if missing:
         raise ArithmeticUnavailable(f"config.json lacks {', '.join(missing)}")
-    return ModelDims(config.num_hidden_layers, config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
-                     config.head_dim, config.intermediate_size, config.vocab_size,
+    layers, hidden, heads, kv_heads, head_dim, intermediate, vocab = [v for v in need.values() if known(v)]
+    return ModelDims(layers, hidden, heads, kv_heads, head_dim, intermediate, vocab,
                      bool(config.tie_word_embeddings) if known(config.tie_word_embeddings) else False,
                      config.num_experts if known(config.num_experts) else 1)
 
@@ -116,7 +116,7 @@ def _from_config(model: ModelFacts, d: ModelDims) -> ModelBytes:
     layer = sum(matrix_bytes(method, i, o, bits or 16, group) for i, o in _matrices(d))
     layer += 2 * d.hidden * 2  # input and post-attention norms
     notes = []
-    if method == "exl2":
+    if method == "exl2" and q is not None:
         head_bits = float(q.head_bits) if known(q.head_bits) else EXL2_DEFAULT_HEAD_BITS
         if not known(q.head_bits):
             notes.append(f"head_bits not declared: assumed {EXL2_DEFAULT_HEAD_BITS:g} (the converter's default)")
@@ -131,8 +131,7 @@ def _from_config(model: ModelFacts, d: ModelDims) -> ModelBytes:
                       f"estimated from config.json at {label}", tuple(notes))
 
 
-def _from_headers(model: ModelFacts, d: ModelDims | None) -> ModelBytes:
-    w = model.weights
+def _from_headers(w: WeightFacts, d: ModelDims | None) -> ModelBytes:
     emb = w.embedding_bytes if known(w.embedding_bytes) else 0
     emb_width = {"F32": 4, "F16": 2, "BF16": 2}.get(w.embedding_dtype, 2) if known(w.embedding_dtype) else 2
     notes = []
@@ -164,7 +163,7 @@ def model_bytes(model: ModelFacts) -> ModelBytes:
             d = dims(model.config)
         except ArithmeticUnavailable:
             d = None
-        return _from_headers(model, d)
+        return _from_headers(w, d)
     if w is not None and w.problems:
         raise ArithmeticUnavailable(f"the weight files are damaged ({w.problems[0]})")
     return _from_config(model, dims(model.config))

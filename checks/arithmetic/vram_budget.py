@@ -145,7 +145,7 @@ def plan_budget(mb: ModelBytes, d: ModelDims, rooms: list[GpuRoom], max_seq_len:
     rope = rope_bytes(d, max_seq_len, rope_bases)
     transient = runtime_transient_bytes(d, max_seq_len, chunk, quantized)
     head_extra = mb.lm_head_bytes + mb.norm_bytes
-    if autosplit:
+    if gpu_split is None:  # autosplit
         def reserve(i: int, last: bool) -> int:
             own = AUTOSPLIT_RESERVE_GPU0[0] if i == 0 else AUTOSPLIT_RESERVE_OTHER[0]
             return own + AUTOSPLIT_MINIMUM_RESERVE[0] + (load_transient_bytes(d, chunk) if last else 0)
@@ -179,7 +179,7 @@ def plan_budget(mb: ModelBytes, d: ModelDims, rooms: list[GpuRoom], max_seq_len:
         peak = sum(v for k, v in comp.items() if k != "transient_is")
         free = int(rooms[i].free_mib * MIB) if i < len(rooms) else 0
         devices.append(DeviceBudget(i, len(layers), comp, peak, free))
-    notes = ()
+    notes: tuple[str, ...] = ()
     if gpu_split and len(gpu_split) > len(rooms):
         notes = (f"--gpu-split names {len(gpu_split)} GPUs; the budget assumes each like GPU {rooms[-1].index if rooms else 0}",)
     return Budget(tuple(devices), max_seq_len, cache_mode, "load_autosplit" if autosplit else "load(gpu_split)",

@@ -48,7 +48,7 @@ def run(ctx: CheckContext) -> Finding:
         notes.append(f"driver branches after R{p['last_driver_branch']} drop it")
     gpu = ctx.target_gpu()
     mem = gpu.memory_total_mib if gpu is not None and not planned and isinstance(gpu.memory_total_mib, (int, float)) else None
-    spec = spec_for_key(ctx.plan.target_gpu) if planned else spec_for_name(name, mem)
+    spec = spec_for_key(ctx.plan.target_gpu) if planned and ctx.plan.target_gpu else spec_for_name(name, mem)
     evidence = dict(p, planned_for=name if planned else None)
     if spec:
         evidence.update(bandwidth_gbs=spec.bandwidth_gbs, memory_type=spec.memory_type, spec_source=spec.source)

@@ -21,12 +21,12 @@ WARNS = frozenset({"torch_missing", "torch_ptx_only", "torch_arch_unknown", "nvc
 
 def run(ctx: CheckContext) -> Finding:
     card = ctx.card()
-    if card is None:
+    rx = machine_prescription(ctx.facts, ctx.plan) if card else None  # the route for the judged card
+    if card is None or rx is None:
         return CHECK.finding(Status.SKIP, "skipped: the card's compute capability is unknown")
     cc, name, _ = card
     nvml, torch = ctx.facts.nvml, ctx.facts.python.torch
     stack = stack_of(ctx.facts, cc, name)
-    rx = machine_prescription(ctx.facts, ctx.plan)
     ev: dict = {"cc": cc, "driver_version": stack.driver,
                 "driver_cuda": nvml.cuda_driver_version if known(nvml.cuda_driver_version) else None,
                 "torch_version": torch.version if known(torch.version) else None,

@@ -57,7 +57,7 @@ def run(ctx: CheckContext) -> Finding:
     if not nvml.available or not nvml.gpus:
         reason = nvml.reason or "NVML reports no GPU"
         pci = ctx.facts.host.nvidia_pci_devices
-        evidence = {"nvml_reason": reason, "driver_version": show(nvml.driver_version),  # unknown: with its reason
+        evidence: dict[str, object] = {"nvml_reason": reason, "driver_version": show(nvml.driver_version),  # unknown: with its reason
                     "nvidia_pci_devices": list(pci) if known(pci) else None}
         too_new = _driver_too_new(nvml.driver_version, pci)
         if ctx.plan.target_gpu and not too_new:  # planning on a machine without a GPU (a laptop, CI) is fine

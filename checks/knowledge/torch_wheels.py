@@ -103,7 +103,8 @@ def ptx_runs(ptx_cc: str, card_cc: str) -> bool:
 
 def arch_list_to_ccs(arch_list: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """['sm_70','compute_90'] -> (('7.0',), ('9.0',)) as (cubins, ptx)."""
-    cubins, ptx = [], []
+    cubins: list[str] = []
+    ptx: list[str] = []
     for a in arch_list:
         kind, _, num = a.partition("_")
         num = num.rstrip("a").rstrip("f")

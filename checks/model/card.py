@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from checks.base import CheckContext
 from checks.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION
 from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
+from doctor.model.facts import GpuFacts
 from doctor.model.unknown import known
 from checks.arithmetic.vram_budget import GpuRoom
 
@@ -32,6 +33,14 @@ class Card:
         if self.measured:
             return "this machine's GPU(s), free VRAM measured by NVML"
         return f"planning target --target-gpu {self.spec.key if self.spec else self.name} (knowledge base, not measured)"
+
+
+def _measured_room(g: GpuFacts) -> GpuRoom | None:
+    """The GPU's room as NVML measured it; None when NVML did not report its free VRAM."""
+    free, total = g.memory_free_mib, g.memory_total_mib
+    if not known(free):
+        return None
+    return GpuRoom(g.index, g.name if known(g.name) else "GPU", free, total if known(total) else free)
 
 
 def target_card(key: str, n_gpus: int) -> Card | None:
@@ -64,8 +73,7 @@ def card_for(ctx: CheckContext) -> Card | None:
         return None
     first = gpus[0]
     name = first.name if known(first.name) else "GPU"
-    rooms = tuple(GpuRoom(g.index, g.name if known(g.name) else "GPU", g.memory_free_mib,
-                          g.memory_total_mib if known(g.memory_total_mib) else g.memory_free_mib) for g in gpus)
+    rooms = tuple(room for g in gpus if (room := _measured_room(g)) is not None)
     cc = first.compute_capability if known(first.compute_capability) else None
     mem = first.memory_total_mib if known(first.memory_total_mib) else None
     return Card(name, cc, spec_for_name(name, mem) if known(first.name) else None, rooms, measured=True)

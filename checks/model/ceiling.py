@@ -22,7 +22,7 @@ def run(ctx: CheckContext) -> Finding:
     if m is None or not m.exists or (m.problem and m.weights is None and m.config is None):
         return CHECK.finding(Status.SKIP, f"skipped: {unreadable_reason(m, ctx.plan)}")
     card = card_for(ctx)
-    if card is None or card.bandwidth_gbs is None:
+    if card is None or card.spec is None:  # the bandwidth is the knowledge base's
         why = "no GPU here and no --target-gpu" if card is None else f"the bandwidth of {card.name} is not in the knowledge base"
         return CHECK.finding(Status.SKIP, f"skipped: {why} (v100-doctor --list-gpus)")
     if m.gguf is not None:
@@ -30,11 +30,12 @@ def run(ctx: CheckContext) -> Finding:
     mode = ctx.plan.cache_mode
     try:
         empty = bytes_per_token(m, 0, mode)
-        seq, seq_source = seq_len_for(ctx, m.config.max_position_embeddings)
+        seq, seq_source = seq_len_for(ctx, m.config.max_position_embeddings if m.config is not None else None)
         full = bytes_per_token(m, seq, mode)
     except ArithmeticUnavailable as exc:
         return CHECK.finding(Status.SKIP, f"skipped: {exc}", {"reason": str(exc)})
-    bw = card.bandwidth_gbs
+    spec = card.spec
+    bw = spec.bandwidth_gbs
     top, low = ceiling_tok_s(empty["total_bytes"], bw), ceiling_tok_s(full["total_bytes"], bw)
     est = " (estimated from config)" if m.estimated_from_config else ""
     where = "" if card.measured else " (planning target, not measured)"
@@ -43,7 +44,7 @@ def run(ctx: CheckContext) -> Finding:
                f"token{est}; {low:.1f} tok/s with {seq} tokens of {mode} cache. Reference: the seed measured "
                f"{ref['measured_tok_s']:g} tok/s against a {ref['ceiling_tok_s']:g} tok/s ceiling ({ref['weights_gb']:g} GB, "
                f"27B at {ref['bpw']:g} bpw, V100)")
-    evidence = {"bandwidth_gbs": bw, "bandwidth_source": card.spec.source, "bandwidth_confidence": card.spec.confidence,
+    evidence = {"bandwidth_gbs": bw, "bandwidth_source": spec.source, "bandwidth_confidence": spec.confidence,
                 "gpu_source": card.source, "ceiling_tok_s_empty_cache": round(top, 1), "ceiling_tok_s_full_cache": round(low, 1),
                 "context_for_full": seq, "context_from": seq_source,
                 "bytes_per_token_empty": {k: v for k, v in empty.items() if k.endswith("_bytes")},

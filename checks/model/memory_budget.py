@@ -18,14 +18,14 @@ from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.units import GIB, MIB, human_bytes
-from doctor.model.unknown import known
+from doctor.model.unknown import Maybe, known
 
 NOT_EXLLAMAV2 = ("awq", "bnb-4bit", "bnb-8bit", "gguf")  # checks/knowledge/formats.py: cannot-load rows
 TIGHT_MARGIN_MIB = 128  # the CUDA context alone varies by about this much across drivers and torch builds
 FALLBACK_SEQ_LEN = 2048
 
 
-def seq_len_for(ctx: CheckContext, d_max_pos) -> tuple[int, str]:
+def seq_len_for(ctx: CheckContext, d_max_pos: Maybe[int] | None) -> tuple[int, str]:
     if ctx.plan.max_seq_len:
         return ctx.plan.max_seq_len, "--max-seq-len"
     if known(d_max_pos):
@@ -82,7 +82,7 @@ def _fixes(ctx: CheckContext, m, mb: ModelBytes, budget: Budget, table: dict[str
         steps.append(f"quantize the cache: {k} holds all {seq} tokens (fits up to {v})")
         commands.append(f"v100-doctor --model {path} --max-seq-len {seq} --cache-mode {k}")
     elif any(v > table.get(mode, 0) for v in table.values()):
-        k = max(table, key=table.get)
+        k = max(table, key=table.__getitem__)
         steps.append(f"quantize the cache: {k} fits up to {table[k]} tokens")
     q = m.quant
     if q and known(q.bits) and q.method == "exl2":
@@ -106,7 +106,7 @@ def _context_note(cc: str | None) -> str:
 def _evidence(budget: Budget, card: Card, mb: ModelBytes, seq: int, seq_source: str, table: dict, d: ModelDims, ctx) -> dict:
     per_gpu = []
     for dev in budget.devices:
-        row = {k: _mib(v) for k, v in dev.components.items() if k != "transient_is"}
+        row: dict[str, object] = {k: _mib(v) for k, v in dev.components.items() if k != "transient_is"}
         row.update(gpu=dev.index, layers=dev.layers, peak_mib=_mib(dev.peak_bytes), free_mib=_mib(dev.free_bytes),
                    margin_mib=_mib(dev.margin_bytes),
                    transient_is="load_autosplit's reserves and test pass" if dev.components.get("transient_is") else "decode/prefill working set")
@@ -143,10 +143,11 @@ def run(ctx: CheckContext) -> Finding:
     if card is None:
         return CHECK.finding(Status.SKIP, "skipped: no GPU here to budget against; pass --target-gpu NAME to plan for a card "
                              "(v100-doctor --list-gpus)", {"weights_gpu_mib": _mib(mb.gpu_bytes), "weights_source": mb.source})
-    seq, seq_source = seq_len_for(ctx, m.config.max_position_embeddings)
+    max_pos = m.config.max_position_embeddings if m.config is not None else None
+    seq, seq_source = seq_len_for(ctx, max_pos)
     split, quantized = ctx.plan.gpu_split, is_quantized(m)
     budget = plan_budget(mb, d, list(card.rooms), seq, ctx.plan.cache_mode, split, quantized, cuda_context_bytes(card.cc))
-    upper = max(seq, m.config.max_position_embeddings if known(m.config.max_position_embeddings) else seq, 131072)
+    upper = max(seq, max_pos if known(max_pos) else seq, 131072)
     table = _table(mb, d, card, split, quantized, upper)
     ev = _evidence(budget, card, mb, seq, seq_source, table, d, ctx)
     host_avail = ctx.facts.host.ram_available_mib if card.measured else None

@@ -18,9 +18,9 @@ from doctor.model.units import gb
 NO_MODEL = "no --model given"
 
 
-def _split_hint(parts: tuple[str, ...] | None, joined: str, exists: bool, first_exists: bool = False) -> tuple[str, str]:
+def _split_hint(parts: tuple[str, ...], joined: str, exists: bool, first_exists: bool = False) -> tuple[str, str]:
     """(summary, fix) when the shell split an unquoted path into pieces; ('', '') otherwise."""
-    if not parts or len(parts) < 2:
+    if len(parts) < 2:
         return "", ""
     pieces = ", ".join(repr(p) for p in parts)
     if exists:
@@ -33,7 +33,7 @@ def _split_hint(parts: tuple[str, ...] | None, joined: str, exists: bool, first_
             "Quote the whole path, e.g. --model '/data/tmp/my model'.")
 
 
-def _missing(path: str, parts, m) -> Finding:
+def _missing(path: str, parts: tuple[str, ...], m) -> Finding:
     split_summary, split_fix = _split_hint(parts, path, False, m.first_piece_exists)
     near = list(m.near_matches)
     summary = split_summary or f"{path!r}: no such file or directory"
@@ -45,9 +45,11 @@ def _missing(path: str, parts, m) -> Finding:
                          [f"ls -la {shlex.quote(posixpath.dirname(path.rstrip('/')) or '.')}"])
 
 
-def _contents(m) -> tuple[list[str], list[str], dict]:
+def _contents(m) -> tuple[list[str], list[str], dict[str, object]]:
     """(fail reasons, warn reasons, evidence) about what is inside the directory."""
-    fails, warns, ev = [], [], {}
+    fails: list[str] = []
+    warns: list[str] = []
+    ev: dict[str, object] = {}
     if m.config_problem and m.gguf is None:  # a GGUF carries its own metadata; everything else needs config.json
         extra = ": ExLlamaV2 and transformers cannot load the directory without it" if m.config_problem.startswith("no config.json") else ""
         fails.append(m.config_problem + extra)
@@ -66,7 +68,7 @@ def _contents(m) -> tuple[list[str], list[str], dict]:
 
 
 def run(ctx: CheckContext) -> Finding:
-    path, parts = ctx.plan.model_path, ctx.plan.model_path_parts
+    path, parts = ctx.plan.model_path, ctx.plan.model_path_parts or ()
     if not path:
         return CHECK.finding(Status.SKIP, f"skipped: {NO_MODEL} (pass --model PATH to check a model)")
     m = ctx.facts.model
@@ -78,9 +80,11 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.FAIL, f"{path!r}: {m.problem}", {"path": path, "kind": m.kind, "input_error": f"--model {path!r}: {m.problem}"},
                              "Pass a model directory this user can read (config.json + *.safetensors), or a .gguf file.",
                              [f"ls -la {shlex.quote(path)}"])
-    evidence = {"path": path, "resolved": m.resolved, "kind": m.kind, "bytes_read": m.bytes_read}
-    fails, warns, commands = [], [], []
-    fix_parts = []
+    evidence: dict[str, object] = {"path": path, "resolved": m.resolved, "kind": m.kind, "bytes_read": m.bytes_read}
+    fails: list[str] = []
+    warns: list[str] = []
+    commands: list[str] = []
+    fix_parts: list[str] = []
     split_summary, split_fix = _split_hint(parts, path, True)
     if split_summary:
         warns.append(split_summary)

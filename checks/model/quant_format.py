@@ -77,7 +77,7 @@ def run(ctx: CheckContext) -> Finding:
     if keys[0] == "gptq-act-order":  # the plain-GPTQ ExLlamaV2 row is superseded by the act-order one
         rows = [r for r in rows if not (r.fmt == "gptq" and r.runtime == "ExLlamaV2")]
     what = _describe(q)
-    evidence = {"format": q.method, "declared_in": q.declared_in, "tensor_format": q.tensor_format, "cc": cc,
+    evidence: dict[str, object] = {"format": q.method, "declared_in": q.declared_in, "tensor_format": q.tensor_format, "cc": cc,
                 "card": card.source if card else "no GPU and no --target-gpu: judged for every card",
                 "paths": [_row(r) for r in rows], "sources": sorted({r.source for r in rows})}
     if known(q.bits):

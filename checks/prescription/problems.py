@@ -69,7 +69,7 @@ def last_branch(cc: str) -> int | None:
 
 def nvcc_targets(nvcc_major: int | None, cc: str) -> bool:
     rng = next((r for r in NVCC_ARCHS if r.cuda_major == nvcc_major), None)
-    return bool(rng) and cc_at_least(cc, rng.min_cc) and cc_at_least(rng.max_cc, cc)
+    return rng is not None and cc_at_least(cc, rng.min_cc) and cc_at_least(rng.max_cc, cc)
 
 
 def torch_archs(torch) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:

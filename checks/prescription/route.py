@@ -45,7 +45,7 @@ def torch_candidates(stack: Stack, driver: str | None) -> list[_Candidate]:
             continue
         if rel and (row.torch, row.cuda) == (f"{rel[0]}.{rel[1]}", stack.torch_cuda):
             continue  # the installed wheel is the problem
-        out.append(_Candidate(row, bool(rel) and row.torch == f"{rel[0]}.{rel[1]}"))
+        out.append(_Candidate(row, rel is not None and row.torch == f"{rel[0]}.{rel[1]}"))
 
     def key(c: _Candidate):
         distance = abs(_minor(c.row) - rel[1]) if rel else -_minor(c.row)
@@ -127,7 +127,9 @@ def _toolchain_tail(stack: Stack, cuda_major: int | None, problems: tuple[Proble
 def _driver_floor(cuda: str) -> tuple[int, str] | None:
     """The branch and version whose toolkit minimum runs this CUDA (RELNOTES Table 3)."""
     row = next((r for r in TOOLKIT_DRIVER if r[0] == cuda), None)
-    return (driver_branch(row[1]), row[1]) if row else None
+    if row is None or (branch := driver_branch(row[1])) is None:
+        return None
+    return branch, row[1]
 
 
 def driver_step(stack: Stack, cuda: str | None) -> Step | None:
@@ -180,7 +182,7 @@ def prescribe(facts: Facts, cc: str, card: str) -> Prescription:
         if r := _torch_route(stack, problems, driver, lead):
             routes.append(r)
         if "driver_too_old_for_torch" in kinds and not kinds & (TORCH_KINDS - {"driver_too_old_for_torch"}):
-            if s := driver_step(stack, stack.torch_cuda):
+            if stack.torch_cuda and (s := driver_step(stack, stack.torch_cuda)):  # the problem says torch has a CUDA
                 tail = _toolchain_tail(stack, int(stack.torch_cuda.split(".")[0]), problems)
                 routes.append(Route(name="upgrade the driver", cost="a driver install and a reboot (stops every GPU job); "
                                     "keeps torch", steps=(s, *tail)))

@@ -11,7 +11,7 @@ from checks.knowledge.gpus import spec_for_name
 from doctor.model.facts import GpuFacts
 from doctor.model.samples import GpuSeries
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
-from doctor.model.unknown import Unknown, known
+from doctor.model.unknown import T, Unknown, known
 from doctor.model.units import GIB, MIB
 
 
@@ -54,7 +54,7 @@ def hbm_gbs(gpu: GpuFacts | None, series: GpuSeries | None = None) -> float | No
     return spec.bandwidth_gbs if spec else None
 
 
-def value(x):
+def value(x: T | Unknown | None) -> T | None:
     """A Maybe as a plain value for evidence: the value, or None when unknown."""
     return x if known(x) else None
 

@@ -105,8 +105,7 @@ def _from_process(ctx: CheckContext, g: GpuSeries, mb, evidence: dict) -> list[C
     if deficit < max(DEFICIT_MIN_BYTES, 0.05 * mb.gpu_bytes):
         return [Clue("process", Status.PASS, f"pid {pids} holds {gb(vram)} on the GPU, enough for the model's "
                      f"{gb(mb.gpu_bytes)} of weights")]
-    held = (anon or 0.0) - host_by_design
-    if held >= RSS_HOLDS_SHARE * deficit:
+    if anon is not None and anon - host_by_design >= RSS_HOLDS_SHARE * deficit:
         return [Clue("process", Status.FAIL, f"pid {pids} holds {gb(vram)} on the GPU but the model needs "
                      f"{gb(mb.gpu_bytes)}; its {gb(anon)} of anonymous RSS holds the missing {gb(deficit)}", deficit)]
     return [Clue("process", Status.WARN, f"pid {pids} holds {gb(vram)} on the GPU, {gb(deficit)} less than the model's "
@@ -124,7 +123,7 @@ def _from_pcie(s: GpuSummary, link_gbs: float | None, evidence: dict) -> list[Cl
         return [Clue("PCIe", Status.FAIL, f"host->GPU traffic stayed high while the GPU worked: median "
                      f"{s.pcie_rx_busy_median_mbs / 1000:.2f} GB/s{share}, above {STREAMING_RX_MBS / 1000:g} GB/s in "
                      f"{pct(s.pcie_rx_streaming_fraction)} of {s.busy_samples} busy samples: weights are being streamed")]
-    if (s.pcie_rx_mean_mbs or 0) >= BURST_MEAN_MBS:
+    if s.pcie_rx_mean_mbs is not None and s.pcie_rx_mean_mbs >= BURST_MEAN_MBS:
         return [Clue("PCIe", Status.WARN, f"host->GPU bursts averaging {s.pcie_rx_mean_mbs / 1000:.2f} GB/s, not sustained "
                      "(model loading, or offload in bursts)")]
     return [Clue("PCIe", Status.PASS, f"host->GPU traffic while busy: median {s.pcie_rx_busy_median_mbs:.1f} MB/s "

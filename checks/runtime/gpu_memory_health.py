@@ -23,23 +23,25 @@ def run(ctx: CheckContext) -> Finding:
     gpu = ctx.target_gpu()
     if gpu is None:
         return CHECK.finding(Status.SKIP, f"no facts for GPU {ctx.plan.gpu_index}", {})
-    ev = {"ecc_mode": value(gpu.ecc_mode), "ecc_uncorrected_volatile": value(gpu.ecc_uncorrected_volatile),
+    uncorrected, pages_retired = value(gpu.ecc_uncorrected_volatile), value(gpu.retired_pages_count)
+    rows_uncorrectable, rows_failed = value(gpu.remapped_rows_uncorrectable), value(gpu.remapped_rows_failure)
+    ev = {"ecc_mode": value(gpu.ecc_mode), "ecc_uncorrected_volatile": uncorrected,
           "ecc_corrected_volatile": value(gpu.ecc_corrected_volatile),
-          "retired_pages_count": value(gpu.retired_pages_count), "retired_pages_pending": value(gpu.retired_pages_pending),
+          "retired_pages_count": pages_retired, "retired_pages_pending": value(gpu.retired_pages_pending),
           "remapped_rows_correctable": value(gpu.remapped_rows_correctable),
-          "remapped_rows_uncorrectable": value(gpu.remapped_rows_uncorrectable),
-          "remapped_rows_pending": value(gpu.remapped_rows_pending), "remapped_rows_failure": value(gpu.remapped_rows_failure)}
+          "remapped_rows_uncorrectable": rows_uncorrectable,
+          "remapped_rows_pending": value(gpu.remapped_rows_pending), "remapped_rows_failure": rows_failed}
     if all(v is None for v in ev.values()):
         return CHECK.finding(Status.SKIP, "this GPU/driver reports no ECC, page-retirement or row-remapping data "
                              "(consumer cards have no ECC)", ev)
     i = ctx.plan.gpu_index
     fails, warns, commands = [], [], []
-    if (ev["ecc_uncorrected_volatile"] or 0) > 0:
-        fails.append(f"{ev['ecc_uncorrected_volatile']} uncorrectable ECC errors since the driver loaded (results "
+    if (uncorrected or 0) > 0:
+        fails.append(f"{uncorrected} uncorrectable ECC errors since the driver loaded (results "
                      "computed since then may be corrupt)")
-    if ev["remapped_rows_failure"]:
+    if rows_failed:
         fails.append("a row remapping failed: the memory has no spare rows left where it needs them (hardware fault)")
-    pages = ev["retired_pages_count"] or 0
+    pages = pages_retired or 0
     if pages >= MAX_RETIRED_PAGES:
         fails.append(f"{pages} retired pages: the {MAX_RETIRED_PAGES}-page retirement capacity is used up")
     elif pages >= RETIRED_WARN:
@@ -50,8 +52,8 @@ def run(ctx: CheckContext) -> Finding:
     if ev["remapped_rows_pending"]:
         warns.append("a row remapping is pending: it takes effect after a GPU reset")
         commands.append(f"sudo nvidia-smi -i {i} -r   # GPU reset: stop every process on it first")
-    if (ev["remapped_rows_uncorrectable"] or 0) > 0 and not ev["remapped_rows_failure"]:
-        warns.append(f"{ev['remapped_rows_uncorrectable']} rows remapped after uncorrectable errors")
+    if (rows_uncorrectable or 0) > 0 and not rows_failed:
+        warns.append(f"{rows_uncorrectable} rows remapped after uncorrectable errors")
     commands = list(dict.fromkeys(commands)) + [f"nvidia-smi -i {i} -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER"]
     if fails:
         return CHECK.finding(Status.FAIL, "; ".join(fails + warns), ev,

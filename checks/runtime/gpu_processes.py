@@ -50,6 +50,7 @@ def run(ctx: CheckContext) -> Finding:
     g = target_series(ctx)
     series = ctx.facts.samples
     watched = set(series.watched_pids) if series is not None else set()
+    procs: dict[int, dict] | None  # None: NVML did not list the processes
     if g is not None:
         procs, used, total = _from_samples(g, gpu)
         measured = f"over {g.samples[-1].t_s - g.samples[0].t_s:.0f} s of samples"

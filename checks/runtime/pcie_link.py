@@ -37,22 +37,24 @@ def run(ctx: CheckContext) -> Finding:
     loaded = target_summary(ctx)
     gen_max = value(gpu.pcie_gen_max) if gpu else None
     width_max = value(gpu.pcie_width_max) if gpu else None
+    busy = None
     if loaded is not None:
-        g, s = loaded
+        g, busy = loaded
         gen_max, width_max = g.pcie_gen_max or gen_max, g.pcie_width_max or width_max
     if gpu is None and loaded is None:
         return CHECK.finding(Status.SKIP, f"no facts for GPU {ctx.plan.gpu_index}", {})
-    under_load = loaded is not None and loaded[1].busy_samples > 0 and loaded[1].pcie_gen_busy_min is not None
-    if under_load:
-        gen, width = loaded[1].pcie_gen_busy_min, loaded[1].pcie_width_busy_min
-        when = f"while busy ({loaded[1].busy_samples} samples)"
+    gen: int | None
+    width: int | None
+    if busy is not None and busy.busy_samples > 0 and busy.pcie_gen_busy_min is not None:  # measured under load
+        gen, width = busy.pcie_gen_busy_min, busy.pcie_width_busy_min
+        when = f"while busy ({busy.busy_samples} samples)"
         idle = False
     else:
         gen, width = value(gpu.pcie_gen) if gpu else None, value(gpu.pcie_width) if gpu else None
         reasons = value(gpu.clocks_event_reasons) if gpu else None
         idle = bool(reasons and "gpu_idle" in reasons)
         when = "at rest" + (" (GPU idle)" if idle else "")
-    if None in (gen, width, gen_max, width_max):
+    if gen is None or width is None or gen_max is None or width_max is None:
         return CHECK.finding(Status.SKIP, "NVML did not report the PCIe link generation and width for this GPU",
                              {"gen": gen, "width": width, "gen_max": gen_max, "width_max": width_max})
     mb, _ = model_bytes(ctx)
