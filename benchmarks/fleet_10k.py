@@ -26,6 +26,7 @@ from doctor.model.report import report_to_dict  # noqa: E402
 from doctor.render.fleet import render_fleet_text  # noqa: E402
 from doctor.run.fleet import collect  # noqa: E402
 from doctor.run.pipeline import diagnose  # noqa: E402
+from doctor.model.source import replayed  # noqa: E402
 
 MACHINES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "machines")
 
@@ -35,7 +36,7 @@ def templates() -> list[dict]:
     for name in sorted(os.listdir(MACHINES)):
         if name.endswith(".json"):
             loaded = load_document(os.path.join(MACHINES, name))
-            out.append(report_to_dict(diagnose(loaded.plan, loaded.facts, source=f"replay:{name}")))
+            out.append(report_to_dict(diagnose(loaded.plan, loaded.facts, source=replayed(name))))
     return out
 
 

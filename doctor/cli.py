@@ -55,20 +55,11 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
 
         # wrong --check ids still exit 3 before any screen; the default list loads after the first frame
         return run_tui(args, select_checks(args.only) if args.only else None)
-    from doctor.run.pipeline import GatherOptions, diagnose
+    from doctor.run.options import run_from_args
 
-    checks = select_checks(args.only)
-    if args.replay:
-        from doctor.facts.replay import load_document
-
-        loaded = load_document(args.replay)
-        report = diagnose(plan_from_args(args, loaded.plan), loaded.facts, source=f"replay:{args.replay}",
-                          note=loaded.note, checks=checks)
-    else:
-        report = diagnose(plan_from_args(args), checks=checks,
-                          options=GatherOptions(torch_timeout_s=args.torch_timeout, fresh=args.fresh,
-                                                use_cache=not args.no_cache,
-                                                torch_gatherer=early_torch))
+    run = run_from_args(args, select_checks(args.only), torch_gatherer=early_torch)
+    report = run.execute()
+    if run.live:
         if report.plan.model_path and not args.no_probe and not args.only:  # then the timed probe, or why not
             from doctor.probe.console import ConsoleProgress
             from doctor.run.probe_stage import after_checks

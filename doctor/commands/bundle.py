@@ -27,6 +27,7 @@ from doctor.model.errors import UsageError
 from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.run.output import exit_code_for
 from doctor.model.exitcodes import ExitCode
+from doctor.model.source import Origin
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,15 +74,13 @@ def run(args: argparse.Namespace) -> ExitCode:
 
 
 def _report(args: argparse.Namespace):
-    from doctor.run.pipeline import diagnose
+    from doctor.model.source import SavedFile, ThisMachine
+    from doctor.run.run import Run
 
-    if args.replay:
-        from doctor.facts.replay import load_document
-
-        loaded = load_document(args.replay)
-        return diagnose(plan_from_args(args, loaded.plan), loaded.facts, source=f"replay:{args.replay}", note=loaded.note)
-    print("v100-doctor: diagnosing this machine for the bundle …", file=sys.stderr)
-    return diagnose(plan_from_args(args))
+    if not args.replay:
+        print("v100-doctor: diagnosing this machine for the bundle …", file=sys.stderr)
+    source = SavedFile(args.replay) if args.replay else ThisMachine()
+    return Run(source, plan_overrides=lambda base: plan_from_args(args, base)).execute()
 
 
 def _analysis(args: argparse.Namespace, report):
@@ -89,7 +88,7 @@ def _analysis(args: argparse.Namespace, report):
 
     log_args = argparse.Namespace(**vars(args))
     log_args.log, log_args.no_live = args.log, False
-    source = f"replay:{args.replay}" if args.replay else "live (this machine, as in report.json)"
+    source = report.source.to_wire() if report.source.recorded else "live (this machine, as in report.json)"
     return explain(log_args, facts=report.facts, base_plan=report.plan, facts_source=source)
 
 
@@ -123,7 +122,7 @@ def _manifest(files: dict[str, object], redactor, report) -> dict:
         "schema": "v100-doctor/bundle/1",
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "doctor_version": report.doctor_version,
-        "source": "replay" if report.source.startswith("replay:") else report.source,
+        "source": "replay" if report.source.origin is Origin.REPLAY else report.source.to_wire(),
         "files": sorted(files),
         "redacted": redactor is not None,
         "redactions": dict(sorted(redactor.counts.items())) if redactor else {},

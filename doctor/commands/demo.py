@@ -6,6 +6,9 @@ published and what is assumed): Transformers + bitsandbytes at 4 tok/s, EXL2 4.2
 a Q8 cache with a lower max_seq_len at 40, and 3.75 bpw at 64 tok/s near the 70.9 ceiling.
 One is an H200 run recorded for real. Today's checks and verdict run on each.
 
+`demo NAME` is `--replay` of that example: the same findings, verdict and exit code. `demo` alone is a tour
+of them all and exits 0.
+
 examples:
   v100-doctor demo                      every example, in order
   v100-doctor demo --list               their names and what each shows
@@ -54,6 +57,7 @@ def run(args: argparse.Namespace) -> ExitCode:
 
     if wants_tui(args):
         return open_in_tui(chosen, named=bool(args.names))
+    codes = []
     for i, name in enumerate(chosen):
         try:
             report = replay_example(name)
@@ -61,8 +65,8 @@ def run(args: argparse.Namespace) -> ExitCode:
             raise UsageError(str(exc)) from None
         if i and not args.json:
             sys.stdout.write("\n" + "=" * 100 + "\n\n")
-        emit(report, args)
-    return ExitCode.OK
+        codes.append(emit(report, args))
+    return ExitCode(max(codes)) if args.names else ExitCode.OK  # the tour says nothing about a machine
 
 
 def open_in_tui(chosen: list[str], named: bool) -> ExitCode:

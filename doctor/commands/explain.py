@@ -121,7 +121,7 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
     if confirm:
         from doctor.run.confirm import confirm_matches
 
-        matches, _ = confirm_matches(matches, plan, facts, source=facts_source)
+        matches, _ = confirm_matches(matches, plan, facts)
     return LogAnalysis(log=result.stats, matches=matches, unexplained=result.unexplained,
                        plan_hints=result.plan_hints, facts_source=facts_source or "live",
                        plan_used={k: v for k, v in asdict(plan).items() if v is not None},
@@ -137,10 +137,11 @@ def plan_with_hints(plan: Plan, hints, args: argparse.Namespace) -> Plan:
 def _facts_for(args: argparse.Namespace):
     """(facts, the saved plan, a label): a replayed document's, or None to gather this machine's."""
     if args.replay:
-        from doctor.facts.replay import load_document
+        from doctor.facts.source import resolve
+        from doctor.model.source import SavedFile
 
-        loaded = load_document(args.replay)
-        return loaded.facts, loaded.plan, f"replay:{args.replay}"
+        resolved = resolve(SavedFile(args.replay))
+        return resolved.facts, resolved.plan, resolved.provenance.to_wire()
     print("v100-doctor: gathering this machine's facts to confirm the matches (--no-live skips this) …", file=sys.stderr)
     return None, None, "live (this machine)"
 

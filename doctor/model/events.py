@@ -1,4 +1,5 @@
-"""Typed events the workers send to a live screen: the check runner's progress and the probe's.
+"""Typed events a Run (doctor/run/run.py) sends to its subscribers: the checks chosen, the check runner's
+progress, the probe's, and the finished report. The CLI's outputs and the TUI subscribe to the same events.
 
 Dataclasses, not (str, object) tuples or dicts, so a screen matches on the type and a typo is an error.
 The probe worker speaks JSON lines to its runner (doctor/probe/protocol.py); `doctor.probe.protocol.screen_events`
@@ -8,8 +9,23 @@ turns each line into these before any screen sees it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from doctor.model.findings import Finding
+
+if TYPE_CHECKING:
+    from doctor.model.report import Report
+    from doctor.model.source import Provenance
+
+
+@dataclass(frozen=True)
+class ChecksChosen:
+    """The checks this run will make, in order, as (id, title). A live run says it twice: before gathering (from
+    the plan alone, so a screen can list them at once) and after (when the GPUs seen may add checks)."""
+
+    checks: tuple[tuple[str, str], ...]
+    gathering: bool  # True: said before this machine's facts are read; the list may still change
+    provenance: Provenance | None = None  # known once the source is resolved (gathering False)
 
 
 @dataclass(frozen=True)
@@ -88,3 +104,13 @@ class ProbeCancelled:
 
 ProbeEvent = (ProbePhase | ProbeProgress | ProbeRate | GpuReading | ProbeFinished | ProbeFailed | ProbeTimedOut
               | ProbeSkipped | ProbeCancelled)
+
+
+@dataclass(frozen=True)
+class ReportReady:
+    """The run's last event: the whole report (checks, and the probe and its verdict where one ran or was recorded)."""
+
+    report: Report
+
+
+RunEvent = ChecksChosen | CheckEvent | ProbeEvent | ReportReady

@@ -19,6 +19,7 @@ from doctor.model.plan import Plan
 from doctor.model.prescription import Prescription
 from doctor.model.probe_results import ProbeReport
 from doctor.model.serialize import LoadError, from_jsonable, to_jsonable
+from doctor.model.source import Provenance
 from doctor.model.verdict import Verdict
 
 SCHEMA = "v100-doctor/report/1"
@@ -30,7 +31,7 @@ class Report:
     facts: Facts
     plan: Plan
     findings: tuple[Finding, ...]
-    source: str = "live"  # live | replay:<file> | example:<name> (recorded, not this machine)
+    source: Provenance = Provenance()  # this machine live, a replayed file, a recorded example ("live" | "replay:FILE" | "example:NAME" on the wire)
     timings_ms: dict[str, float] = field(default_factory=dict)
     created_at: str = ""
     doctor_version: str = __version__

@@ -22,6 +22,8 @@ class LoadError(ValueError):
 def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, Unknown):
         return {"unknown": obj.reason}
+    if hasattr(obj, "to_wire"):  # a typed value kept as one string on the wire (doctor/model/source.py Provenance)
+        return obj.to_wire()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
@@ -58,6 +60,10 @@ def from_jsonable(tp: Any, data: Any, where: str = "$") -> Any:
         raise LoadError(errors[0] if errors else f"{where}: unexpected value {data!r}")
     if tp is Any:
         return data
+    if isinstance(tp, type) and hasattr(tp, "from_wire"):
+        if isinstance(data, str):
+            return tp.from_wire(data)
+        raise LoadError(f"{where}: expected text, got {data!r}")
     if origin in (list, tuple) or tp in (list, tuple):
         if not isinstance(data, list):
             raise LoadError(f"{where}: expected a list, got {type(data).__name__}")

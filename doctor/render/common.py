@@ -7,6 +7,7 @@ from collections import Counter
 
 from doctor.model.findings import Finding, Status
 from doctor.model.report import Report
+from doctor.model.source import Origin
 from doctor.model.unknown import known, show
 
 WIDTH = 100  # plain text in a file, a pipe or a log, and Markdown; on a terminal, the terminal's width
@@ -22,10 +23,14 @@ def wrap(text: str, first: str, rest: str, width: int = WIDTH) -> list[str]:
 
 
 def source_line(report: Report) -> str:
-    if report.source.startswith("example:"):
-        return f"RECORDED EXAMPLE ({report.source[8:]}), not this machine" + (f": {report.note}" if report.note else "")
-    if report.source.startswith("replay:"):
-        return f"replayed from {report.source[7:]} (facts as recorded there, checks of today)"
+    """Where the report's facts (and probe) came from, in words: every renderer's first line says it."""
+    src = report.source
+    if src.origin is Origin.EXAMPLE:
+        return f"RECORDED EXAMPLE ({src.name}), not this machine" + (f": {report.note}" if report.note else "")
+    if src.origin is Origin.REPLAY:
+        if report.probe is not None:
+            return f"replayed from {src.name} (facts and probe as recorded there, checks and verdict of today)"
+        return f"replayed from {src.name} (facts as recorded there, checks of today)"
     return "this machine, live"
 
 

@@ -220,6 +220,6 @@ def no_gpu_hint(report: Any) -> str:
     from doctor.model.findings import Status
 
     gpu = report.finding(CheckId.GPU_PRESENT)
-    if not report.source == "live" or report.plan.target_gpu or gpu is None or gpu.status is Status.PASS:
+    if report.source.recorded or report.plan.target_gpu or gpu is None or gpu.status is Status.PASS:
         return ""
     return "No GPU here: plan for a card with --target-gpu NAME (see --list-gpus), or try `v100-doctor demo`."

@@ -40,14 +40,14 @@ def checks_needed(ids: Iterable[str]) -> tuple[Check, ...]:
     return tuple(c for c in all_checks() if c.id in wanted)
 
 
-def confirm_matches(matches: Iterable[MatchGroup], plan: Plan, facts: Facts | None = None,
-                    source: str = "live") -> tuple[tuple[MatchGroup, ...], Facts]:
+def confirm_matches(matches: Iterable[MatchGroup], plan: Plan,
+                    facts: Facts | None = None) -> tuple[tuple[MatchGroup, ...], Facts]:
     """Run the needed checks through the doctor's own pipeline (which gathers live facts when none are given,
     and reads --model); return the judged matches and the facts they were judged on."""
     from doctor.run.pipeline import diagnose
 
     matches = tuple(matches)
-    report = diagnose(plan, facts, source=source, checks=checks_needed({c for m in matches for c in m.checks}))
+    report = diagnose(plan, facts, checks=checks_needed({c for m in matches for c in m.checks}))
     findings = {f.id: f for f in report.findings}
     return tuple(replace(m, confirmation=judge(m, findings, report.facts, plan)) for m in matches), report.facts
 

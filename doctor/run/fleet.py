@@ -19,11 +19,13 @@ CHUNK = 64
 
 def _replayed(doc: dict, source: str) -> dict:
     """A facts-only document (a fixture, a gathered snapshot): today's checks on it, as a report dict."""
+    from doctor.facts.source import from_loaded
     from doctor.model.report import parse_document, report_to_dict
+    from doctor.model.source import replayed
     from doctor.run.pipeline import diagnose
 
-    loaded = parse_document(doc, source)
-    return report_to_dict(diagnose(loaded.plan, loaded.facts, source=f"replay:{source}", note=loaded.note))
+    resolved = from_loaded(parse_document(doc, source), replayed(source))
+    return report_to_dict(diagnose(resolved.plan, resolved.facts, source=resolved.provenance, note=resolved.note))
 
 
 def rows_for(source: str) -> list[FleetRow]:

@@ -273,6 +273,28 @@ def _hub_model(args: argparse.Namespace, text: str) -> str | None:
     return resolved[1]
 
 
+def source_from_args(args: argparse.Namespace):
+    """The Source the flags name: --replay FILE, --target-gpu KEY (this host, that card), or this machine."""
+    from doctor.model.source import SavedFile, TargetCard, ThisMachine
+
+    if getattr(args, "replay", None):
+        return SavedFile(args.replay)
+    if getattr(args, "target_gpu", None):
+        return TargetCard(args.target_gpu)
+    return ThisMachine()
+
+
+def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None):
+    """The one Run the flags ask for: its source, the flags over the source's plan, the checks, how to gather."""
+    from doctor.facts.source import GatherOptions
+    from doctor.run.run import Run
+
+    options = GatherOptions(torch_timeout_s=getattr(args, "torch_timeout", 20.0), fresh=getattr(args, "fresh", False),
+                            use_cache=not getattr(args, "no_cache", False), torch_gatherer=torch_gatherer)
+    return Run(source_from_args(args), plan_overrides=lambda base: plan_from_args(args, base), checks=checks,
+               options=options)
+
+
 def select_checks(only: list[str] | None):
     from checks.registry import all_checks, check_ids
 

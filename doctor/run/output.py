@@ -36,7 +36,7 @@ def shareable(report, redact: bool = True):
     from doctor.model.serialize import from_jsonable
     from doctor.render.redact import Redactor
 
-    redactor = Redactor(live=report.source == "live")  # a replay: hide what the report names, not the replayer
+    redactor = Redactor(live=not report.source.recorded)  # a replay: hide what the report names, not the replayer
     data = report_to_dict(report)
     redactor.learn_json(data)
     return from_jsonable(Report, redactor.json(data), "$")

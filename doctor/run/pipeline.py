@@ -1,28 +1,25 @@
-"""gather -> Facts -> checks -> Report. One place, used by the CLI, the TUI and the bundle."""
+"""gather -> Facts -> checks -> Report: the checks' stage of a Run (doctor/run/run.py), and of the commands that
+need only the checks (watch, explain's confirmation, fleet)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from dataclasses import replace
+from typing import Callable, Iterable
 
 from checks.base import Check
 from checks.per_gpu import judge_each_gpu, judged_indices
 from checks.prescription.machine import machine_prescription
 from checks.registry import checks_for
 from checks.runner import run_checks
+from doctor.facts.source import GatherOptions, gather_live
 from doctor.model.events import CheckEvent
 from doctor.model.facts import Facts
 from doctor.model.plan import Plan
 from doctor.model.report import Report, build_report
+from doctor.model.source import LIVE, Provenance
 
-
-@dataclass(frozen=True)
-class GatherOptions:
-    torch_timeout_s: float = 20.0
-    fresh: bool = False  # re-import torch even if the per-wheel cache has its static facts
-    use_cache: bool = True
-    torch_gatherer: Any = None  # a TorchGatherer already started (the CLI starts it before its heavy imports)
+__all__ = ["GatherOptions", "default_checks", "diagnose", "gather", "live_options"]
 
 
 def live_options(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True) -> GatherOptions:
@@ -34,10 +31,7 @@ def live_options(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: 
 
 
 def gather(plan: Plan, options: GatherOptions = GatherOptions()) -> Facts:
-    from doctor.facts.gather import gather_facts
-
-    return gather_facts(torch_timeout_s=options.torch_timeout_s, fresh=options.fresh, use_cache=options.use_cache,
-                        torch=options.torch_gatherer)
+    return gather_live(options)
 
 
 def default_checks(plan: Plan, facts: Facts | None) -> tuple[Check, ...]:
@@ -46,7 +40,7 @@ def default_checks(plan: Plan, facts: Facts | None) -> tuple[Check, ...]:
     return tuple(checks_for(plan, facts))
 
 
-def diagnose(plan: Plan, facts: Facts | None = None, *, source: str = "live", note: str = "",
+def diagnose(plan: Plan, facts: Facts | None = None, *, source: Provenance = LIVE, note: str = "",
              checks: Iterable[Check] | None = None, options: GatherOptions = GatherOptions(),
              on_event: Callable[[CheckEvent], None] | None = None) -> Report:
     """Gather live facts (unless given, as in a replay), run the ordered checks, build the Report."""

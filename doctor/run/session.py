@@ -1,38 +1,29 @@
-"""What one TUI run shows: a live diagnosis, today's checks on recorded facts, or a saved report read-only,
-and how the command line's arguments choose it.
+"""What one TUI run shows: the Run it subscribes to (this machine live, or a saved file or example replayed:
+today's checks on its facts, its probe kept as recorded), the demo's story, and what `p` and `s` may do.
 
-Plain data without textual, so the CLI can build it before deciding to import the TUI; it imports
+Plain, immutable data without textual, so the CLI can build it before deciding to import the TUI; it imports
 nothing heavy, so that the TUI's first frame does not wait for the checks and the report to load.
-The screen gets everything it shows through a Session: it reads no file and gathers nothing itself.
+The screen gets everything it shows through the Session's Run: it reads no file and gathers nothing itself.
 """
 
 from __future__ import annotations
 
 import argparse
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from doctor.model.plan import Plan
+from doctor.run.run import Run
 
 if TYPE_CHECKING:  # kept out of the import path: the first frame is painted before these load
-    from checks.base import Check
-    from doctor.model.facts import Facts
     from doctor.model.events import ProbeEvent
     from doctor.model.report import Report
 
 
-@dataclass
+@dataclass(frozen=True)
 class Session:
-    plan: Plan = field(default_factory=Plan)
-    source: str = "live"  # live | replay:<file> | example:<name>, as in Report.source
-    facts: Facts | None = None  # None: gather this machine's facts
-    saved: Report | None = None  # a saved report, shown as the user saw it
-    note: str = ""
-    checks: tuple[Check, ...] | None = None  # None: the whole registry
-    torch_timeout_s: float = 20.0  # as GatherOptions: give up on torch's import/CUDA init after this
-    fresh: bool = False  # as GatherOptions: import torch again instead of using its cached static facts
-    use_cache: bool = True  # as GatherOptions: False with --no-cache
+    run: Run = Run()  # what the screen shows, and what `r` runs again
     save_path: str | None = None  # -o FILE: the default target of `s`
     redact: bool = True  # what `s`, `m` and -o write is redacted (doctor/run/output.py shareable); --no-redact: False
     # runs the probe on its worker thread: (report, on_event, cancel) -> the report with probe and verdict;
@@ -44,50 +35,42 @@ class Session:
     story: tuple[tuple[str, Report], ...] = ()
     story_start: str | None = None  # the example whose full report opens first (`demo NAME`); None: the story view
 
+    @property
+    def checks(self):
+        return self.run.checks
+
+    @property
+    def plan(self) -> Plan:
+        """The plan known before the run: the flags over the source's own (a file's is read when the run starts)."""
+        from doctor.facts.source import base_plan
+
+        return self.run.planned(base_plan(self.run.source))
+
 
 def session_from_args(args: argparse.Namespace, checks) -> Session:
-    """The Session the command line asks for: a replay (a whole report shown as saved, an example re-checked,
-    or recorded facts with today's checks) or this machine live."""
-    from doctor.run.options import plan_from_args
+    """The Session the command line asks for: the story (`demo` on a terminal), or the one Run of the flags
+    (a replay is read-only: its probe was measured on the machine recorded, `p` would measure this one)."""
+    from doctor.run.options import run_from_args
 
+    redact = not getattr(args, "no_redact", False)
     if getattr(args, "story", False):  # `v100-doctor demo` on a terminal
-        return story_session(getattr(args, "story_start", None))
-    if args.replay:
-        from doctor.facts.replay import load_document
-
-        loaded = load_document(args.replay)
-        read_only = "a replay is read-only: the probe would measure this machine, not the one recorded"
-        if loaded.report is not None and loaded.report.source.startswith("example:"):
-            return Session(plan=loaded.report.plan, source=loaded.report.source, saved=_example(args.replay),
-                           note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
-        if loaded.report is not None:  # a whole report: show it as the user saw it
-            return Session(plan=loaded.report.plan, source=f"replay:{args.replay}", saved=loaded.report,
-                           note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
-        return Session(plan=plan_from_args(args, loaded.plan), source=f"replay:{args.replay}", facts=loaded.facts,
-                       note=loaded.note, checks=checks, save_path=args.output, no_probe_reason=read_only)
+        return story_session(getattr(args, "story_start", None), redact)
+    run = run_from_args(args, checks)
+    if not run.live:
+        return Session(run=run, save_path=args.output, redact=redact,
+                       no_probe_reason="a replay is read-only: the probe would measure this machine, not the one recorded")
     from doctor.run.live_probe import probe_arguments
 
-    return Session(plan=plan_from_args(args), checks=checks, save_path=args.output, torch_timeout_s=args.torch_timeout,
-                   fresh=args.fresh, use_cache=not getattr(args, "no_cache", False), **probe_arguments(args))
+    return Session(run=run, save_path=args.output, redact=redact, **probe_arguments(args))
 
 
-def story_session(start: str | None = None) -> Session:
+def story_session(start: str | None = None, redact: bool = True) -> Session:
     """`v100-doctor demo` on a terminal: the story view over every recorded example (today's checks and verdict
     on each), opening on `start`'s full report when one is named."""
+    from doctor.model.source import BundledExample
     from doctor.run.examples import example_names, replay_example
 
     story = tuple((name, replay_example(name)) for name in example_names())
-    first = dict(story).get(start) if start else None
-    shown = first if first is not None else story[0][1]
-    return Session(plan=shown.plan, source=shown.source, saved=shown, note=shown.note, story=story,
-                   story_start=start if first is not None else None,
+    first = start if start in dict(story) else None
+    return Session(run=Run(BundledExample(first or story[0][0])), redact=redact, story=story, story_start=first,
                    no_probe_reason="a recorded example is read-only: the probe would measure this machine")
-
-
-def _example(path: str) -> Report:
-    """A recorded example keeps no conclusions: today's checks and verdict on it, as `v100-doctor demo` shows it."""
-    from pathlib import Path
-
-    from doctor.run.examples import replay_example
-
-    return replay_example(Path(path).stem, Path(path).parent)

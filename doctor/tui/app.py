@@ -1,8 +1,9 @@
 """The doctor as a screen: the checklist fills in live, each finding opens into its evidence and fix,
 the probe shows its progress and live numbers, the verdict is drawn.
 
-A renderer only: checks and probe run in workers through the same pipeline as the text output,
-and every line on screen comes from their events or from a saved report.
+A renderer only: the session's Run (doctor/run/run.py, the same the plain text, JSON and Markdown come from) and
+the probe stage run in workers; every line on screen comes from their events, which arrive as typed Messages
+through one adapter (doctor/tui/messages.py) handled with `@on`, or from a story's replayed report.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -20,9 +22,12 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import Worker, WorkerFailed, WorkerState
 
 from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFailed, ProbePhase
+from doctor.model.source import BundledExample, Origin, SavedFile
 from doctor.render.panels import GPU_READINGS as LIVE_READINGS
 from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line
+from doctor.run.run import Run, RunControl
 from doctor.run.session import Session
+from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.commands import CheckCommands
@@ -66,15 +71,25 @@ class DoctorApp(App["Report | None"]):
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
-        self.report: Report | None = session.saved
+        self.run_shown: Run = session.run  # what the screen shows and `r` runs again (a story stage's, once opened)
+        self.report: Report | None = self._story_report(session.run)
         self.probe_state = ProbeView()
         self._probe_cancel = threading.Event()
         self._check_count = 0
-        self._torch = None  # the torch-facts child of a live gathering, so quitting can stop it
+        self._control: RunControl | None = None  # a live run's gathering, so quitting can stop its torch child
+        self._checks_worker: Worker | None = None
+        self._probe_worker: Worker | None = None
+        self._auto_probe = session.auto_probe
         self._quitting = False
         self._verdict: VerdictView | None = None
         self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
         self._hung_up = False
+
+    def _story_report(self, run: Run) -> Report | None:
+        """The demo's story has every example replayed before the screen opens: the stage shown needs no run."""
+        if self.session.story and isinstance(run.source, BundledExample):
+            return dict(self.session.story).get(run.source.name)
+        return None
 
     # ---- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -98,8 +113,8 @@ class DoctorApp(App["Report | None"]):
         self.main_screen.query_one("#probe-row").display = False
         self.main_screen.query_one(Footer).compact = True  # every key hint of 80x24 fits (a reactive, not an argument, in textual 2)
         self.checklist.focus()
-        if self.session.saved is not None:
-            self._show_saved(self.session.saved)
+        if self.report is not None:  # a story stage: the example's report, replayed before the screen opened
+            self._show_saved(self.report)
         self._layout_for(*self.size)
         self._open_story_at_start()
         if self._hung_up:  # the terminal went away while the screen was starting
@@ -120,7 +135,7 @@ class DoctorApp(App["Report | None"]):
     def on_ready(self) -> None:
         """The first frame is composed: start the checks a moment later, once textual's writer thread has put it
         on the terminal (the imports and the gathering thread would otherwise hold the GIL against it)."""
-        if self.session.saved is None and self.report is None:
+        if self.report is None:
             self.set_timer(FIRST_FRAME_GRACE_S, self._start_checks)
 
     @property
@@ -142,24 +157,44 @@ class DoctorApp(App["Report | None"]):
 
     # ---- checks -----------------------------------------------------------------------------
     def _start_checks(self) -> None:
-        from doctor.run.pipeline import default_checks  # the pipeline's own default: model checks only with --model
-
-        checks = self.session.checks if self.session.checks is not None else default_checks(self.session.plan, self.session.facts)
-        self._check_count = len(checks)
-        self.checklist.reset([(c.id, c.title) for c in checks])
-        self.banner.set_status("gathering facts (NVML, Python packages, torch in a child process)…"
-                               if self.session.facts is None else f"running checks 0/{len(checks)}…")
+        """Run the shown Run on a worker thread; its events come back as Messages (doctor/tui/messages.py)."""
+        run, poster = self.run_shown, Poster(self)
+        self.checklist.reset([])
+        self.banner.set_status("gathering facts (NVML, Python packages, torch in a child process)…" if run.live
+                               else "reading the recorded facts…")
         self._show_highlighted()
-        self.run_worker(lambda: self._diagnose(checks), thread=True, group="checks", exclusive=True, exit_on_error=False)
+        self._control = control = RunControl()
 
-    def _diagnose(self, checks) -> Report:
-        from doctor.run.pipeline import GatherOptions, diagnose, live_options
+        def execute() -> None:
+            try:
+                run.execute(poster, control)
+            except Exception as exc:  # noqa: BLE001 - a bug of the doctor: said on screen, never a crash
+                self.post_message(RunCrashed(exc))
 
-        s = self.session
-        options = live_options(s.torch_timeout_s, s.fresh, s.use_cache) if s.facts is None else GatherOptions()
-        self._torch = options.torch_gatherer
-        return diagnose(s.plan, s.facts, source=s.source, note=s.note, checks=checks, options=options,
-                        on_event=lambda event: self.call_from_thread(self._on_check_event, event))
+        self._checks_worker = self.run_worker(execute, thread=True, exclusive=True, exit_on_error=False)
+
+    @on(ChecksListed)
+    def _on_checks_listed(self, message: ChecksListed) -> None:
+        event = message.event
+        self._check_count = len(event.checks)
+        self.checklist.reset(list(event.checks))
+        if not event.gathering:
+            self.banner.set_status(f"running checks 0/{len(event.checks)}…")
+        self._show_highlighted()
+
+    @on(CheckProgress)
+    def _on_check_progress(self, message: CheckProgress) -> None:
+        self._on_check_event(message.event)
+
+    @on(RunFinished)
+    def _on_run_finished(self, message: RunFinished) -> None:
+        self._checks_done(message.report)
+
+    @on(RunCrashed)
+    def _on_run_crashed(self, message: RunCrashed) -> None:
+        self.checklist.stop_running()
+        self.banner.set_status(f"☠ the doctor itself failed: {type(message.error).__name__}: {message.error} "
+                               "(a bug; please report it)")
 
     def _on_check_event(self, event: CheckEvent) -> None:
         if isinstance(event, CheckStarted):
@@ -178,22 +213,27 @@ class DoctorApp(App["Report | None"]):
             return
         self.report = report
         self._paint_source()
+        self._mark_new_findings(report)  # a recorded probe's own finding (decode speed, or why it failed)
         self.banner.set_status(self._summary_text())
         if self.checklist.highlighted in (0, None):  # the user has not moved: open on the first problem
             self.checklist.go_to_first_problem()
         self._show_highlighted()
         self._show_hint()
-        if self.session.auto_probe and self.session.run_probe is not None and report.probe is None:
-            self.session = replace(self.session, auto_probe=False)  # once; `p` runs it again
+        if report.probe is not None or report.verdict is not None:  # measured where the facts were recorded
+            self._show_probe_of(report)
+        elif self._auto_probe and self.session.run_probe is not None:
+            self._auto_probe = False  # once; `p` runs it again
             self.action_probe()
 
-    def _show_saved(self, report: Report) -> None:
+    def _mark_new_findings(self, report: Report) -> None:
+        for finding in report.findings:
+            if self.checklist.findings.get(finding.id) != finding:
+                self.checklist.mark_finished(finding)
+
+    def _show_probe_of(self, report: Report) -> None:
+        """The probe and verdict panels for a finished report (a replay's recorded probe, a story stage)."""
         from doctor.render.panels import probe_view, verdict_view
 
-        self._paint_source()
-        self.checklist.show_findings(report.findings)
-        self.banner.set_status(self._summary_text())
-        self._show_highlighted()
         probe = probe_view(report.probe) if report.probe is not None else None
         verdict = verdict_view(report.verdict) if report.verdict is not None else None
         self.main_screen.query_one("#probe-row").display = probe is not None or verdict is not None
@@ -201,17 +241,12 @@ class DoctorApp(App["Report | None"]):
         self.main_screen.query_one(ProbePanel).show(self.probe_state)
         self._show_verdict(verdict)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        worker = event.worker
-        if worker.group == "checks":
-            if event.state is WorkerState.SUCCESS:
-                self._checks_done(worker.result)
-            elif event.state is WorkerState.ERROR:
-                self.checklist.stop_running()
-                self.banner.set_status(f"☠ the doctor itself failed: {type(worker.error).__name__}: {worker.error} "
-                                       "(a bug; please report it)")
-        elif worker.group == "probe" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
-            self._probe_done(worker)
+    def _show_saved(self, report: Report) -> None:
+        self._paint_source()
+        self.checklist.show_findings(report.findings)
+        self.banner.set_status(self._summary_text())
+        self._show_highlighted()
+        self._show_probe_of(report)
 
     # ---- details ----------------------------------------------------------------------------
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -399,7 +434,7 @@ class DoctorApp(App["Report | None"]):
         """From the story: that stage's whole report on the main screen (escape or `t` goes back)."""
         report = dict(self.session.story)[name]
         self._story_at = (case, stage)
-        self.session = replace(self.session, saved=report, plan=report.plan, source=report.source, note=report.note)
+        self.run_shown = Run(BundledExample(name))
         self.report = report
         self._show_saved(report)
         self._focus_list()
@@ -414,13 +449,15 @@ class DoctorApp(App["Report | None"]):
 
     # ---- re-run -----------------------------------------------------------------------------
     def action_rerun(self) -> None:
-        if self._active_worker("checks"):
+        """`r`: the same Run again (this machine gathered anew; a replay's recorded facts and probe read again)."""
+        if self._active(self._checks_worker):
             self.notify("the checks are still running")
             return
-        if self.session.saved is not None:  # today's checks on the facts recorded there
-            saved = self.session.saved
-            self.session = replace(self.session, facts=saved.facts, plan=saved.plan, note=saved.note, saved=None)
-            self.notify("re-running today's checks on the recorded facts (the report's own findings are replaced)")
+        if self._active(self._probe_worker):
+            self.notify("the probe is still running")
+            return
+        if not self.run_shown.live:
+            self.notify("re-running today's checks on the recorded facts (and today's verdict on a recorded probe)")
         self._start_checks()
 
     # ---- probe ------------------------------------------------------------------------------
@@ -428,7 +465,7 @@ class DoctorApp(App["Report | None"]):
         if self.session.run_probe is None:
             self.notify(self.session.no_probe_reason, severity="warning")
             return
-        if self._active_worker("probe"):
+        if self._active(self._probe_worker):
             self.notify("the probe is already running")
             return
         if self.report is None:
@@ -439,13 +476,29 @@ class DoctorApp(App["Report | None"]):
         self.probe_state = apply_probe_event(ProbeView(), ProbePhase("start", "starting the probe process…"))
         self.main_screen.query_one(ProbePanel).show(self.probe_state)
         self._show_verdict(None)
-        report = self.report
-        self.run_worker(lambda: self.session.run_probe(report, self._relay_probe_event, self._probe_cancel),
-                        thread=True, group="probe", exclusive=True, exit_on_error=False)
+        report, run_probe, poster, cancel = self.report, self.session.run_probe, Poster(self), self._probe_cancel
 
-    def _relay_probe_event(self, event: ProbeEvent) -> None:
-        """Called on the probe runner's thread: hand the event to the screen's thread."""
-        self.call_from_thread(self._on_probe_event, event)
+        def probe() -> Report | None:
+            try:
+                done = run_probe(report, poster, cancel)
+            except Exception as exc:  # noqa: BLE001 - a bug of the doctor: said in the probe panel
+                self.post_message(ProbeEnded(None, exc))
+                return None
+            self.post_message(ProbeEnded(done))
+            return done
+
+        self._probe_worker = self.run_worker(probe, thread=True, exclusive=False, exit_on_error=False)
+
+    @on(ProbeUpdate)
+    def _on_probe_update(self, message: ProbeUpdate) -> None:
+        self._on_probe_event(message.event)
+
+    @on(ProbeEnded)
+    def _on_probe_ended(self, message: ProbeEnded) -> None:
+        if message.error is not None:
+            self._on_probe_event(ProbeFailed(f"{type(message.error).__name__}: {message.error}"))
+        elif message.report is not None:
+            self._probe_done(message.report)
 
     def _on_probe_event(self, event: ProbeEvent) -> None:
         self.probe_state = apply_probe_event(self.probe_state, event)
@@ -453,30 +506,24 @@ class DoctorApp(App["Report | None"]):
         if self.probe_state.state == "skipped":
             self._show_verdict(None)
 
-    def _probe_done(self, worker: Worker) -> None:
-        if worker.state is WorkerState.ERROR:
-            self._on_probe_event(ProbeFailed(f"{type(worker.error).__name__}: {worker.error}"))
-            return
-        from doctor.model.report import Report
+    def _probe_done(self, report: Report) -> None:
         from doctor.render.panels import probe_view, verdict_view
 
-        report = worker.result
-        if isinstance(report, Report):
-            self.report = report
-            for finding in report.findings:  # the probe's own finding (decode speed, or why it failed)
-                if self.checklist.findings.get(finding.id) != finding:
-                    self.checklist.mark_finished(finding)
-            self._show_highlighted()
-            probe = probe_view(report.probe) if report.probe is not None else None
-            live = self.probe_state
-            if probe is not None and probe.state == "done":  # the runner's result, with what was seen live kept
-                self.probe_state = replace(probe, tok_s=live.tok_s or probe.tok_s,
-                                           **{k: v for k in LIVE_READINGS if (v := getattr(live, k)) is not None})
-            elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
-                self.probe_state = replace(live, state=probe.state, error=probe.error)
-            self.main_screen.query_one(ProbePanel).show(self.probe_state)
-            self._show_verdict(verdict_view(report.verdict) if report.verdict is not None else None)
-            self.banner.set_status(self._summary_text())
+        if report is self.report:  # already shown (the quit path and the message both bring it)
+            return
+        self.report = report
+        self._mark_new_findings(report)  # the probe's own finding (decode speed, or why it failed)
+        self._show_highlighted()
+        probe = probe_view(report.probe) if report.probe is not None else None
+        live = self.probe_state
+        if probe is not None and probe.state == "done":  # the runner's result, with what was seen live kept
+            self.probe_state = replace(probe, tok_s=live.tok_s or probe.tok_s,
+                                       **{k: v for k in LIVE_READINGS if (v := getattr(live, k)) is not None})
+        elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
+            self.probe_state = replace(live, state=probe.state, error=probe.error)
+        self.main_screen.query_one(ProbePanel).show(self.probe_state)
+        self._show_verdict(verdict_view(report.verdict) if report.verdict is not None else None)
+        self.banner.set_status(self._summary_text())
 
     def _show_probe_row(self) -> None:
         self.main_screen.query_one("#probe-row").display = True
@@ -546,16 +593,15 @@ class DoctorApp(App["Report | None"]):
         """Quit; a running probe is cancelled first and its process group reaped, so no child outlives us;
         a gathering in progress has its torch child stopped, so quitting never waits out its timeout."""
         self._quitting = True
-        checks = self._active_worker("checks")
+        checks = self._active(self._checks_worker)
         if checks is not None:
-            child = getattr(self._torch, "child", None)
-            if child is not None:
-                await asyncio.to_thread(child.kill)
+            if self._control is not None:
+                await asyncio.to_thread(self._control.stop)
             try:
                 await asyncio.wait_for(checks.wait(), QUIT_WAIT_S)
             except (asyncio.TimeoutError, WorkerFailed):
                 pass
-        probe = self._active_worker("probe")
+        probe = self._active(self._probe_worker)
         if probe is not None:
             self.banner.set_status("cancelling the probe…")
             self._probe_cancel.set()  # the runner kills the worker's process group and returns
@@ -563,24 +609,35 @@ class DoctorApp(App["Report | None"]):
                 await probe.wait()
             except WorkerFailed:
                 pass
-            self._probe_done(probe)  # the report keeps how the probe ended (cancelled)
+            if probe.result is not None:
+                self._probe_done(probe.result)  # the report keeps how the probe ended (cancelled)
         self.exit(self.report)
 
-    def _active_worker(self, group: str) -> Worker | None:
-        return next((w for w in self.workers if w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)), None)
+    @staticmethod
+    def _active(worker: Worker | None) -> Worker | None:
+        """The worker while it is still pending or running; None once it has ended (or was never started)."""
+        return worker if worker is not None and worker.state in (WorkerState.PENDING, WorkerState.RUNNING) else None
 
     # ---- text -------------------------------------------------------------------------------
     def _source_text(self) -> str:
-        report, session = self.report, self.session
-        where = session.source.removeprefix("replay:").rsplit("/", 1)[-1]
-        if report is not None and report.source.startswith("example:"):
-            from doctor.render.common import source_line
+        """Where the shown facts come from: the report's provenance, or before it the source asked for."""
+        report = self.report
+        if report is not None:
+            src = report.source
+            if src.origin is Origin.EXAMPLE:
+                from doctor.render.common import source_line
 
-            return source_line(report)
-        if session.saved is not None:
-            return f"saved report {where}, read-only: as recorded {report.created_at}"
-        if session.source.startswith("replay:"):
-            return f"replayed from {where}: recorded facts, today's checks"
+                return source_line(report)
+            if src.origin is Origin.REPLAY:
+                what = "recorded facts and probe, today's checks and verdict" if report.probe is not None else \
+                    "recorded facts, today's checks"
+                return f"replayed from {src.file_name}: {what}"
+            return "this machine, live"
+        source = self.run_shown.source
+        if isinstance(source, SavedFile):
+            return f"replayed from {Path(source.path).name}: recorded facts, today's checks"
+        if isinstance(source, BundledExample):
+            return f"RECORDED EXAMPLE ({source.name}), not this machine"
         return "this machine, live"
 
     def _paint_source(self) -> None:

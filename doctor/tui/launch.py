@@ -28,11 +28,10 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         from doctor.tui.app import DoctorApp
 
         session = session_from_args(args, checks)
-        session.redact = not getattr(args, "no_redact", False)
         app = DoctorApp(session)
 
         def write_output() -> None:
-            if not args.output or session.saved is not None:
+            if not args.output or session.story:
                 return
             report = app.report
             if report is None and guard.signum is not None:  # cut short: what is known, the rest unknown with why

@@ -114,9 +114,10 @@ def test_replay_verdicts_in_process(name, validate):
     from doctor.facts.replay import load_document
     from doctor.model.report import report_to_dict
     from doctor.run.pipeline import diagnose
+    from doctor.model.source import replayed
 
     doc = load_document(str(MACHINES / f"{name}.json"))
-    report = validate(json.loads(json.dumps(report_to_dict(diagnose(doc.plan, doc.facts, source=f"replay:{name}.json")))))
+    report = validate(json.loads(json.dumps(report_to_dict(diagnose(doc.plan, doc.facts, source=replayed(f"{name}.json"))))))
     _expect(name, report)
 
 

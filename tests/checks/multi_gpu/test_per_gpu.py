@@ -13,6 +13,7 @@ from doctor.model.plan import Plan
 from doctor.model.report import report_to_dict
 from doctor.run.output import exit_code_for
 from doctor.run.pipeline import diagnose
+from doctor.model.source import replayed
 from doctor.render.markdown import render_markdown
 from doctor.render.text import render_text
 
@@ -23,7 +24,7 @@ def replay(name: str, **plan):
     loaded = load_document(str(MACHINES / f"{name}.json"))
     from dataclasses import replace
 
-    return diagnose(replace(loaded.plan, **plan), loaded.facts, source=f"replay:{name}")
+    return diagnose(replace(loaded.plan, **plan), loaded.facts, source=replayed(f"{name}"))
 
 
 def test_mixed_box_fails_on_the_v100_by_default():

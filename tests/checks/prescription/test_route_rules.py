@@ -15,6 +15,7 @@ from doctor.facts.replay import load_document
 from doctor.model.findings import Status
 from doctor.model.report import report_to_dict
 from doctor.run.pipeline import diagnose
+from doctor.model.source import replayed
 
 ALL = sorted(p.stem for p in MACHINES.glob("*.json"))
 HEALTHY = ("v100-pcie-16gb-healthy", "h200-live", "t4-torch-2.11-cu130-healthy", "v100-r580-torch-2.11-cu126-healthy",
@@ -24,7 +25,7 @@ HEALTHY = ("v100-pcie-16gb-healthy", "h200-live", "t4-torch-2.11-cu130-healthy",
 @lru_cache(maxsize=None)
 def replay(name: str):
     doc = load_document(str(MACHINES / f"{name}.json"))
-    return diagnose(doc.plan, doc.facts, source=f"replay:{name}.json")
+    return diagnose(doc.plan, doc.facts, source=replayed(f"{name}.json"))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -151,7 +152,7 @@ def test_a_report_saved_before_the_route_existed_still_replays(tmp_path, validat
     del doc["prescription"]
     loaded = parse_document(json.loads(json.dumps(doc)), "old.json")
     assert loaded.report is not None and loaded.report.prescription is None
-    again = diagnose(loaded.plan, loaded.facts, source="replay:old.json")
+    again = diagnose(loaded.plan, loaded.facts, source=replayed("old.json"))
     assert again.prescription.routes[0].name == "change the CUDA variant of torch"
 
 

@@ -16,6 +16,7 @@ from checks.runtime import RUNTIME_CHECKS
 from conftest import ROOT
 from doctor.model.findings import Status
 from doctor.run.pipeline import diagnose
+from doctor.model.source import replayed
 from doctor.facts.replay import load_document
 
 SAMPLES = ROOT / "fixtures" / "samples"
@@ -23,7 +24,7 @@ SAMPLES = ROOT / "fixtures" / "samples"
 
 def replay(name: str):
     loaded = load_document(str(SAMPLES / f"{name}.json"))
-    report = diagnose(loaded.plan, loaded.facts, source=f"replay:{name}", checks=[GPU_PRESENT, *RUNTIME_CHECKS])
+    report = diagnose(loaded.plan, loaded.facts, source=replayed(f"{name}"), checks=[GPU_PRESENT, *RUNTIME_CHECKS])
     return {f.id: f for f in report.findings}, loaded
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from conftest import run_cli
+from doctor.model.source import BundledExample, example
 from doctor.run.examples import example_names, load_example, replay_example
 from doctor.render.text import render_text
 
@@ -25,7 +26,7 @@ def test_the_examples_are_the_seed_journey_then_an_h200():
 @pytest.mark.parametrize("name", example_names())
 def test_every_example_is_labelled_recorded_and_says_where_it_comes_from(name):
     report = load_example(name)
-    assert report.source == f"example:{name}"
+    assert report.source == example(name)
     assert ("Rebuilt from the reference story" in report.note) != name.startswith("h200")
     assert name.startswith("seed") or report.note.startswith("Measured for real on an NVIDIA H200")
     text = render_text(replay_example(name), width=10_000)  # unwrapped: the header in one line
@@ -91,8 +92,8 @@ def test_demo_on_a_terminal_opens_the_story_view_over_every_example(monkeypatch)
     assert main(["demo"]) == 1 and main(["demo", "seed-3-q8-cache-8192"]) == 1
     story, named = seen
     assert [name for name, _ in story.story] == example_names() and story.story_start is None
-    assert story.saved.source == "example:seed-1-transformers-bnb"
-    assert named.story_start == "seed-3-q8-cache-8192" and named.saved.source == "example:seed-3-q8-cache-8192"
+    assert story.run.source == BundledExample("seed-1-transformers-bnb")
+    assert named.story_start == "seed-3-q8-cache-8192" and named.run.source == BundledExample("seed-3-q8-cache-8192")
     assert all(report.verdict is not None for _, report in story.story)  # today's verdict on each
 
 

@@ -48,7 +48,7 @@ def machine(name: str):
 
 
 def verdicts(log: str, facts) -> dict[str, tuple[str, str]]:
-    judged, _ = confirm_matches(scan(log).matches, Plan(), facts, source="test")
+    judged, _ = confirm_matches(scan(log).matches, Plan(), facts)
     return {m.signature: (m.confirmation.verdict, m.confirmation.reason) for m in judged}
 
 
@@ -105,7 +105,7 @@ def test_triton_on_a_p100_is_confirmed_by_the_noted_limit_and_ruled_out_at_cc_7_
                    "CUDA Capability >= 7.0, but your device is of CUDA capability 6.0\n")
 
     def judged(name):
-        (m,) = [m for m in confirm_matches(matches, Plan(), machine(name), source="test")[0]
+        (m,) = [m for m in confirm_matches(matches, Plan(), machine(name))[0]
                 if m.signature == "triton-cc-too-old"]
         return m.confirmation
 

@@ -20,6 +20,7 @@ from doctor.facts.replay import load_document
 from doctor.render.text import render_text
 from doctor.run.output import MIN_TEXT_WIDTH, text_width
 from doctor.run.pipeline import diagnose
+from doctor.model.source import replayed
 
 # a failing V100 with long fixes, a mixed box (per-GPU lines), a healthy one
 FIXTURES = ["v100-torch-2.11-cu130.json", "mixed-2080ti-v100.json", "v100-pcie-16gb-healthy.json"]
@@ -27,7 +28,7 @@ FIXTURES = ["v100-torch-2.11-cu130.json", "mixed-2080ti-v100.json", "v100-pcie-1
 
 def report_of(name: str):
     loaded = load_document(str(MACHINES / name))
-    return diagnose(loaded.plan, loaded.facts, source=f"replay:{name}", note=loaded.note)
+    return diagnose(loaded.plan, loaded.facts, source=replayed(f"{name}"), note=loaded.note)
 
 
 def prose(text: str) -> list[str]:

@@ -13,6 +13,7 @@ from doctor.model.report import parse_document, report_to_dict, report_to_json
 from doctor.render.markdown import render_markdown
 from doctor.run.output import shareable
 from doctor.run.pipeline import diagnose
+from doctor.model.source import replayed as replay_of
 from identity_support import HOME, HOSTNAME, leaked, planted_fixture
 
 RECORDED = sorted(MACHINES.glob("*.json")) + sorted((ROOT / "doctor" / "examples").glob("*.json"))
@@ -54,5 +55,5 @@ def test_a_redacted_report_replays_to_the_same_findings(path):
     loaded = load_document(str(path))
     report = diagnose(loaded.plan, loaded.facts)
     again = parse_document(report_to_dict(shareable(report)), "redacted.json")
-    replayed = diagnose(again.plan, again.facts, source="replay:redacted.json")
+    replayed = diagnose(again.plan, again.facts, source=replay_of("redacted.json"))
     assert [(f.id, f.status) for f in replayed.all_findings()] == [(f.id, f.status) for f in report.all_findings()]

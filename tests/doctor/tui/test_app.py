@@ -15,7 +15,12 @@ from doctor.run.pipeline import diagnose
 from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.tui.save_dialog import SaveDialog
-from doctor.run.session import Session
+from doctor.facts.source import GatherOptions
+from doctor.model.report import report_to_json
+from doctor.model.source import SavedFile, replayed
+from doctor.run.options import build_parser
+from doctor.run.run import Run
+from doctor.run.session import Session, session_from_args
 from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
 
 
@@ -32,7 +37,7 @@ def test_checklist_reaches_expected_states_on_healthy_v100():
     assert [c.id for c in checks_for(report.plan)] == list(states)  # every check of the default run finished
     assert {cid: states[cid] for cid in ("gpu-present", "compute-capability", "cuda-pairing")} == \
         {"gpu-present": "✓", "compute-capability": "✓", "cuda-pairing": "✓"}
-    assert report.source == f"replay:{HEALTHY}" and "passed" in status
+    assert report.source == replayed(str(MACHINES / HEALTHY)) and "passed" in status
 
 
 def test_checklist_shows_the_torch_211_failure_and_its_fix():
@@ -108,7 +113,7 @@ def test_s_saves_a_report_that_validates_against_the_schema(tmp_path, validate):
     was_dialog, default, notes = run_app(DoctorApp(fixture_session(TORCH_211)), script)
     doc = validate(json.loads(target.read_text()))
     assert was_dialog and default.startswith("v100-doctor-report-") and default.endswith(".json")
-    assert doc["source"] == f"replay:{TORCH_211}"
+    assert doc["source"] == f"replay:{MACHINES / TORCH_211}"
     assert {f["id"]: f["status"] for f in doc["findings"]}["cuda-pairing"] == "fail"
     assert any(str(target) in n for n in notes)  # it says where
 
@@ -154,41 +159,46 @@ def test_c_copies_the_fix_commands_of_the_shown_check():
     assert clipboard == "\n".join(commands) and "pip install" in clipboard
 
 
-def test_a_saved_report_opens_read_only_as_the_user_saw_it(tmp_path):
+def _saved_ticket(tmp_path, findings) -> str:
+    """A report saved by an older doctor whose findings differ from what today's checks say on its facts."""
     loaded = load_document(str(MACHINES / TORCH_211))
-    report = diagnose(loaded.plan, loaded.facts, source="live", checks=ENV_CHECKS)
-    # what the user saw then differs from what today's checks say: the replay must show the former
-    then = replace(report.findings[3], status=Status.WARN, summary="flash-attn 2.5.8 installed (as recorded)")
-    saved = replace(report, findings=report.findings[:3] + (then,))
+    report = diagnose(loaded.plan, loaded.facts, checks=ENV_CHECKS)
+    path = tmp_path / "ticket.json"
+    path.write_text(report_to_json(replace(report, findings=findings(report.findings))))
+    return str(path)
+
+
+def test_a_saved_report_shows_todays_checks_on_its_facts_and_p_is_read_only(tmp_path):
+    """One meaning of replay (issue 22): the TUI on a saved report shows what `--replay FILE --no-tui` prints,
+    today's checks on the recorded facts, not the findings the file kept."""
+    path = _saved_ticket(tmp_path, lambda fs: fs[:3] + (replace(fs[3], status=Status.WARN, summary="as recorded"),))
 
     async def script(app, pilot):
-        await pilot.pause()
+        await settle(app, pilot)
         await pilot.press("p")
         await pilot.pause()
-        return symbols(app), app.banner.source, [n.message for n in app._notifications], list(app.workers)
+        return symbols(app), app.banner.source, [n.message for n in app._notifications]
 
-    session = Session(plan=saved.plan, source="replay:ticket.json", saved=saved,
-                      no_probe_reason="a replay is read-only")
-    states, source, notes, workers = run_app(DoctorApp(session), script)
-    assert states["flash-attn"] == "!" and states["cuda-pairing"] == "✗"
-    assert "read-only" in source and "ticket.json" in source
-    assert notes == ["a replay is read-only"] and workers == []  # no checks ran, no probe started
+    session = session_from_args(build_parser().parse_args(["--replay", path]), ENV_CHECKS)
+    states, source, notes = run_app(DoctorApp(session), script)
+    assert states["flash-attn"] != "!" and states["cuda-pairing"] == "✗"
+    assert "replayed from ticket.json" in source and "today's checks" in source
+    assert len(notes) == 1 and "read-only" in notes[0]  # no probe started on this machine
 
 
-def test_r_reruns_todays_checks_on_a_saved_reports_facts():
-    loaded = load_document(str(MACHINES / TORCH_211))
-    report = diagnose(loaded.plan, loaded.facts, source="live", checks=ENV_CHECKS)
-    saved = replace(report, findings=tuple(replace(f, status=Status.PASS) for f in report.findings))
+def test_r_reruns_the_same_replay_and_finds_the_same(tmp_path):
+    path = _saved_ticket(tmp_path, lambda fs: tuple(replace(f, status=Status.PASS) for f in fs))
 
     async def script(app, pilot):
-        await pilot.pause()
+        await settle(app, pilot)
         before = symbols(app)["cuda-pairing"]
         await pilot.press("r")
+        await pilot.pause()
         await settle(app, pilot)
         return before, symbols(app)["cuda-pairing"]
 
-    session = Session(plan=saved.plan, source="replay:ticket.json", saved=saved, checks=ENV_CHECKS)
-    assert run_app(DoctorApp(session), script) == ("✓", "✗")
+    session = Session(run=Run(SavedFile(path), checks=ENV_CHECKS))
+    assert run_app(DoctorApp(session), script) == ("✗", "✗")
 
 
 def test_q_during_a_probe_cancels_it_and_leaves_no_child_process(tmp_path):
@@ -281,15 +291,15 @@ def test_q_while_facts_are_gathered_stops_the_torch_child_and_does_not_wait_for_
     async def script(app, pilot):
         for _ in range(200):
             await pilot.pause(0.02)
-            if app._torch is not None:
+            if app._control is not None and getattr(app._control.gatherer, "child", None) is not None:
                 break
-        pid = app._torch.child.proc.pid
+        pid = app._control.gatherer.child.proc.pid
         was_alive = alive(pid)
         started = time.monotonic()
         await pilot.press("q")
         return pid, was_alive, time.monotonic() - started
 
-    app = DoctorApp(Session(checks=ENV_CHECKS))  # live: this machine's facts
+    app = DoctorApp(Session(run=Run(checks=ENV_CHECKS)))  # live: this machine's facts
     pid, was_alive, took = run_app(app, script)
     assert was_alive and wait_gone([pid]) == [] and took < 5
     assert app.return_value is None  # a run cut short is no report
@@ -352,7 +362,7 @@ def _save_planted(tmp_path, **kw):
     from identity_support import planted_fixture
 
     loaded = load_document(str(planted_fixture(tmp_path)))
-    session = Session(plan=loaded.plan, facts=loaded.facts, source="live", checks=ENV_CHECKS, **kw)
+    session = Session(run=Run(checks=ENV_CHECKS, options=GatherOptions(reader=lambda: loaded.facts)), **kw)
     json_out, md_out = tmp_path / "ticket.json", tmp_path / "issue.md"
 
     async def script(app, pilot):

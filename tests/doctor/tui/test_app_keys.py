@@ -32,21 +32,11 @@ def test_the_list_opens_on_the_first_failure_else_the_first_warning(fixture, ope
 
 
 def test_a_saved_report_opens_on_its_failure_and_a_live_run_where_the_user_left_the_cursor():
-    from dataclasses import replace
-
-    from doctor.facts.replay import load_document
-    from doctor.run.pipeline import diagnose
-    from doctor.run.session import Session
-    from conftest import MACHINES
-
-    loaded = load_document(str(MACHINES / TORCH_211))
-    saved = diagnose(loaded.plan, loaded.facts, source="live", checks=ENV_CHECKS)
-
     async def opened(app, pilot):
-        await pilot.pause()
+        await settle(app, pilot)
         return app.checklist.highlighted_id
 
-    assert run_app(DoctorApp(Session(plan=saved.plan, source="replay:t.json", saved=saved)), opened) == "cuda-pairing"
+    assert run_app(DoctorApp(fixture_session(TORCH_211, checks=None)), opened) == "cuda-pairing"
 
     async def moved(app, pilot):  # the user went down while the checks ran: the list stays where they put it
         await pilot.pause()
@@ -167,12 +157,10 @@ def test_the_palette_offers_the_actions():
 
 def test_a_probe_that_cannot_run_says_why_once_and_nothing_animates():
     """--target-gpu on a machine without a GPU: the probe's own skip reason, with what would run it."""
-    from dataclasses import replace
-
+    from doctor.model.source import TargetCard
     from doctor.run.live_probe import run_probe_for_tui
 
-    session = live_without_gpu(checks=ENV_CHECKS, run_probe=run_probe_for_tui)
-    session = replace(session, plan=replace(session.plan, target_gpu="v100-pcie-16gb"))
+    session = live_without_gpu(checks=ENV_CHECKS, source=TargetCard("v100-pcie-16gb"), run_probe=run_probe_for_tui)
 
     async def script(app, pilot):
         await settle(app, pilot)

@@ -19,7 +19,8 @@ from doctor.facts.replay import load_document
 from doctor.tui.app import DoctorApp
 from doctor.run.session import session_from_args
 from doctor.run.options import build_parser
-from tui_support import HEALTHY, recorded_probe, run_app
+from doctor.model.source import SavedFile
+from tui_support import HEALTHY, recorded_probe, run_app, settle
 
 IMPORTS_AFTER = """
 import sys, doctor.cli
@@ -85,13 +86,14 @@ def test_a_saved_report_with_its_probe_replays_read_only_with_panels(tmp_path):
     session = session_from_args(build_parser().parse_args(["--replay", str(path)]), ENV_CHECKS)
 
     async def script(app, pilot):
-        await pilot.pause()
+        await settle(app, pilot)
         return (app.query_one("#probe-row").display, app.probe_state, app.query_one("VerdictPanel").view,
-                app.checklist.symbol_of("decode-speed"), list(app.workers))
+                app.checklist.symbol_of("decode-speed"), app.banner.source)
 
-    shown, probe, verdict, decode, workers = run_app(DoctorApp(session), script)
-    assert session.saved is not None and session.run_probe is None and "read-only" in session.no_probe_reason
-    assert shown and workers == []
+    shown, probe, verdict, decode, source = run_app(DoctorApp(session), script)
+    assert session.run.source == SavedFile(str(path)) and session.run_probe is None
+    assert "read-only" in session.no_probe_reason
+    assert shown and "recorded facts and probe" in source
     assert probe.state == "done" and probe.reported_tok_s == 64.05 and probe.tok_s == (63.409, 64.05, 64.37)
     assert (verdict.measured_tok_s, verdict.reference_tok_s) == (64.05, 64.0) and verdict.fix_first == ""
     assert verdict.limit_options.startswith("use 3.25 bpw")  # at the card's limit: options, not "Fix first"
@@ -104,7 +106,7 @@ def test_a_recorded_example_opens_labelled_with_todays_checks_and_verdict():
     session = session_from_args(build_parser().parse_args(["--replay", str(example)]), None)
 
     async def script(app, pilot):
-        await pilot.pause()
+        await settle(app, pilot)
         return app.banner.source, app.query_one("VerdictPanel").view, app.checklist.symbol_of("decode-speed")
 
     source, verdict, decode = run_app(DoctorApp(session), script)

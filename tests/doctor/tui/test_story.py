@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from doctor.render.panels import story_cases
+from doctor.model.source import example
 from doctor.run.session import story_session
 from doctor.tui.app import DoctorApp
 from doctor.tui.story import StageCard, StoryScreen  # one stage at a time below 80 columns: the 60x15 snapshot
@@ -55,7 +56,7 @@ def test_keys_move_between_stages_and_cases_and_enter_opens_a_stage_escape_comes
     start, moved, opened, back, h200 = run_app(DoctorApp(session), script)
     assert start == (True, "seed-1-transformers-bnb", 4)
     assert moved == "seed-3-q8-cache-8192"
-    assert opened[:3] == ("Screen", "example:seed-3-q8-cache-8192", "decode-speed")  # opened on its warning
+    assert opened[:3] == ("Screen", example("seed-3-q8-cache-8192"), "decode-speed")  # opened on its warning
     assert "RECORDED" in opened[3]
     assert back == (True, "seed-3-q8-cache-8192")
     assert h200 == ("h200-synthetic-gptq", 1)
@@ -70,5 +71,5 @@ def test_demo_name_opens_that_stage_and_t_goes_to_the_story():
         return first, app.screen.selected.name
 
     first, selected = run_app(DoctorApp(story_session("seed-2-exl2-4.25bpw")), script)
-    assert first == ("Screen", "example:seed-2-exl2-4.25bpw") and selected == "seed-2-exl2-4.25bpw"
+    assert first == ("Screen", example("seed-2-exl2-4.25bpw")) and selected == "seed-2-exl2-4.25bpw"
 

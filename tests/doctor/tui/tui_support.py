@@ -12,23 +12,25 @@ import time
 from checks.env import ENV_CHECKS
 from conftest import MACHINES
 from doctor.facts.replay import load_document
-from doctor.tui.app import DoctorApp
+from doctor.facts.source import GatherOptions
+from doctor.model.source import SavedFile, ThisMachine
+from doctor.run.run import Run
 from doctor.run.session import Session
+from doctor.tui.app import DoctorApp
 
 HEALTHY = "v100-pcie-16gb-healthy.json"
 TORCH_211 = "v100-torch-2.11-cu130.json"
 
 
 def fixture_session(name: str, checks=ENV_CHECKS, **kw) -> Session:
-    """Today's checks on a recorded machine, as `--replay fixtures/machines/NAME` would run them."""
-    loaded = load_document(str(MACHINES / name))
-    return Session(plan=loaded.plan, facts=loaded.facts, source=f"replay:{name}", note=loaded.note, checks=checks, **kw)
+    """Today's checks on a recorded machine, as `--replay fixtures/machines/NAME` runs them."""
+    return Session(run=Run(SavedFile(str(MACHINES / name)), checks=checks), **kw)
 
 
-def live_without_gpu(**kw) -> Session:
+def live_without_gpu(checks=None, source=ThisMachine(), **kw) -> Session:
     """A live run on a machine without NVML (a laptop, CI): its facts recorded in fixtures/machines/no-nvml.json."""
     loaded = load_document(str(MACHINES / "no-nvml.json"))
-    return Session(plan=loaded.plan, facts=loaded.facts, source="live", **kw)
+    return Session(run=Run(source, checks=checks, options=GatherOptions(reader=lambda: loaded.facts)), **kw)
 
 
 def run_app(app: DoctorApp, script, size=(80, 24), timeout_s: float = 60):

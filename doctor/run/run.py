@@ -1,0 +1,95 @@
+"""One Run: a Source resolved once (doctor/facts/source.py), today's checks on its facts, the probe recorded with
+them judged again by today's verdict, and every step told to the subscribers as a typed event (doctor/model/events.py).
+
+The CLI's plain text, JSON, Markdown and Prometheus outputs and the TUI are subscribers of the same Run, so a
+replay means one thing in every face: the same findings, the same verdict, the same exit code.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable
+
+from doctor.facts.source import GatherOptions, base_plan, is_live, resolve
+from doctor.model.events import ChecksChosen, ReportReady, RunEvent
+from doctor.model.plan import Plan
+from doctor.model.source import Source, ThisMachine
+
+if TYPE_CHECKING:
+    from checks.base import Check
+    from doctor.model.report import Report
+
+Subscriber = Callable[[RunEvent], None]
+
+
+@dataclass(frozen=True)
+class Run:
+    source: Source = ThisMachine()
+    plan_overrides: Callable[[Plan], Plan] | None = None  # the user's flags over the source's own plan
+    checks: tuple[Check, ...] | None = None  # None: the checks that apply to the plan and the GPUs seen
+    options: GatherOptions = GatherOptions()  # how a live source is gathered
+
+    @property
+    def live(self) -> bool:
+        return is_live(self.source)
+
+    def planned(self, plan: Plan) -> Plan:
+        return self.plan_overrides(plan) if self.plan_overrides is not None else plan
+
+    def execute(self, on_event: Subscriber | None = None, control: RunControl | None = None) -> Report:
+        """Resolve the source, run the checks, fold in a recorded probe; every step an event, the report last."""
+        from doctor.run.pipeline import default_checks, diagnose
+
+        emit = on_event or (lambda event: None)
+        options = self.options
+        if self.live:
+            emit(ChecksChosen(_ids(self.checks or default_checks(self.planned(base_plan(self.source)), None)), True))
+            if options.torch_gatherer is None and control is not None:  # a screen may stop it when the user quits
+                options = control.started(options)
+        resolved = resolve(self.source, options)
+        plan = self.planned(resolved.plan)
+        checks = self.checks if self.checks is not None else default_checks(plan, resolved.facts)
+        emit(ChecksChosen(_ids(checks), False, resolved.provenance))
+        report = diagnose(plan, resolved.facts, source=resolved.provenance, note=resolved.note, checks=checks,
+                          on_event=emit)
+        if resolved.probe is not None:  # measured on the recorded machine; today's verdict on it
+            from doctor.run.probe_stage import with_probe
+
+            report = with_probe(report, resolved.probe)
+        emit(ReportReady(report))
+        return report
+
+
+class RunControl:
+    """What a screen holds to stop a live run's gathering when the user quits (the torch child)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._torch = None
+
+    def started(self, options: GatherOptions) -> GatherOptions:
+        from doctor.facts.torch_facts import TorchGatherer
+
+        with self._lock:
+            gatherer = TorchGatherer(timeout_s=options.torch_timeout_s, fresh=options.fresh,
+                                     use_cache=options.use_cache)
+            self._torch = gatherer
+        return replace(options, torch_gatherer=gatherer)
+
+    @property
+    def gatherer(self):
+        """The torch-facts gatherer of the gathering in progress (None before it starts, or for a replay)."""
+        with self._lock:
+            return self._torch
+
+    def stop(self) -> None:
+        """Kill the torch child of a gathering in progress, so quitting never waits out its timeout."""
+        with self._lock:
+            child = getattr(self._torch, "child", None)
+        if child is not None:
+            child.kill()
+
+
+def _ids(checks) -> tuple[tuple[str, str], ...]:
+    return tuple((c.id, c.title) for c in checks)

@@ -1,0 +1,80 @@
+"""The one adapter between a Run (doctor/run/run.py) and the screen: every run event, and the probe's, becomes a
+Textual Message posted to the app, which handles each type with `@on`. Workers post; only the screen's thread draws.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from doctor.model.events import ChecksChosen, ReportReady
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from doctor.model.events import CheckEvent, ProbeEvent, RunEvent
+    from doctor.model.report import Report
+
+
+class ChecksListed(Message):
+    def __init__(self, event: ChecksChosen) -> None:
+        super().__init__()
+        self.event = event
+
+
+class CheckProgress(Message):
+    def __init__(self, event: CheckEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class RunFinished(Message):
+    def __init__(self, report: Report) -> None:
+        super().__init__()
+        self.report = report
+
+
+class RunCrashed(Message):
+    """The run itself raised: a bug of the doctor, shown as such (the checks isolate their own crashes)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ProbeUpdate(Message):
+    def __init__(self, event: ProbeEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ProbeEnded(Message):
+    """The probe stage returned: the report with its probe, verdict and findings folded in (or None: it raised)."""
+
+    def __init__(self, report: Report | None, error: BaseException | None = None) -> None:
+        super().__init__()
+        self.report, self.error = report, error
+
+
+def message_for(event: RunEvent) -> Message:
+    """The Message that carries one run event to the screen."""
+    from doctor.model.events import CheckFinished, CheckStarted
+
+    if isinstance(event, ChecksChosen):
+        return ChecksListed(event)
+    if isinstance(event, (CheckStarted, CheckFinished)):
+        return CheckProgress(event)
+    if isinstance(event, ReportReady):
+        return RunFinished(event.report)
+    return ProbeUpdate(event)
+
+
+class Poster:
+    """A run's subscriber, called on a worker thread: posts each event to the app (post_message is thread-safe)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    def __call__(self, event: RunEvent) -> None:
+        self.app.post_message(message_for(event))
