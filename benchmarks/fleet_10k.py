@@ -23,10 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from doctor.facts.replay import load_document  # noqa: E402
 from doctor.model.report import report_to_dict  # noqa: E402
+from doctor.model.source import replayed  # noqa: E402
 from doctor.render.fleet import render_fleet_text  # noqa: E402
 from doctor.run.fleet import collect  # noqa: E402
 from doctor.run.pipeline import diagnose  # noqa: E402
-from doctor.model.source import replayed  # noqa: E402
 
 MACHINES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "machines")
 

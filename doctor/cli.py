@@ -11,8 +11,8 @@ import os
 import sys
 from typing import Sequence
 
-from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
 from doctor.model.errors import InputError
+from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
 from doctor.run.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, select_checks, wants_tui
 from doctor.run.output import emit, flush_stdout
 

@@ -24,10 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from doctor.model.errors import UsageError
-from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
-from doctor.run.output import exit_code_for
 from doctor.model.exitcodes import ExitCode
 from doctor.model.source import Origin
+from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
+from doctor.run.output import exit_code_for
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -93,9 +93,9 @@ def _analysis(args: argparse.Namespace, report):
 
 
 def _files(report, analysis) -> dict[str, object]:
-    from doctor.render.markdown import render_markdown
     from doctor.model.report import report_to_dict
     from doctor.model.serialize import to_jsonable
+    from doctor.render.markdown import render_markdown
 
     files: dict[str, object] = {"report.json": report_to_dict(report), "summary.md": render_markdown(report)}
     if report.facts.samples is not None:

@@ -33,10 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.model.errors import UsageError
-    from doctor.run.output import emit
+    from doctor.model.errors import ReplayError, UsageError
     from doctor.run.examples import example_names, load_example, replay_example
-    from doctor.model.errors import ReplayError
+    from doctor.run.output import emit
 
     names = example_names()
     if args.list:

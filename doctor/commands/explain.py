@@ -35,12 +35,12 @@ import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
+from doctor.logscan.source import LogInputError, open_log
 from doctor.model.errors import UsageError
-from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_json
-from doctor.logscan.source import LogInputError, open_log
 from doctor.model.plan import Plan
+from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 
 PROGRESS_MIN_BYTES = 64 << 20
 
@@ -79,7 +79,6 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
     if args.json:
         return analysis_to_json(analysis) + "\n"
     from doctor.render.log_analysis import render_markdown, render_text
-
     from doctor.render.untrusted import visible
 
     # the log's own text is inside: no escape sequence from it may reach the terminal

@@ -14,8 +14,7 @@ from doctor.model.facts import Facts
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Loaded
-from doctor.model.source import (LIVE, BundledExample, Origin, Provenance, SavedFile, Source, TargetCard, ThisMachine,
-                                 example, replayed)
+from doctor.model.source import LIVE, BundledExample, Origin, Provenance, SavedFile, Source, TargetCard, ThisMachine, example, replayed
 
 
 @dataclass(frozen=True)

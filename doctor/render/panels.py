@@ -9,8 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from doctor.model.events import (GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase,
-                                 ProbeProgress, ProbeRate, ProbeSkipped, ProbeTimedOut)
+from doctor.model.events import (
+    GpuReading,
+    ProbeCancelled,
+    ProbeEvent,
+    ProbeFailed,
+    ProbeFinished,
+    ProbePhase,
+    ProbeProgress,
+    ProbeRate,
+    ProbeSkipped,
+    ProbeTimedOut,
+)
 from doctor.model.ids import CheckId
 
 UNEXPLAINED = "unexplained"  # the verdict's label for the share of the gap no evidence accounts for

@@ -9,11 +9,10 @@ import argparse
 import os
 import sys
 
-from doctor import __version__
 from checks.knowledge.kv_cache import CACHE_MODE_ORDER
+from doctor import __version__
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import EXIT_CODE_HELP
-
 
 # subcommand -> module with add_arguments(parser) and run(args) -> ExitCode
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

@@ -27,11 +27,11 @@ from doctor.render.panels import GPU_READINGS as LIVE_READINGS
 from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line
 from doctor.run.run import Run, RunControl
 from doctor.run.session import Session
-from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.commands import CheckCommands
 from doctor.tui.detail import DetailPane
+from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
 from doctor.tui.probe_panel import ProbePanel
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.verdict_panel import VerdictPanel

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import MACHINES, run_cli
 
 # fixture -> {check id: (status, {evidence key: expected value})}
@@ -113,8 +112,8 @@ def test_replay_verdicts(name, validate):
 def test_replay_verdicts_in_process(name, validate):
     from doctor.facts.replay import load_document
     from doctor.model.report import report_to_dict
-    from doctor.run.pipeline import diagnose
     from doctor.model.source import replayed
+    from doctor.run.pipeline import diagnose
 
     doc = load_document(str(MACHINES / f"{name}.json"))
     report = validate(json.loads(json.dumps(report_to_dict(diagnose(doc.plan, doc.facts, source=replayed(f"{name}.json"))))))

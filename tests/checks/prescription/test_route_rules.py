@@ -7,15 +7,15 @@ import subprocess
 from functools import lru_cache
 
 import pytest
+from conftest import MACHINES
 
 from checks.prescription.problems import TORCH_KINDS, last_branch
 from checks.prescription.quote import route_lines
-from conftest import MACHINES
 from doctor.facts.replay import load_document
 from doctor.model.findings import Status
 from doctor.model.report import report_to_dict
-from doctor.run.pipeline import diagnose
 from doctor.model.source import replayed
+from doctor.run.pipeline import diagnose
 
 ALL = sorted(p.stem for p in MACHINES.glob("*.json"))
 HEALTHY = ("v100-pcie-16gb-healthy", "h200-live", "t4-torch-2.11-cu130-healthy", "v100-r580-torch-2.11-cu126-healthy",
@@ -159,9 +159,9 @@ def test_a_report_saved_before_the_route_existed_still_replays(tmp_path, validat
 def test_flash_attn_that_cannot_run_is_removed_with_the_flash_attn_checks_own_command():
     from dataclasses import replace
 
+    from checks.base import CheckContext
     from checks.env.flash_attn import CHECK as FLASH
     from checks.prescription.route import prescribe
-    from checks.base import CheckContext
     from doctor.model.plan import Plan
 
     facts = load_document(str(MACHINES / "v100-torch-2.7.1-cu128-companions.json")).facts

@@ -10,14 +10,14 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.runtime import RUNTIME_CHECKS
-from conftest import ROOT
-from doctor.model.findings import Status
-from doctor.run.pipeline import diagnose
-from doctor.model.source import replayed
 from doctor.facts.replay import load_document
+from doctor.model.findings import Status
+from doctor.model.source import replayed
+from doctor.run.pipeline import diagnose
 
 SAMPLES = ROOT / "fixtures" / "samples"
 

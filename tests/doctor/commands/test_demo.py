@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import run_cli
+
 from doctor.model.source import BundledExample, example
-from doctor.run.examples import example_names, load_example, replay_example
 from doctor.render.text import render_text
+from doctor.run.examples import example_names, load_example, replay_example
 
 SEED_STAGES = {  # the reference story's journey: speed, and the pitfall its verdict must name
     "seed-1-transformers-bnb": (4.0, "kernel-path"),

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
 from conftest import MACHINES, ROOT
+
 from doctor.facts.replay import load_document
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import open_log

@@ -14,13 +14,13 @@ import sys
 import termios
 
 import pytest
-
 from conftest import MACHINES, ROOT
+
 from doctor.facts.replay import load_document
+from doctor.model.source import replayed
 from doctor.render.text import render_text
 from doctor.run.output import MIN_TEXT_WIDTH, text_width
 from doctor.run.pipeline import diagnose
-from doctor.model.source import replayed
 
 # a failing V100 with long fixes, a mixed box (per-GPU lines), a healthy one
 FIXTURES = ["v100-torch-2.11-cu130.json", "mixed-2080ti-v100.json", "v100-pcie-16gb-healthy.json"]

@@ -12,8 +12,8 @@ import re
 import time
 
 import pytest
-
 from conftest import ROOT
+
 from doctor.cli import main
 from doctor.model.serialize import to_jsonable
 from doctor.render.common import SYMBOLS

@@ -5,23 +5,24 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from conftest import MACHINES
+from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
+
 from checks.base import Check
 from checks.env import ENV_CHECKS
 from checks.registry import checks_for
-from conftest import MACHINES
+from doctor.facts.replay import load_document
+from doctor.facts.source import GatherOptions
 from doctor.model.findings import Status
 from doctor.model.ids import CheckId
-from doctor.run.pipeline import diagnose
-from doctor.facts.replay import load_document
-from doctor.tui.app import DoctorApp
-from doctor.tui.save_dialog import SaveDialog
-from doctor.facts.source import GatherOptions
 from doctor.model.report import report_to_json
 from doctor.model.source import SavedFile, replayed
 from doctor.run.options import build_parser
+from doctor.run.pipeline import diagnose
 from doctor.run.run import Run
 from doctor.run.session import Session, session_from_args
-from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
+from doctor.tui.app import DoctorApp
+from doctor.tui.save_dialog import SaveDialog
 
 
 def symbols(app: DoctorApp) -> dict[str, str]:

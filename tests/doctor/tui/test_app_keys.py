@@ -4,13 +4,13 @@ help, filter, palette and ctrl+c work, a probe that cannot run says so once, and
 from __future__ import annotations
 
 import pytest
+from tui_support import HEALTHY, TORCH_211, fixture_session, live_without_gpu, run_app, settle
 
 from checks.env import ENV_CHECKS
 from doctor.model.findings import Status
 from doctor.tui.app import DoctorApp
 from doctor.tui.help_screen import HelpScreen
 from doctor.tui.save_dialog import SaveDialog
-from tui_support import HEALTHY, TORCH_211, fixture_session, live_without_gpu, run_app, settle
 
 
 def drawn(widget) -> str:
@@ -231,6 +231,7 @@ def test_the_save_dialog_shows_its_whole_title_and_keys(size, key):
 
 def test_the_readme_lists_every_key_and_shows_the_story_view():
     from conftest import ROOT
+
     from doctor.tui.keys import MAIN_KEYS, STORY_KEYS
 
     readme = (ROOT / "README.md").read_text()

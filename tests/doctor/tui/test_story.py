@@ -4,13 +4,13 @@ every figure is the replayed example's own (its recorded probe, today's verdict)
 from __future__ import annotations
 
 import pytest
+from tui_support import run_app
 
-from doctor.render.panels import story_cases
 from doctor.model.source import example
+from doctor.render.panels import story_cases
 from doctor.run.session import story_session
 from doctor.tui.app import DoctorApp
 from doctor.tui.story import StageCard, StoryScreen  # one stage at a time below 80 columns: the 60x15 snapshot
-from tui_support import run_app
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,9 @@ import asyncio
 import threading
 import time
 
-from checks.env import ENV_CHECKS
 from conftest import MACHINES
+
+from checks.env import ENV_CHECKS
 from doctor.facts.replay import load_document
 from doctor.facts.source import GatherOptions
 from doctor.model.source import SavedFile, ThisMachine
@@ -127,6 +128,7 @@ def recorded_probe(name: str):
     import json
 
     from conftest import ROOT
+
     from doctor.model.probe_results import ProbeReport
     from doctor.model.serialize import from_jsonable
 
