@@ -37,6 +37,10 @@ class Run:
     def planned(self, plan: Plan) -> Plan:
         return self.plan_overrides(plan) if self.plan_overrides is not None else plan
 
+    def control(self) -> RunControl:
+        """A handle a screen keeps to stop this run's gathering when the user quits."""
+        return RunControl()
+
     def execute(self, on_event: Subscriber | None = None, control: RunControl | None = None) -> Report:
         """Resolve the source, run the checks, fold in a recorded probe; every step an event, the report last."""
         from doctor.run.pipeline import default_checks, diagnose

@@ -39,6 +39,12 @@ class Session:
     def checks(self):
         return self.run.checks
 
+    def stage_run(self, name: str) -> Run:
+        """The Run of one story stage (a bundled example), for `r` once that stage is opened."""
+        from doctor.model.source import BundledExample
+
+        return Run(BundledExample(name))
+
     @property
     def plan(self) -> Plan:
         """The plan known before the run: the flags over the source's own (a file's is read when the run starts)."""

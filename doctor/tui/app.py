@@ -25,8 +25,6 @@ from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFaile
 from doctor.model.source import BundledExample, Origin, SavedFile
 from doctor.render.panels import GPU_READINGS as LIVE_READINGS
 from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line
-from doctor.run.run import Run, RunControl
-from doctor.run.session import Session
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.commands import CheckCommands
@@ -36,8 +34,10 @@ from doctor.tui.probe_panel import ProbePanel
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.verdict_panel import VerdictPanel
 
-if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
+if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready); the run and session are handed in
     from doctor.model.report import Report
+    from doctor.run.run import Run, RunControl
+    from doctor.run.session import Session
 
 
 FIRST_FRAME_GRACE_S = 0.05
@@ -163,7 +163,7 @@ class DoctorApp(App["Report | None"]):
         self.banner.set_status("gathering facts (NVML, Python packages, torch in a child process)…" if run.live
                                else "reading the recorded facts…")
         self._show_highlighted()
-        self._control = control = RunControl()
+        self._control = control = run.control()
 
         def execute() -> None:
             try:
@@ -434,7 +434,7 @@ class DoctorApp(App["Report | None"]):
         """From the story: that stage's whole report on the main screen (escape or `t` goes back)."""
         report = dict(self.session.story)[name]
         self._story_at = (case, stage)
-        self.run_shown = Run(BundledExample(name))
+        self.run_shown = self.session.stage_run(name)
         self.report = report
         self._show_saved(report)
         self._focus_list()
