@@ -6,6 +6,8 @@ this module only asks it, it does not size models itself.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from checks.base import CheckContext
 from checks.knowledge.gpus import spec_for_name
 from doctor.model.facts import GpuFacts
@@ -13,6 +15,9 @@ from doctor.model.samples import GpuSeries
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
 from doctor.model.unknown import T, Unknown, known
 from doctor.model.units import GIB, MIB
+
+if TYPE_CHECKING:  # the model group may be left out of a build (model_bytes says so); only its type is named here
+    from checks.arithmetic.model_bytes import ModelBytes
 
 
 def target_series(ctx: CheckContext) -> GpuSeries | None:
@@ -29,7 +34,7 @@ def target_summary(ctx: CheckContext) -> tuple[GpuSeries, GpuSummary] | None:
     return (g, summarize_gpu(g)) if g is not None else None
 
 
-def model_bytes(ctx: CheckContext):
+def model_bytes(ctx: CheckContext) -> tuple[ModelBytes | None, str]:
     """(ModelBytes, "") from the model group's arithmetic, or (None, why not)."""
     model = ctx.facts.model
     if model is None:
