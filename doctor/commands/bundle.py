@@ -23,11 +23,11 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
+from doctor.cli.output import exit_code_for
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.source import Origin
-from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
-from doctor.run.output import exit_code_for
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -25,7 +25,7 @@ from doctor.model.exitcodes import ExitCode
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.run.options import add_output_arguments
+    from doctor.cli.options import add_output_arguments
 
     p.add_argument("names", nargs="*", metavar="NAME", help="which examples (default: all, in order)")
     p.add_argument("--list", action="store_true", help="list the examples and exit")
@@ -33,14 +33,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
+    from doctor.cli.output import emit
     from doctor.model.errors import ReplayError, UsageError
     from doctor.run.examples import example_names, load_example, replay_example
-    from doctor.run.output import emit
 
     names = example_names()
     if args.list:
+        from doctor.cli.output import text_width
         from doctor.render.common import wrap
-        from doctor.run.output import text_width
 
         for n in names:  # each note whole: the stages differ in their last words
             print(n)
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"no example named {', '.join(unknown)}; known: {', '.join(names)}")
     if args.json and len(chosen) > 1:
         raise UsageError("--json prints one report: name one example (see --list)")
-    from doctor.run.options import wants_tui
+    from doctor.cli.options import wants_tui
 
     if wants_tui(args):
         return open_in_tui(chosen, named=bool(args.names))
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> ExitCode:
 def open_in_tui(chosen: list[str], named: bool) -> ExitCode:
     """On a terminal the demo is the story view: every example's stage side by side (arrows move, enter opens
     one's full report); `demo NAME` opens that example's report, the story one escape away."""
-    from doctor.run.options import build_parser
-    from doctor.tui.launch import run_tui
+    from doctor.cli.options import build_parser
+    from doctor.cli.tui import run_tui
 
     args = build_parser().parse_args([])
     args.story, args.story_start = True, (chosen[0] if named else None)  # doctor.run.session.session_from_args

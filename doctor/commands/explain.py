@@ -35,12 +35,12 @@ import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
+from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.logscan.source import LogInputError, open_log
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_json
 from doctor.model.plan import Plan
-from doctor.run.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 
 PROGRESS_MIN_BYTES = 64 << 20
 
@@ -78,11 +78,10 @@ def run(args: argparse.Namespace) -> ExitCode:
 def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
     if args.json:
         return analysis_to_json(analysis) + "\n"
+    # the log's own text is inside: no escape sequence from it may reach the terminal
+    from doctor.cli.output import text_width
     from doctor.render.log_analysis import render_markdown, render_text
     from doctor.render.untrusted import visible
-
-    # the log's own text is inside: no escape sequence from it may reach the terminal
-    from doctor.run.output import text_width
 
     return visible(render_markdown(analysis) if args.markdown else
                    render_text(analysis, verbose=args.verbose, width=text_width(sys.stdout)))

@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 
+from doctor.cli.options import path_arg, positive_int
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
-from doctor.run.options import path_arg, positive_int
 
 EXIT_FOR = {"fail": ExitCode.FAILURES, "error": ExitCode.INTERNAL, "unreadable": ExitCode.USAGE, "warn": ExitCode.WARNINGS}
 

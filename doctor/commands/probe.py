@@ -23,7 +23,7 @@ FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like l
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.run.options import add_output_arguments, add_plan_arguments, path_arg, positive_int, synthetic_gb
+    from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, positive_int, synthetic_gb
 
     add_output_arguments(p)
     add_plan_arguments(p)
@@ -48,16 +48,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.model.errors import UsageError
-    from doctor.run.output import emit
-    from doctor.run.options import plan_from_args
-    from doctor.probe.console import ConsoleProgress
-    from doctor.probe.runner import SyntheticRequest
-    from doctor.run.pipeline import diagnose
-    from doctor.run.probe_stage import after_checks
-    from doctor.probe.synthetic import FORMATS
     from checks.env import ENV_CHECKS
     from checks.probe import PROBE_CHECKS
+    from doctor.cli.options import plan_from_args
+    from doctor.cli.output import emit
+    from doctor.model.errors import UsageError
+    from doctor.probe.console import ConsoleProgress
+    from doctor.probe.runner import SyntheticRequest
+    from doctor.probe.synthetic import FORMATS
+    from doctor.run.pipeline import diagnose
+    from doctor.run.probe_stage import after_checks
 
     if args.synthetic == bool(args.model):
         raise UsageError("give either --model PATH or --synthetic")

@@ -28,12 +28,13 @@ import sys
 import time
 from dataclasses import replace
 
-from doctor.model.errors import UsageError
-from doctor.run.options import add_output_arguments, gpu_index, path_arg, positive_int, sample_hz, watch_seconds
-from doctor.run.output import emit
-from doctor.model.exitcodes import ExitCode, interrupt_exit
+from doctor.cli.options import add_output_arguments, gpu_index, path_arg, positive_int, sample_hz, watch_seconds
+from doctor.cli.output import emit
 from doctor.facts.children import interrupts_ignored
+from doctor.model.errors import UsageError
+from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.plan import Plan
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to watch")
@@ -92,9 +93,9 @@ def run(args: argparse.Namespace) -> int:
     from checks.env.gpu_present import CHECK as GPU_PRESENT
     from checks.runtime import RUNTIME_CHECKS
     from doctor.facts.launch_config import read_launch_config
-    from doctor.run.pipeline import diagnose
     from doctor.facts.sampling.host_reader import owner_problem
     from doctor.facts.sampling.sampler import Sampler
+    from doctor.run.pipeline import diagnose
 
     if args.pid is not None and (problem := owner_problem(args.pid)):
         raise UsageError(problem)

@@ -7,14 +7,16 @@ file or tags a report's origin itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from doctor.model.errors import ReplayError
-from doctor.model.facts import Facts
 from doctor.model.plan import Plan
-from doctor.model.probe_results import ProbeReport
-from doctor.model.report import Loaded
 from doctor.model.source import LIVE, BundledExample, Origin, Provenance, SavedFile, Source, TargetCard, ThisMachine, example, replayed
+
+if TYPE_CHECKING:  # kept off the import path: a screen's first frame does not wait for the report model
+    from doctor.model.facts import Facts
+    from doctor.model.probe_results import ProbeReport
+    from doctor.model.report import Loaded
 
 
 @dataclass(frozen=True)

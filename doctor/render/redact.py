@@ -196,3 +196,19 @@ class Redactor:
         if self.secret_names:
             parts.append(f"(secret-named variables: {', '.join(sorted(self.secret_names))})")
         return ", ".join(parts)
+
+
+def shareable(report, redact: bool = True):
+    """The report as it may leave this machine: hostname, user name, home path, GPU serials and UUIDs, MAC
+    addresses, machine-ids and secrets replaced (Redactor, above), everything the checks read kept, so
+    a replay of it gives the same findings. Every report output goes through here (--json, -o, --markdown, the
+    TUI's save); redact=False (--no-redact) returns it as it is."""
+    if not redact:
+        return report
+    from doctor.model.report import Report, report_to_dict
+    from doctor.model.serialize import from_jsonable
+
+    redactor = Redactor(live=not report.source.recorded)  # a replay: hide what the report names, not the replayer
+    data = report_to_dict(report)
+    redactor.learn_json(data)
+    return from_jsonable(Report, redactor.json(data), "$")

@@ -1,15 +1,14 @@
 """Plain text for terminals and logs: summary first, evidence behind -v (like flutter doctor).
 
-Prose wraps at `width` on whole words (the terminal's width on a terminal: doctor/run/output.py text_width);
+Prose wraps at `width` on whole words (the terminal's width on a terminal: doctor/cli/output.py text_width);
 commands stay one line each, so what is pasted is what was printed.
 """
 
 from __future__ import annotations
 
 from doctor.model.findings import Status
-from doctor.render.common import (SYMBOLS, WIDTH, counts_line, evidence_items, gpu_lines, machine_line,
-                                   quoted_by_route, route_script, source_line, wrap)
 from doctor.model.report import Report
+from doctor.render.common import SYMBOLS, WIDTH, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line, wrap
 
 
 def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> str:

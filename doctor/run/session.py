@@ -1,5 +1,6 @@
 """What one TUI run shows: the Run it subscribes to (this machine live, or a saved file or example replayed:
 today's checks on its facts, its probe kept as recorded), the demo's story, and what `p` and `s` may do.
+The command line chooses it from its arguments (doctor/cli/tui.py session_from_args).
 
 Plain, immutable data without textual, so the CLI can build it before deciding to import the TUI; it imports
 nothing heavy, so that the TUI's first frame does not wait for the checks and the report to load.
@@ -8,7 +9,6 @@ The screen gets everything it shows through the Session's Run: it reads no file 
 
 from __future__ import annotations
 
-import argparse
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # kept out of the import path: the first frame is painted bef
 class Session:
     run: Run = Run()  # what the screen shows, and what `r` runs again
     save_path: str | None = None  # -o FILE: the default target of `s`
-    redact: bool = True  # what `s`, `m` and -o write is redacted (doctor/run/output.py shareable); --no-redact: False
+    redact: bool = True  # what `s`, `m` and -o write is redacted (doctor/cli/output.py shareable); --no-redact: False
     # runs the probe on its worker thread: (report, on_event, cancel) -> the report with probe and verdict;
     # it returns (never raises) when the probe ends, fails or is cancelled. None: the probe is not offered here.
     run_probe: Callable[[Report, Callable[[ProbeEvent], None], threading.Event], Report] | None = None
@@ -51,23 +51,6 @@ class Session:
         from doctor.facts.source import base_plan
 
         return self.run.planned(base_plan(self.run.source))
-
-
-def session_from_args(args: argparse.Namespace, checks) -> Session:
-    """The Session the command line asks for: the story (`demo` on a terminal), or the one Run of the flags
-    (a replay is read-only: its probe was measured on the machine recorded, `p` would measure this one)."""
-    from doctor.run.options import run_from_args
-
-    redact = not getattr(args, "no_redact", False)
-    if getattr(args, "story", False):  # `v100-doctor demo` on a terminal
-        return story_session(getattr(args, "story_start", None), redact)
-    run = run_from_args(args, checks)
-    if not run.live:
-        return Session(run=run, save_path=args.output, redact=redact,
-                       no_probe_reason="a replay is read-only: the probe would measure this machine, not the one recorded")
-    from doctor.run.live_probe import probe_arguments
-
-    return Session(run=run, save_path=args.output, redact=redact, **probe_arguments(args))
 
 
 def story_session(start: str | None = None, redact: bool = True) -> Session:

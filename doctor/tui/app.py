@@ -121,7 +121,7 @@ class DoctorApp(App["Report | None"]):
             self.call_later(self.action_quit)
 
     def hang_up(self) -> None:
-        """SIGHUP (the SSH connection dropped) or SIGTERM, from doctor.run.hangup's handler, which may run between
+        """SIGHUP (the SSH connection dropped) or SIGTERM, from doctor.cli.hangup's handler, which may run between
         any two bytecodes of the main thread: cancel the probe at once and ask the loop to quit as `q` does.
         The guard then stops every child, and ends the process if the quit cannot finish in time."""
         self._hung_up = True
@@ -570,7 +570,7 @@ class DoctorApp(App["Report | None"]):
 
     def _shareable(self) -> Report:
         """What a save or the clipboard gets: redacted as every report output is, unless --no-redact."""
-        from doctor.run.output import shareable
+        from doctor.render.redact import shareable
 
         return shareable(self.report, self.session.redact)
 

@@ -7,14 +7,13 @@ import json
 import pytest
 from conftest import MACHINES, run_cli
 
+from doctor.cli.output import exit_code_for
 from doctor.facts.replay import load_document
 from doctor.model.findings import Status
-from doctor.model.plan import Plan
 from doctor.model.report import report_to_dict
 from doctor.model.source import replayed
 from doctor.render.markdown import render_markdown
 from doctor.render.text import render_text
-from doctor.run.output import exit_code_for
 from doctor.run.pipeline import diagnose
 
 SINGLE_GPU = ["v100-pcie-16gb-healthy", "v100-torch-2.11-cu130", "p40-torch-cu126", "t4-flash-attn-2", "h200-live"]

@@ -80,15 +80,15 @@ def test_demo_json_matches_the_schema(validate):
 def test_demo_on_a_terminal_opens_the_story_view_over_every_example(monkeypatch):
     """On a TTY the demo is the story view (issue 13): every example replayed, in story order; `demo NAME` opens
     that example's report first."""
-    import doctor.run.options
-    import doctor.tui.launch
+    import doctor.cli.options
+    import doctor.cli.tui
     from doctor.cli import main
+    from doctor.cli.tui import session_from_args
     from doctor.run.examples import example_names
-    from doctor.run.session import session_from_args
 
     seen = []
-    monkeypatch.setattr(doctor.run.options, "wants_tui", lambda args: True)
-    monkeypatch.setattr(doctor.tui.launch, "run_tui", lambda args, checks=None: seen.append(session_from_args(args, checks)) or 1)
+    monkeypatch.setattr(doctor.cli.options, "wants_tui", lambda args: True)
+    monkeypatch.setattr(doctor.cli.tui, "run_tui", lambda args, checks=None: seen.append(session_from_args(args, checks)) or 1)
     assert main(["demo"]) == 1 and main(["demo", "seed-3-q8-cache-8192"]) == 1
     story, named = seen
     assert [name for name, _ in story.story] == example_names() and story.story_start is None

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from doctor.model.findings import Status
+from doctor.model.samples import GpuSample, GpuSeries, SampleSeries
 from doctor.probe.child import child_env
-from doctor.verdict.failures import failure_finding
 from doctor.probe.protocol import ProbeSpec
 from doctor.probe.runner import run_probe
-from doctor.model.samples import GpuSample, GpuSeries, SampleSeries
+from doctor.verdict.failures import failure_finding
 
 FAKES = Path(__file__).parent / "probe_fakes"
 
@@ -172,13 +172,14 @@ def test_ctrl_c_in_the_parent_leaves_no_child(tmp_path):
 
 @pytest.mark.parametrize("label, check_id", [("error-oom", "memory-budget"), ("error-model-load", "model-load")])
 def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, check_id):
-    from doctor.run.output import exit_code_for
-    from doctor.model.exitcodes import ExitCode
-    from doctor.run.probe_stage import with_probe
-    from doctor.model.report import build_report
-    from doctor.facts.replay import load_document
-    from doctor.model.plan import Plan
     from conftest import MACHINES
+
+    from doctor.cli.output import exit_code_for
+    from doctor.facts.replay import load_document
+    from doctor.model.exitcodes import ExitCode
+    from doctor.model.plan import Plan
+    from doctor.model.report import build_report
+    from doctor.run.probe_stage import with_probe
 
     facts = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
     report, _ = run(label)
@@ -189,13 +190,14 @@ def test_failures_end_in_their_finding_and_exit_code_with_no_child_left(label, c
 
 def test_the_real_worker_says_when_exllamav2_is_missing(tmp_path):
     """The real worker, no GPU needed: a stand-in `torch` package is found, exllamav2 is not."""
-    from doctor.run.output import exit_code_for
-    from doctor.model.exitcodes import ExitCode
-    from doctor.run.probe_stage import with_probe
-    from doctor.model.report import build_report
-    from doctor.facts.replay import load_document
-    from doctor.model.plan import Plan
     from conftest import MACHINES
+
+    from doctor.cli.output import exit_code_for
+    from doctor.facts.replay import load_document
+    from doctor.model.exitcodes import ExitCode
+    from doctor.model.plan import Plan
+    from doctor.model.report import build_report
+    from doctor.run.probe_stage import with_probe
 
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").write_text("")

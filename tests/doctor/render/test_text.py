@@ -16,10 +16,10 @@ import termios
 import pytest
 from conftest import MACHINES, ROOT
 
+from doctor.cli.output import MIN_TEXT_WIDTH, text_width
 from doctor.facts.replay import load_document
 from doctor.model.source import replayed
 from doctor.render.text import render_text
-from doctor.run.output import MIN_TEXT_WIDTH, text_width
 from doctor.run.pipeline import diagnose
 
 # a failing V100 with long fixes, a mixed box (per-GPU lines), a healthy one

@@ -15,11 +15,11 @@ import pytest
 from conftest import ROOT
 
 from doctor.cli import main
+from doctor.cli.options import build_parser
+from doctor.cli.output import exit_code_for
+from doctor.cli.tui import session_from_args
 from doctor.model.serialize import to_jsonable
 from doctor.render.common import SYMBOLS
-from doctor.run.options import build_parser
-from doctor.run.output import exit_code_for
-from doctor.run.session import session_from_args
 
 EXAMPLES = sorted((ROOT / "doctor" / "examples").glob("*.json"))
 FIXTURES = sorted((ROOT / "fixtures" / "machines").glob("*.json")) + sorted((ROOT / "fixtures" / "models").glob("*.json")) \

@@ -11,16 +11,17 @@ from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_prob
 from checks.base import Check
 from checks.env import ENV_CHECKS
 from checks.registry import checks_for
+from doctor.cli.options import build_parser
+from doctor.cli.tui import session_from_args
 from doctor.facts.replay import load_document
 from doctor.facts.source import GatherOptions
 from doctor.model.findings import Status
 from doctor.model.ids import CheckId
 from doctor.model.report import report_to_json
 from doctor.model.source import SavedFile, replayed
-from doctor.run.options import build_parser
 from doctor.run.pipeline import diagnose
 from doctor.run.run import Run
-from doctor.run.session import Session, session_from_args
+from doctor.run.session import Session
 from doctor.tui.app import DoctorApp
 from doctor.tui.save_dialog import SaveDialog
 
@@ -330,12 +331,12 @@ def test_a_dropped_ssh_connection_sighup_cancels_the_probe_like_q(tmp_path):
             await pilot.pause(0.02)
         return running
 
-    from doctor.run.hangup import SIGNALS, hangup_guard
+    from doctor.cli.hangup import SIGNALS, hangup_guard
 
     app = DoctorApp(fixture_session(HEALTHY, run_probe=hanging_probe(tmp_path, pids, watchdog)))
     before = {sig: signal.getsignal(sig) for sig in SIGNALS}
     try:
-        with hangup_guard(within_s=30, end=lambda code: None) as guard:  # as doctor.tui.launch arms it
+        with hangup_guard(within_s=30, end=lambda code: None) as guard:  # as doctor.cli.tui arms it
             guard.on_signal(app.hang_up)
             running = run_app(app, script)
     finally:

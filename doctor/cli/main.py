@@ -11,10 +11,10 @@ import os
 import sys
 from typing import Sequence
 
+from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, select_checks, wants_tui
+from doctor.cli.output import emit, flush_stdout
 from doctor.model.errors import InputError
 from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
-from doctor.run.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, select_checks, wants_tui
-from doctor.run.output import emit, flush_stdout
 
 
 def start_torch_early(args: argparse.Namespace):
@@ -51,11 +51,11 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
             print(f"{s.key:<18} {s.name:<26} cc {s.cc:<4} {s.memory_gb:>5g} GB  {s.bandwidth_gbs:>6g} GB/s  [{s.confidence}]")
         return ExitCode.OK
     if wants_tui(args):
-        from doctor.tui.launch import run_tui  # the only road to textual: a terminal on both ends
+        from doctor.cli.tui import run_tui  # the only road to textual: a terminal on both ends
 
         # wrong --check ids still exit 3 before any screen; the default list loads after the first frame
         return run_tui(args, select_checks(args.only) if args.only else None)
-    from doctor.run.options import run_from_args
+    from doctor.cli.options import run_from_args
 
     run = run_from_args(args, select_checks(args.only), torch_gatherer=early_torch)
     report = run.execute()
@@ -78,9 +78,9 @@ def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -
     """On an interrupt while gathering: -o gets the report of what was read (the rest unknown, with why)."""
     import signal
 
+    from doctor.cli.interrupted import interrupted_report
+    from doctor.cli.output import write_report_file
     from doctor.facts.children import interrupts_ignored, stop_all
-    from doctor.run.interrupted import interrupted_report
-    from doctor.run.output import write_report_file
 
     stop_all()
     if not args.output:
@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupted)
     try:
-        from doctor.run.output import prepare_streams
+        from doctor.cli.output import prepare_streams
 
         prepare_streams()
         return _main(argv)

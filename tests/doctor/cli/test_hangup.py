@@ -1,4 +1,4 @@
-"""doctor.run.hangup: after SIGHUP or SIGTERM every child is stopped at once, the last words are said once,
+"""doctor.cli.hangup: after SIGHUP or SIGTERM every child is stopped at once, the last words are said once,
 and the process ends at the deadline whatever the main thread is blocked on (issue 13)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
+from doctor.cli.hangup import SIGNALS, hangup_guard
 from doctor.facts.children import spawn
-from doctor.run.hangup import SIGNALS, hangup_guard
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
@@ -101,7 +101,7 @@ def test_a_terminal_that_hangs_up_without_a_sighup_is_seen_and_hangs_up_the_guar
     """Not the controlling terminal: closing it sends no SIGHUP, only POLLHUP on its fd."""
     import pty
 
-    from doctor.run.hangup import _watch_terminal
+    from doctor.cli.hangup import _watch_terminal
 
     master, slave = pty.openpty()
     ended = []
@@ -125,7 +125,7 @@ def test_the_deadline_gives_a_terminal_that_is_still_there_its_modes_and_main_sc
     import termios
     import tty
 
-    from doctor.run.hangup import TERMINAL_RESET, SavedTerminal
+    from doctor.cli.hangup import TERMINAL_RESET, SavedTerminal
 
     master, slave = pty.openpty()
     try:
@@ -149,7 +149,7 @@ def test_a_screen_that_fails_on_a_dead_terminal_before_its_sighup_is_handled_cou
     hang_up_if_gone sees the terminal gone and ends the run as the hang-up, with the last words said."""
     import pty
 
-    from doctor.run.hangup import SavedTerminal
+    from doctor.cli.hangup import SavedTerminal
 
     master, slave = pty.openpty()
     ended, said = [], []

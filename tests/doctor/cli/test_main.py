@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import MACHINES, run_cli
 
 HEALTHY = str(MACHINES / "v100-pcie-16gb-healthy.json")

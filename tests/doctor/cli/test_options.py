@@ -6,8 +6,7 @@ import argparse
 
 import pytest
 
-from doctor.run.options import (encoding_name, finite_float, gpu_index, gpu_split, path_arg, positive_int,
-                                seconds_timeout, synthetic_gb)
+from doctor.cli.options import encoding_name, finite_float, gpu_index, gpu_split, path_arg, positive_int, seconds_timeout, synthetic_gb
 
 
 @pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e309", "0", "-1", "banana", "", "3601"])

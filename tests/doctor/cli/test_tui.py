@@ -14,13 +14,13 @@ from conftest import MACHINES, ROOT, run_cli
 from tui_support import HEALTHY, recorded_probe, run_app, settle
 
 from checks.env import ENV_CHECKS
+from doctor.cli.options import build_parser
+from doctor.cli.tui import session_from_args
 from doctor.facts.replay import load_document
 from doctor.model.report import report_to_json
 from doctor.model.source import SavedFile
-from doctor.run.options import build_parser
 from doctor.run.pipeline import diagnose
 from doctor.run.probe_stage import with_probe
-from doctor.run.session import session_from_args
 from doctor.tui.app import DoctorApp
 
 IMPORTS_AFTER = """

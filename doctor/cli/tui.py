@@ -10,9 +10,9 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from doctor.cli.hangup import HangupGuard, hangup_guard
 from doctor.model.exitcodes import ExitCode
-from doctor.run.hangup import HangupGuard, hangup_guard
-from doctor.run.session import session_from_args
+from doctor.run.session import Session, story_session
 
 if TYPE_CHECKING:
     from doctor.model.report import Report
@@ -22,9 +22,9 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
     """checks: the selected checks, or None for the CLI's default list (loaded after the first frame).
 
     From before textual loads until the last line is printed, SIGHUP (the terminal went away) and SIGTERM end
-    the run within doctor.run.hangup's deadline, with -o written and no child left (issue 13)."""
+    the run within doctor.cli.hangup's deadline, with -o written and no child left (issue 13)."""
     with hangup_guard() as guard:
-        from doctor.run.output import write_report_file
+        from doctor.cli.output import write_report_file
         from doctor.tui.app import DoctorApp
 
         session = session_from_args(args, checks)
@@ -35,7 +35,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 return
             report = app.report
             if report is None and guard.signum is not None:  # cut short: what is known, the rest unknown with why
-                from doctor.run.interrupted import interrupted_report
+                from doctor.cli.interrupted import interrupted_report
 
                 report = interrupted_report(session.plan, guard.signum, session.checks)
             if report is not None:
@@ -63,7 +63,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
 
 def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
     """-o written (once, whoever is first: this or the guard), one line on stderr, the exit code."""
-    from doctor.run.output import exit_code_for
+    from doctor.cli.output import exit_code_for
 
     if guard.signum is None and app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
@@ -79,3 +79,20 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
 
     print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
     return int(exit_code_for(report))
+
+
+def session_from_args(args: argparse.Namespace, checks) -> Session:
+    """The Session the command line asks for: the story (`demo` on a terminal), or the one Run of the flags
+    (a replay is read-only: its probe was measured on the machine recorded, `p` would measure this one)."""
+    from doctor.cli.options import run_from_args
+
+    redact = not getattr(args, "no_redact", False)
+    if getattr(args, "story", False):  # `v100-doctor demo` on a terminal
+        return story_session(getattr(args, "story_start", None), redact)
+    run = run_from_args(args, checks)
+    if not run.live:
+        return Session(run=run, save_path=args.output, redact=redact,
+                       no_probe_reason="a replay is read-only: the probe would measure this machine, not the one recorded")
+    from doctor.run.live_probe import probe_arguments
+
+    return Session(run=run, save_path=args.output, redact=redact, **probe_arguments(args))

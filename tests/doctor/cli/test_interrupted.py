@@ -1,13 +1,13 @@
-"""doctor.run.interrupted: a run cut short still leaves a report that says so and why the facts are unknown."""
+"""doctor.cli.interrupted: a run cut short still leaves a report that says so and why the facts are unknown."""
 
 from __future__ import annotations
 
 import json
 import signal
 
+from doctor.cli.interrupted import interrupted_report
 from doctor.model.plan import Plan
 from doctor.model.report import parse_document, report_to_json
-from doctor.run.interrupted import interrupted_report
 
 
 def test_a_run_cut_short_by_sighup_is_a_partial_report_whose_unknowns_say_why():

@@ -7,6 +7,7 @@ import sys
 from doctor.model.errors import OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.findings import Status
+from doctor.render.redact import shareable
 
 MIN_TEXT_WIDTH = 40  # a terminal narrower than this still gets lines of 40 columns: words of a fix stay together
 
@@ -23,23 +24,6 @@ def exit_code_for(report) -> ExitCode:
     if Status.WARN in statuses:
         return ExitCode.WARNINGS
     return ExitCode.OK
-
-
-def shareable(report, redact: bool = True):
-    """The report as it may leave this machine: hostname, user name, home path, GPU serials and UUIDs, MAC
-    addresses, machine-ids and secrets replaced (doctor/render/redact.py), everything the checks read kept, so
-    a replay of it gives the same findings. Every report output goes through here (--json, -o, --markdown, the
-    TUI's save); redact=False (--no-redact) returns it as it is."""
-    if not redact:
-        return report
-    from doctor.model.report import Report, report_to_dict
-    from doctor.model.serialize import from_jsonable
-    from doctor.render.redact import Redactor
-
-    redactor = Redactor(live=not report.source.recorded)  # a replay: hide what the report names, not the replayer
-    data = report_to_dict(report)
-    redactor.learn_json(data)
-    return from_jsonable(Report, redactor.json(data), "$")
 
 
 def emit(report, args) -> ExitCode:

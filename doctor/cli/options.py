@@ -166,7 +166,8 @@ def gpu_split(text: str) -> tuple[float, ...]:
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("deployment plan (what you intend to run)")
-    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg, help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF), or a Hugging Face id org/name[@revision] "
+    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg,
+                   help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF), or a Hugging Face id org/name[@revision] "
                         "(from the HF cache; not cached: planned from its config.json and headers); quote paths with spaces")
     g.add_argument("--tabby-config", metavar="FILE", type=path_arg,
                    help="TabbyAPI's config.yml: model, max_seq_len, cache_mode/cache_size, gpu_split and tensor_parallel "
