@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from checks.knowledge.gpus import spec_for_key
 from doctor.model.facts import Facts, GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
+from doctor.model.unknown import known
 
 
 @dataclass
@@ -24,8 +26,6 @@ class CheckContext:
 
     def card(self) -> tuple[str, str, bool] | None:
         """(cc, name, planned): the --target-gpu card from the knowledge base, else this machine's GPU."""
-        from checks.knowledge.gpus import spec_for_key
-        from doctor.model.unknown import known
 
         spec = spec_for_key(self.plan.target_gpu) if self.plan.target_gpu else None
         if spec:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checks.arithmetic.gpu_numbering import cuda_numbering
+from checks.arithmetic.vram_budget import GpuRoom
 from checks.base import CheckContext
 from checks.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION
 from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
 from doctor.model.facts import GpuFacts
 from doctor.model.unknown import known
-from checks.arithmetic.vram_budget import GpuRoom
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,6 @@ def card_for(ctx: CheckContext) -> Card | None:
     if plan.gpu_index:  # one chosen card, as with CUDA_VISIBLE_DEVICES=INDEX
         gpus = [g for g in gpus if g.index == plan.gpu_index]
     elif plan.gpu_split:  # gpu_split is read in CUDA order (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES), not NVML's
-        from checks.arithmetic.gpu_numbering import cuda_numbering
 
         by_index = {g.index: g for g in gpus}
         order = [by_index[d.nvml_index] for d in cuda_numbering(tuple(gpus), ctx.facts.python.env).devices

@@ -7,10 +7,15 @@ seed's basis) and at the full max_seq_len, next to the seed's reference figures.
 from __future__ import annotations
 
 from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
+from checks.arithmetic.model_bytes import dims, model_bytes
+from checks.arithmetic.split_ceiling import split_ceiling
+from checks.arithmetic.vram_budget import plan_budget
 from checks.base import Check, CheckContext
+from checks.knowledge.exllamav2_memory import cuda_context_bytes
+from checks.knowledge.gpus import spec_for_name
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
-from checks.model.memory_budget import seq_len_for
+from checks.model.memory_budget import is_quantized, seq_len_for
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.reference import SEED_REFERENCE
@@ -66,12 +71,6 @@ def _split(ctx: CheckContext, card, m, seq: int):
     """The split ceiling when the model is spread over several GPUs (autosplit or --gpu-split); else None."""
     if len(card.rooms) < 2 or m.config is None:
         return None
-    from checks.arithmetic.model_bytes import dims, model_bytes
-    from checks.arithmetic.split_ceiling import split_ceiling
-    from checks.arithmetic.vram_budget import plan_budget
-    from checks.knowledge.exllamav2_memory import cuda_context_bytes
-    from checks.knowledge.gpus import spec_for_name
-    from checks.model.memory_budget import is_quantized
 
     try:
         mb, d = model_bytes(m), dims(m.config)

@@ -6,18 +6,13 @@ this module only asks it, it does not size models itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from checks.arithmetic import model_bytes as arithmetic
 from checks.base import CheckContext
 from checks.knowledge.gpus import spec_for_name
 from doctor.model.facts import GpuFacts
-from doctor.model.samples import GpuSeries
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
+from doctor.model.samples import GpuSeries
 from doctor.model.unknown import T, Unknown, known
-from doctor.model.units import GIB, MIB
-
-if TYPE_CHECKING:  # the model group may be left out of a build (model_bytes says so); only its type is named here
-    from checks.arithmetic.model_bytes import ModelBytes
 
 
 def target_series(ctx: CheckContext) -> GpuSeries | None:
@@ -34,18 +29,14 @@ def target_summary(ctx: CheckContext) -> tuple[GpuSeries, GpuSummary] | None:
     return (g, summarize_gpu(g)) if g is not None else None
 
 
-def model_bytes(ctx: CheckContext) -> tuple[ModelBytes | None, str]:
+def model_bytes(ctx: CheckContext) -> tuple[arithmetic.ModelBytes | None, str]:
     """(ModelBytes, "") from the model group's arithmetic, or (None, why not)."""
     model = ctx.facts.model
     if model is None:
         return None, "no model given (--model)"
     try:
-        from checks.arithmetic.model_bytes import ArithmeticUnavailable, model_bytes as compute
-    except ImportError as exc:  # the model group is not part of this build
-        return None, f"model arithmetic unavailable ({exc})"
-    try:
-        return compute(model), ""
-    except ArithmeticUnavailable as exc:
+        return arithmetic.model_bytes(model), ""
+    except arithmetic.ArithmeticUnavailable as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - a broken model fact must not take this check down
         return None, f"model size unreadable: {type(exc).__name__}: {exc}"

@@ -7,8 +7,8 @@ import platform
 import socket
 
 from doctor.model.facts import HostFacts
-from doctor.model.unknown import Maybe, Unknown
 from doctor.model.units import MIB
+from doctor.model.unknown import Maybe, Unknown
 
 
 def _os_name() -> str:
@@ -61,7 +61,7 @@ def gather_host() -> HostFacts:
     swap_total: Maybe[float]
     swap_used: Maybe[float]
     try:
-        import psutil
+        import psutil  # lazy: a missing or broken psutil is a fact (Unknown), not an import error
 
         vm, sw = psutil.virtual_memory(), psutil.swap_memory()
         ram_total, ram_available = round(vm.total / MIB, 1), round(vm.available / MIB, 1)

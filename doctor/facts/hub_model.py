@@ -16,7 +16,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.facts.model_weights import assemble, weights_facts
+from doctor.facts.safetensors_header import SafetensorsHeader, TensorHeader
 from doctor.model.errors import UsageError
 from doctor.model.model_dir import ModelFacts
 
@@ -44,7 +46,7 @@ def hub_id(text: str) -> HubId | None:
 
 
 def offline() -> bool:
-    import huggingface_hub
+    import huggingface_hub  # lazy: huggingface_hub loads only for --model org/name
 
     check = getattr(huggingface_hub, "is_offline_mode", None)
     return bool(check()) if check else bool(huggingface_hub.constants.HF_HUB_OFFLINE)
@@ -52,7 +54,7 @@ def offline() -> bool:
 
 def cached_snapshot(ident: HubId) -> str | None:
     """The cached snapshot folder when it holds config.json and weights (a partial download is not a model)."""
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import snapshot_download  # lazy: huggingface_hub loads only for --model org/name
 
     try:
         folder = snapshot_download(ident.repo, revision=ident.revision, local_files_only=True)
@@ -64,7 +66,7 @@ def cached_snapshot(ident: HubId) -> str | None:
 
 
 def cache_folder() -> str:
-    from huggingface_hub import constants
+    from huggingface_hub import constants  # lazy: huggingface_hub loads only for --model org/name
 
     return str(constants.HF_HUB_CACHE)
 
@@ -73,9 +75,8 @@ def header_only(ident: HubId) -> ModelFacts:
     """ModelFacts from the Hub's config.json and safetensors headers; UsageError with one line when it cannot."""
     if ident.label in _fetched:
         return _fetched[ident.label]
-    from huggingface_hub import get_safetensors_metadata, hf_hub_download
+    from huggingface_hub import get_safetensors_metadata, hf_hub_download  # lazy: huggingface_hub loads only for --model org/name
 
-    from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 
     try:
         meta = get_safetensors_metadata(ident.repo, revision=ident.revision)
@@ -90,7 +91,7 @@ def header_only(ident: HubId) -> ModelFacts:
     headers = {name: _header(name, fm) for name, fm in meta.files_metadata.items()}
     names = sorted(["config.json", *headers] + (["quantize_config.json"] if qc is not None else []))
     weights, _, act = weights_facts(Path("."), names, headers=headers, source=HEADER_SOURCE)
-    from huggingface_hub import constants
+    from huggingface_hub import constants  # lazy: huggingface_hub loads only for --model org/name
 
     url = f"{constants.ENDPOINT}/{ident.repo}" + (f"/tree/{ident.revision}" if ident.revision else "")
     facts = assemble(ident.label, url, names, config_raw, parse_config(config_raw), "", qc, weights, act, 0,
@@ -100,9 +101,8 @@ def header_only(ident: HubId) -> ModelFacts:
 
 
 def _optional_json(ident: HubId, name: str, tmp: str) -> dict | None:
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_download  # lazy: huggingface_hub loads only for --model org/name
 
-    from doctor.facts.model_config import load_config_json
 
     try:
         return load_config_json(Path(hf_hub_download(ident.repo, name, revision=ident.revision, local_dir=tmp)))
@@ -111,8 +111,6 @@ def _optional_json(ident: HubId, name: str, tmp: str) -> dict | None:
 
 
 def _header(name: str, fm):
-    from doctor.facts.safetensors_header import SafetensorsHeader, TensorHeader
-
     tensors = tuple(TensorHeader(t, info.dtype, tuple(info.shape), *info.data_offsets) for t, info in fm.tensors.items())
     return SafetensorsHeader(path=name, file_bytes=max((t.end for t in tensors), default=0), header_bytes=0,
                              tensors=tensors, metadata=dict(fm.metadata or {}))

@@ -10,9 +10,12 @@ Each hit keeps its line number and text, so the finding can quote it. Commented 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from doctor.facts.safe_open import read_capped
+from doctor.facts.tabby_config import load_yaml, looks_like_tabby, parse_tabby
+from doctor.model.errors import UsageError
 from doctor.model.launch_config import ConfigHint, LaunchConfigFacts
 
 MAX_BYTES = 2 * 1024 * 1024  # a launch config is small; anything bigger is not one
@@ -101,14 +104,10 @@ def read_launch_config(path: str) -> LaunchConfigFacts:
         return LaunchConfigFacts(path=path, error=f"{path}: cannot read it ({exc.strerror})")
     facts = parse_launch_config(text, path)
     if p.suffix.lower() in (".yml", ".yaml"):  # TabbyAPI's config.yml: the same reader as --tabby-config
-        from doctor.facts.tabby_config import load_yaml, looks_like_tabby, parse_tabby
-        from doctor.model.errors import UsageError
 
         try:
             data = load_yaml(path)
             if looks_like_tabby(data):
-                from dataclasses import replace
-
                 facts = replace(facts, tabby=parse_tabby(data, path))
         except UsageError as exc:
             return LaunchConfigFacts(path=path, error=str(exc))  # "PATH: why", as the errors above

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from doctor.model.unknown import Maybe, Unknown
 from doctor.facts.safe_open import read_capped
 from doctor.model.model_dir import MISSING, ModelConfig
+from doctor.model.plausible import CONFIG_RANGES, problem
+from doctor.model.unknown import Maybe, Unknown
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3", "gemma3_text")  # transformers' defaults for these model types
@@ -77,7 +78,6 @@ def _sliding(text: dict) -> tuple[Maybe[int], Maybe[int]]:
 
 def parse_config(data: dict) -> ModelConfig:
     """The config's shape; ConfigError when a number in it is one no model can have ("hidden_size 0")."""
-    from doctor.model.plausible import CONFIG_RANGES, problem
 
     config = _parse_config(data)
     for name in CONFIG_RANGES:

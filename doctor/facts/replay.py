@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
-from doctor.model.report import Loaded, parse_document
-from doctor.model.errors import ReplayError
 from doctor.facts.safe_open import read_capped
+from doctor.model.errors import ReplayError
+from doctor.model.report import Loaded, parse_document
 
 MAX_REPORT_BYTES = 64 * 2**20  # an hour of watch samples is ~10 MiB; a report is never near this
 MAX_NESTING = 64  # a report nests ~8 deep; deeper JSON is not a report (and would exhaust the stack)
@@ -50,7 +51,6 @@ def _why_unparsable(exc: BaseException) -> str:
 
 def _nesting(text: str) -> int:
     """How deep brackets nest, strings aside: checked before json.loads, whose recursion has no limit of its own."""
-    import re
 
     depth = deepest = 0
     for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from doctor.facts.safe_open import open_regular
@@ -97,8 +97,6 @@ def read_header(path: str | Path) -> SafetensorsHeader:
 
 
 def _with_problem(h: SafetensorsHeader) -> SafetensorsHeader:
-    from dataclasses import replace
-
     data_bytes = h.file_bytes - h.data_start
     end = max((t.end for t in h.tensors), default=0)
     if end > data_bytes:

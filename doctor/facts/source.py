@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from doctor.facts.examples import EXAMPLES, example_file
+from doctor.facts.replay import load_document
 from doctor.model.errors import ReplayError
 from doctor.model.plan import Plan
 from doctor.model.source import LIVE, BundledExample, Origin, Provenance, SavedFile, Source, TargetCard, ThisMachine, example, replayed
@@ -52,7 +54,7 @@ def base_plan(source: Source) -> Plan:
 def gather_live(options: GatherOptions = GatherOptions()) -> Facts:
     if options.reader is not None:
         return options.reader()
-    from doctor.facts.gather import gather_facts
+    from doctor.facts.gather import gather_facts  # lazy: a replay never reads this machine (NVML, torch, host)
 
     return gather_facts(torch_timeout_s=options.torch_timeout_s, fresh=options.fresh, use_cache=options.use_cache,
                         torch=options.torch_gatherer)
@@ -63,8 +65,6 @@ def resolve(source: Source, options: GatherOptions = GatherOptions()) -> Resolve
     if is_live(source):
         return Resolved(facts=gather_live(options), plan=base_plan(source), provenance=LIVE)
     if isinstance(source, SavedFile):
-        from doctor.facts.replay import load_document
-
         return from_loaded(load_document(source.path), replayed(source.path))
     if isinstance(source, BundledExample):
         return load_example(source)
@@ -82,9 +82,6 @@ def from_loaded(loaded: Loaded, provenance: Provenance) -> Resolved:
 
 
 def load_example(source: BundledExample) -> Resolved:
-    from doctor.facts.examples import EXAMPLES, example_file
-    from doctor.facts.replay import load_document
-
     folder = EXAMPLES if source.folder is None else source.folder
     with example_file(source.name, folder) as path:
         loaded = load_document(path)

@@ -15,7 +15,7 @@ def main() -> None:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            import torch
+            import torch  # lazy: torch takes seconds and may crash: imported inside the try that reports it
 
             out.update(
                 ok=True,

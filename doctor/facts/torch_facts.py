@@ -15,6 +15,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from doctor.facts.children import interrupts_held, reap, spawn, stop
@@ -31,7 +32,7 @@ def cache_dir() -> Path:
     Without platformdirs (a broken install, or an image with only some of the dependencies, as seen on the
     H200 test machine) the Linux rule itself, so a cache never turns a diagnosis into a crash."""
     try:
-        from platformdirs import user_cache_dir
+        from platformdirs import user_cache_dir  # lazy: platformdirs may be missing (the H200 image); then the XDG rule
     except ImportError:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         return Path(base) / "v100-doctor"
@@ -185,7 +186,6 @@ def read_cache(key: str) -> dict | None:
 def write_cache(key: str, data: dict) -> None:
     """Only the static part of a successful child's answer is cached: written to a fresh temp file (never
     through a symlink someone left), then renamed over the entry atomically (a symlink entry is replaced)."""
-    import tempfile
 
     static = {k: data[k] for k in ("ok", "version", "cuda", "arch_list", "location") if k in data}
     folder = cache_dir()

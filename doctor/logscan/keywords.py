@@ -51,7 +51,11 @@ def _automaton(keywords: tuple[bytes, ...]):
     log (issue 17, CPU time). The lines it finds are the same: a keyword occurrence it does not report overlaps one it
     does, and no keyword holds a newline, so both are on one line."""
     try:
-        from ahocorasick_rs import BytesAhoCorasick, Implementation, MATCHKIND_LEFTMOST_FIRST
+        from ahocorasick_rs import (  # lazy: optional: without ahocorasick_rs the stdlib search is used
+            MATCHKIND_LEFTMOST_FIRST,
+            BytesAhoCorasick,
+            Implementation,
+        )
     except ImportError:
         return None
     return BytesAhoCorasick(list(keywords), matchkind=MATCHKIND_LEFTMOST_FIRST, implementation=Implementation.DFA)
@@ -86,7 +90,7 @@ class SignatureIndex:
 
 def _str_automaton(words: list[str]):
     try:
-        from ahocorasick_rs import AhoCorasick
+        from ahocorasick_rs import AhoCorasick  # lazy: optional: without ahocorasick_rs the stdlib search is used
     except ImportError:
         return None
     return AhoCorasick(words)

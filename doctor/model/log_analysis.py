@@ -13,7 +13,7 @@ from typing import Any
 
 from doctor import __version__
 from doctor.model.ids import CheckId
-from doctor.model.serialize import to_jsonable
+from doctor.model.serialize import to_jsonable, undecodable_escaped
 
 SCHEMA = "v100-doctor/log-analysis/1"
 LIST_CAP = 20  # line numbers kept per group
@@ -110,7 +110,5 @@ def analysis_to_dict(analysis: LogAnalysis) -> dict:
 
 
 def analysis_to_json(analysis: LogAnalysis) -> str:
-    from doctor.model.serialize import undecodable_escaped
-
     return undecodable_escaped(json.dumps(analysis_to_dict(analysis), indent=2, ensure_ascii=False))
 

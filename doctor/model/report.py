@@ -16,9 +16,10 @@ from doctor.model.facts import Facts
 from doctor.model.findings import Finding, GpuJudgement
 from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
+from doctor.model.plausible import plan_problem, scrub
 from doctor.model.prescription import Prescription
 from doctor.model.probe_results import ProbeReport
-from doctor.model.serialize import LoadError, from_jsonable, to_jsonable
+from doctor.model.serialize import LoadError, from_jsonable, to_jsonable, undecodable_escaped
 from doctor.model.source import Provenance
 from doctor.model.verdict import Verdict
 
@@ -63,8 +64,6 @@ def report_to_dict(report: Report) -> dict:
 
 
 def report_to_json(report: Report) -> str:
-    from doctor.model.serialize import undecodable_escaped
-
     return undecodable_escaped(json.dumps(report_to_dict(report), indent=2, ensure_ascii=False))
 
 
@@ -94,7 +93,6 @@ def parse_document(data: Any, name: str) -> Loaded:
             report = from_jsonable(Report, data, "$")
     except LoadError as exc:
         raise ReplayError(f"{name}: the report is damaged: {exc}") from None
-    from doctor.model.plausible import plan_problem, scrub
 
     if why := plan_problem(plan):
         raise ReplayError(f"{name}: the report's plan is damaged: {why}")

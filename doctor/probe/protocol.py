@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
 from checks.knowledge.signatures import PROBE_KINDS
-from doctor.model.events import (GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase,
-                                 ProbeProgress, ProbeRate, ProbeTimedOut)
+from doctor.model.events import GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase, ProbeProgress, ProbeRate, ProbeTimedOut
 from doctor.model.ids import FailureKind
+from doctor.model.serialize import to_jsonable
 
 PROTOCOL = 1
 EVENTS = ("phase", "progress", "sample", "result", "error")
@@ -83,8 +83,6 @@ class Emitter:
 
 
 def _jsonable(obj: Any) -> Any:
-    from doctor.model.serialize import to_jsonable
-
     return to_jsonable(obj)
 
 

@@ -20,11 +20,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from doctor.probe.child import ChildOutcome, EventSink, child_env, run_child
-from doctor.probe.protocol import TIMED_PHASES, ProbeSpec, spec_to_json
+from doctor.facts import sampling
 from doctor.model.ids import FailureKind
 from doctor.model.probe_results import PhaseWindow, ProbeReport, ProbeResult
 from doctor.model.serialize import LoadError, from_jsonable
+from doctor.probe.child import ChildOutcome, EventSink, child_env, run_child
+from doctor.probe.protocol import TIMED_PHASES, ProbeSpec, spec_to_json
 
 SamplerFactory = Callable[[int, list[int]], Any]  # (worker pid, gpu indices) -> object with .stop() -> SampleSeries
 
@@ -32,11 +33,7 @@ SamplerFactory = Callable[[int, list[int]], Any]  # (worker pid, gpu indices) ->
 def default_sampler(pid: int, gpus: list[int]) -> Any:
     """The runtime-health sampler (doctor.facts.sampling), or None where it cannot run."""
     try:
-        from doctor.facts.sampling import start
-    except ImportError:
-        return None
-    try:
-        return start(gpus, pids=[pid], hz=5)
+        return sampling.start(gpus, pids=[pid], hz=5)
     except Exception:  # noqa: BLE001 - no NVML: the probe still measures, the verdict says what it lacks
         return None
 

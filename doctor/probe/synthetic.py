@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 from checks.arithmetic.model_bytes import layer_linears, matrix_bytes
+from doctor.facts.build_cache import exllamav2_location
 from doctor.model.ids import FailureKind
 from doctor.model.units import GIB, gb
+from doctor.probe.protocol import Emitter
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
 
 FORMATS = ("fp16", "gptq", "gptq-sequential", "gptq-act-order")
@@ -90,7 +92,7 @@ class RandomPool:
     """A block of random bytes written at random offsets: random-looking data at disk speed."""
 
     def __init__(self, data: bytes, seed: int):
-        import numpy as np
+        import numpy as np  # lazy: numpy (160 ms) exists only where the probe builds a model
 
         self.view = memoryview(data)
         self.rng = np.random.default_rng(seed)
@@ -107,7 +109,7 @@ class RandomPool:
 
 
 def _pools(seed: int) -> tuple[RandomPool, RandomPool]:
-    import numpy as np
+    import numpy as np  # lazy: numpy (160 ms) exists only where the probe builds a model
 
     rng = np.random.default_rng(seed)
     halves = (rng.standard_normal(1 << 24, dtype=np.float32) * 0.02).astype(np.float16)
@@ -133,7 +135,7 @@ def _array(arr) -> Callable[[BinaryIO, int], None]:
 
 def g_idx(fin: int, act_order: bool, rng) -> "object":
     """GPTQ's group index per input row; act-order is a permutation that keeps each group's size."""
-    import numpy as np
+    import numpy as np  # lazy: numpy (160 ms) exists only where the probe builds a model
 
     idx = (np.arange(fin) // GROUP).astype(np.int32)
     if act_order:
@@ -142,7 +144,7 @@ def g_idx(fin: int, act_order: bool, rng) -> "object":
 
 
 def tensor_entries(shape: Shape, fmt: str, seed: int = 0) -> list[TensorEntry]:
-    import numpy as np
+    import numpy as np  # lazy: numpy (160 ms) exists only where the probe builds a model
 
     halves, words = _pools(seed)
     rng = np.random.default_rng(seed + 3)
@@ -178,7 +180,7 @@ def calibration_texts(exllamav2_dir: str | None) -> list[str]:
 
 def train_tokenizer(out_dir: Path, files: list[str], vocab_size: int) -> int:
     """A byte-level BPE tokenizer.json; returns its real vocabulary size."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # lazy: tokenizers exists only where the probe builds a model
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -248,8 +250,6 @@ def build(out_dir: str, fmt: str = "fp16", shape: Shape = LLAMA_8B_LIKE, target_
 
 def main(argv: list[str] | None = None) -> int:
     """Child entry point: build one model, speaking the probe protocol on stdout."""
-    from doctor.facts.build_cache import exllamav2_location
-    from doctor.probe.protocol import Emitter
 
     p = argparse.ArgumentParser(prog="python -m doctor.probe.synthetic")
     p.add_argument("--out", required=True)

@@ -29,9 +29,11 @@ from doctor.facts.act_order import act_order_in
 from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
 from doctor.model.ids import FailureKind
 from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
+from doctor.model.serialize import to_jsonable
 from doctor.model.units import MIB
 from doctor.model.unknown import Unknown
 from doctor.probe import errors
+from doctor.probe.bandwidth import measure_copy_bandwidth
 from doctor.probe.hoststate import first_use, judge, settled_window, unsettled, wants_second_pass
 from doctor.probe.protocol import PROTOCOL, Emitter, ProbeSpec, spec_from_json
 from doctor.probe.timing import Decoder, time_prefill
@@ -73,7 +75,7 @@ class Worker:
                           ("tokenizers", f"{PROBE_ENGINE_INSTALL} (ExLlamaV2 0.3 needs tokenizers but does not declare it)")):
             if importlib.util.find_spec(name) is None:
                 raise self.fail(FailureKind.NOT_INSTALLED, f"{name} is not installed in {sys.executable}: {why}")
-        import torch
+        import torch  # lazy: imported after find_spec, so a missing torch becomes a finding
 
         if not torch.cuda.is_available():
             raise self.fail(FailureKind.NO_CUDA, f"torch {torch.__version__} sees no CUDA device (CUDA build: {torch.version.cuda or 'none'})")
@@ -88,7 +90,7 @@ class Worker:
                            f"cached afterwards in {cache.root})", JIT_UNITS, build_dir=cache.build_dir)
                 threading.Thread(target=self._watch_build, args=(torch.version.cuda, stop), daemon=True).start()
         try:
-            import exllamav2
+            import exllamav2  # lazy: imported after find_spec, so a missing exllamav2 becomes a finding
         except Exception as exc:  # noqa: BLE001 - a build failure is a RuntimeError with the compiler output
             text = f"{type(exc).__name__}: {exc}"
             kind = probe_failure_kind(text)
@@ -110,7 +112,6 @@ class Worker:
     def bandwidth(self, torch: Any):
         if not self.spec.measure_bandwidth:
             return None
-        from doctor.probe.bandwidth import measure_copy_bandwidth
 
         self.phase("bandwidth", "measuring the card's memory bandwidth (device-to-device copy)")
         return measure_copy_bandwidth(torch, 0)
@@ -287,7 +288,7 @@ class Worker:
                            peak_allocated_mib=0.0,
                            reserved_mib=round(sum(torch.cuda.memory_reserved(d) for d in range(torch.cuda.device_count())) / MIB, 1),
                            device_total_mib=round(torch.cuda.get_device_properties(0).total_memory / MIB, 1))
-        import exllamav2.attn as xattn
+        import exllamav2.attn as xattn  # lazy: ExLlamaV2 loads only after the import phase found it installed
 
         attention = ("flash-attn" if xattn.has_flash_attn and not config.no_flash_attn else
                      "xformers" if xattn.has_xformers and not config.no_xformers else
@@ -343,7 +344,6 @@ def main() -> int:
         text = f"{type(exc).__name__}: {exc}"
         em.error(probe_failure_kind(text), worker._phase, text.splitlines()[0][:400], errors.tail(traceback.format_exc()))
         return 2
-    from doctor.model.serialize import to_jsonable
 
     em.emit("result", summary=f"{result.decode_tok_s:.1f} tok/s decode, {result.prefill.tok_s:.0f} tok/s prefill",
             result=to_jsonable(result))

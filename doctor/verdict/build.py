@@ -19,6 +19,7 @@ measured by the probe unless the evidence says otherwise.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
 
 from checks.arithmetic.decode_bytes import ceiling_tok_s, kv_read_bytes, read_ms
@@ -201,7 +202,6 @@ def _levers(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
 
 def _missing(r: ProbeResult, ev) -> tuple[MissingEvidence, ...]:
     """Which evidence would explain the gap, and the exact probe command that records it."""
-    import shlex
 
     cmd = (f"v100-doctor probe --model {shlex.quote(r.model_path)} --max-seq-len {r.max_seq_len} "
            f"--cache-mode {r.cache_mode} --json -o probe.json")

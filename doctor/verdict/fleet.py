@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from dataclasses import replace
 from statistics import median
 
 from doctor.model.fleet import CauseGroup, Fleet, FleetRow, Outlier
@@ -121,7 +122,6 @@ def find_outliers(rows: list[FleetRow]) -> tuple[Outlier, ...]:
 
 def _distinct_hosts(rows: list[FleetRow]) -> list[FleetRow]:
     """Two reports naming the same hostname (copied images, fixtures) stay two hosts: the file tells them apart."""
-    from dataclasses import replace
 
     sources: dict[str, set[str]] = defaultdict(set)
     for r in rows:

@@ -130,7 +130,7 @@ class Binding:
 def load_pynvml() -> Any:
     """Import pynvml; a missing module is reported, not raised."""
     try:
-        import pynvml
+        import pynvml  # lazy: a missing or broken nvidia-ml-py is reported as Unknown, never raised
 
         return pynvml
     except Exception as exc:

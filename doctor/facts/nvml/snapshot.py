@@ -93,7 +93,7 @@ def _processes(procs: tuple[ProcessOnGpu, ...] | Unknown) -> Maybe[tuple[GpuProc
 
 def _process_name(pid: int) -> Maybe[str]:
     try:
-        import psutil
+        import psutil  # lazy: a missing or broken psutil leaves the name unknown, never raises
 
         return psutil.Process(pid).name()
     except Exception as exc:

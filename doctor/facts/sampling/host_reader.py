@@ -16,7 +16,7 @@ from doctor.model.units import MIB
 
 def load_psutil() -> Any:
     try:
-        import psutil
+        import psutil  # lazy: a missing psutil is a fact; the sampler still reads the GPU
 
         return psutil
     except Exception:  # noqa: BLE001 - a missing psutil is a fact, the sampler still reads the GPU
