@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, select_checks, wants_tui
-from doctor.cli.output import emit, flush_stdout
+from doctor.cli.output import flush_stdout
 from doctor.model.errors import InputError
 from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
 
@@ -56,22 +56,15 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
         # wrong --check ids still exit 3 before any screen; the default list loads after the first frame
         return run_tui(args, select_checks(args.only) if args.only else None)
     from doctor.cli.options import run_from_args
+    from doctor.cli.output import ReportOutputs
 
-    run = run_from_args(args, select_checks(args.only), torch_gatherer=early_torch)
-    report = run.execute()
-    if run.live:
-        if report.plan.model_path and not args.no_probe and not args.only:  # then the timed probe, or why not
-            from doctor.probe.console import ConsoleProgress
-            from doctor.run.probe_stage import after_checks
-
-            report = after_checks(report, on_event=ConsoleProgress())
-            if report.probe is not None and report.probe.status == "cancelled":
-                from doctor.facts.children import interrupts_ignored
-
-                with interrupts_ignored():
-                    emit(report, args)
-                return interrupt_exit(report.probe.interrupted_by)
-    return emit(report, args)
+    # with --model, the timed probe after the checks (or a `probe` line saying why not); --check runs only those
+    run = run_from_args(args, select_checks(args.only), torch_gatherer=early_torch,
+                        probe=not args.no_probe and not args.only)
+    outputs = ReportOutputs(args)
+    run.execute(outputs)
+    assert outputs.code is not None  # a run's last event is its report
+    return outputs.code
 
 
 def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -> None:

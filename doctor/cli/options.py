@@ -284,15 +284,16 @@ def source_from_args(args: argparse.Namespace):
     return ThisMachine()
 
 
-def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None):
-    """The one Run the flags ask for: its source, the flags over the source's plan, the checks, how to gather."""
+def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None, probe: bool = False):
+    """The one Run the flags ask for: its source, the flags over the source's plan, the checks, how to gather,
+    and (probe=True, the plain CLI) the timed probe after the checks of a live run with --model."""
     from doctor.facts.source import GatherOptions
     from doctor.run.run import Run
 
     options = GatherOptions(torch_timeout_s=getattr(args, "torch_timeout", 20.0), fresh=getattr(args, "fresh", False),
                             use_cache=not getattr(args, "no_cache", False), torch_gatherer=torch_gatherer)
     return Run(source_from_args(args), plan_overrides=lambda base: plan_from_args(args, base), checks=checks,
-               options=options)
+               options=options, probe=probe)
 
 
 def select_checks(only: list[str] | None):

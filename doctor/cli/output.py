@@ -26,6 +26,36 @@ def exit_code_for(report) -> ExitCode:
     return ExitCode.OK
 
 
+class ReportOutputs:
+    """The plain CLI's subscriber of a Run (doctor/run/run.py): the probe's progress on stderr while it runs, then
+    the finished report on stdout in the chosen format, in -o and --prometheus; `code` is the exit code."""
+
+    def __init__(self, args, progress=None) -> None:
+        from doctor.probe.console import ConsoleProgress
+
+        self.args = args
+        self.progress = progress if progress is not None else ConsoleProgress()
+        self.code: int | None = None
+
+    def __call__(self, event) -> None:
+        from doctor.model.events import ProbeEvent, ReportReady
+
+        if isinstance(event, ReportReady):
+            self.code = self.written(event.report)
+        elif isinstance(event, ProbeEvent):
+            self.progress(event)
+
+    def written(self, report) -> int:
+        if report.source.recorded or report.probe is None or report.probe.status != "cancelled":
+            return emit(report, self.args)
+        from doctor.facts.children import interrupts_ignored  # a probe cancelled here, now: its signal's exit code
+        from doctor.model.exitcodes import interrupt_exit
+
+        with interrupts_ignored():
+            emit(report, self.args)
+        return interrupt_exit(report.probe.interrupted_by)
+
+
 def emit(report, args) -> ExitCode:
     """Write the report where asked, print it in the chosen format, return the exit code."""
     from doctor.model.report import report_to_json

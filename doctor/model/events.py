@@ -56,6 +56,7 @@ class ProbeProgress:
     done: float
     total: float | None = None
     message: str = ""
+    unit: str = ""  # what is counted (compiled units, layers, tokens)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,10 @@ class ProbeRate:
     """One decode-speed reading (a warm-up step or a timed run)."""
 
     tok_s: float
+    phase: str = ""  # "decode" for a timed run
+    run: int | None = None  # the timed run's number
+    cpu_wall: float | None = None  # CPU time over wall time in that run (host-bound near 1)
+    faults_per_token: float | None = None  # page faults per generated token in that run
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,7 @@ class ProbeFinished:
 @dataclass(frozen=True)
 class ProbeFailed:
     message: str
+    phase: str = ""  # where it failed, when the worker said
 
 
 @dataclass(frozen=True)

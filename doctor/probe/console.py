@@ -1,5 +1,6 @@
 """Probe progress on stderr for the plain CLI: one line per phase, a live counter on a terminal.
 
+A subscriber of the run's typed probe events (doctor/model/events.py), as the TUI's panels are.
 stdout stays reserved for the report (text, Markdown or JSON), so `--json` output is clean.
 """
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 import sys
 from typing import IO
 
+from doctor.model.events import ProbeCancelled, ProbeEvent, ProbeFailed, ProbePhase, ProbeProgress, ProbeRate, ProbeTimedOut
+
 
 class ConsoleProgress:
     def __init__(self, stream: IO[str] = sys.stderr, live: bool | None = None):
@@ -15,24 +18,23 @@ class ConsoleProgress:
         self.live = stream.isatty() if live is None else live
         self._pending = False
 
-    def __call__(self, event: dict) -> None:
-        kind = event.get("event")
-        if kind == "phase" and event.get("phase") not in ("start", "done"):
-            self._line(f"probe: {event.get('message', event.get('phase'))}")
-        elif kind == "progress" and self.live:
-            total = event.get("total")
-            done = event.get("done", 0)
-            text = f"  {done:g}/{total:g} {event.get('unit', '')}" if total else f"  {done:g} {event.get('unit', '')}"
-            self.stream.write("\r" + text.ljust(40))
+    def __call__(self, event: ProbeEvent) -> None:
+        if isinstance(event, ProbePhase) and event.phase not in ("start", "done"):
+            self._line(f"probe: {event.message or event.phase}")
+        elif isinstance(event, ProbeProgress) and self.live:
+            counted = f"{event.done:g}/{event.total:g}" if event.total else f"{event.done:g}"
+            self.stream.write("\r" + f"  {counted} {event.unit}".ljust(40))
             self.stream.flush()
             self._pending = True
-        elif kind == "sample" and event.get("phase") == "decode":
-            self._line(f"  run {event.get('run')}: {event.get('tok_s', 0):.1f} tok/s (CPU/wall {event.get('cpu_wall', 0):.2f}, "
-                       f"{event.get('faults_per_token', 0):g} page faults/token)")
-        elif kind == "error":
-            self._line(f"probe: failed in {event.get('phase')}: {event.get('message')}")
-        elif kind in ("timeout", "cancelled"):
-            self._line(f"probe: {kind} during {event.get('phase')}")
+        elif isinstance(event, ProbeRate) and event.phase == "decode":
+            self._line(f"  run {event.run}: {event.tok_s:.1f} tok/s (CPU/wall {event.cpu_wall or 0:.2f}, "
+                       f"{event.faults_per_token or 0:g} page faults/token)")
+        elif isinstance(event, ProbeFailed):
+            self._line(f"probe: failed in {event.phase}: {event.message}")
+        elif isinstance(event, ProbeTimedOut):
+            self._line(f"probe: timeout during {event.phase}")
+        elif isinstance(event, ProbeCancelled):
+            self._line(f"probe: cancelled during {event.phase}")
 
     def _line(self, text: str) -> None:
         if self._pending:

@@ -108,13 +108,16 @@ def screen_events(wire: dict[str, Any]) -> tuple[ProbeEvent, ...]:
     if kind == "phase":
         events.append(ProbePhase(_text(wire.get("phase")), _text(wire.get("message")), _number(wire.get("total"))))
     elif kind == "progress":
-        events.append(ProbeProgress(_number(wire.get("done")) or 0.0, _number(wire.get("total")), _text(wire.get("message"))))
-    elif kind == "sample" and _number(wire.get("tok_s")) is not None:
-        events.append(ProbeRate(_number(wire.get("tok_s"))))
+        events.append(ProbeProgress(_number(wire.get("done")) or 0.0, _number(wire.get("total")), _text(wire.get("message")),
+                                    _text(wire.get("unit"))))
+    elif kind == "sample" and (tok_s := _number(wire.get("tok_s"))) is not None:
+        run = _number(wire.get("run"))
+        events.append(ProbeRate(tok_s, _text(wire.get("phase")), int(run) if run is not None else None,
+                                _number(wire.get("cpu_wall")), _number(wire.get("faults_per_token"))))
     elif kind == "result":
         events.append(ProbeFinished(_text(wire.get("summary"))))
     elif kind == "error":
-        events.append(ProbeFailed(_text(wire.get("message")) or "the probe failed"))
+        events.append(ProbeFailed(_text(wire.get("message")) or "the probe failed", _text(wire.get("phase"))))
     elif kind == "timeout":
         events.append(ProbeTimedOut(_text(wire.get("phase")) or "a phase"))
     elif kind == "cancelled":

@@ -30,10 +30,9 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     """doctor.run.probe_stage's run, its JSON-lines events turned into typed events and the sampler's latest
     readings relayed to the screen; the report comes back with the probe, its verdict and findings folded in
     by the stage, exactly as the CLI gets them."""
-    from doctor.probe.protocol import screen_events
     from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe
+    from doctor.run.probe_stage import budgeted_seq_len, skip_finding, skip_reason, spec_for, synthetic_size_gb, typed_relay, with_probe
     from doctor.verdict.failures import merge_findings
-    from doctor.run.probe_stage import budgeted_seq_len, with_probe, skip_finding, skip_reason, spec_for, synthetic_size_gb
 
     synthetic = not report.plan.model_path
     why = skip_reason(report, synthetic=synthetic)
@@ -44,11 +43,7 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     if gpu is not None and known(gpu.mem_clock_max_mhz):
         on_event(GpuReading(mem_clock_max_mhz=gpu.mem_clock_max_mhz))
     spec, factory = spec_for(report.plan, budgeted_seq_len(report)), live_sampler_factory(on_event)
-
-    def relay(wire: dict) -> None:
-        for event in screen_events(wire):
-            on_event(event)
-
+    relay = typed_relay(on_event)
     if synthetic:
         request = SyntheticRequest(target_gb=synthetic_size_gb(report))
         probe = run_synthetic_probe(spec, request, on_event=relay, cancel=cancel, sampler_factory=factory)

@@ -10,18 +10,22 @@ import shutil
 import tempfile
 import threading
 from dataclasses import replace
+from typing import Callable
 
+from doctor.model.events import ProbeEvent
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
-from doctor.verdict.failures import failure_finding, merge_findings
-from doctor.probe.protocol import ProbeSpec
 from doctor.model.probe_results import ProbeReport
-from doctor.probe.runner import EventSink, SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
-from doctor.probe.synthetic import target_bytes_for
 from doctor.model.report import Report
-from doctor.model.unknown import known
 from doctor.model.units import GIB, MIB
+from doctor.model.unknown import known
+from doctor.probe.protocol import ProbeSpec, screen_events
+from doctor.probe.runner import SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
+from doctor.probe.synthetic import target_bytes_for
+from doctor.verdict.failures import failure_finding, merge_findings
+
+ProbeSink = Callable[[ProbeEvent], None]  # a run's subscriber for the probe's typed events (the console, the TUI)
 
 
 def skip_reason(report: Report, synthetic: bool = False) -> str | None:
@@ -59,7 +63,7 @@ def skip_finding(reason: str, asked: bool) -> Finding:
 
 
 def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticRequest | None = None,
-                 on_event: EventSink | None = None, cancel: threading.Event | None = None, sampling: bool = True,
+                 on_event: ProbeSink | None = None, cancel: threading.Event | None = None, sampling: bool = True,
                  **spec_overrides) -> Report:
     """Run the probe when it can run; otherwise say why, as the `probe` finding."""
     why = skip_reason(report, synthetic=synthetic is not None)
@@ -96,16 +100,26 @@ def synthetic_size_gb(report: Report, cap_gb: float | None = None) -> float:
 
 
 def run_stage(report: Report, spec: ProbeSpec, synthetic: SyntheticRequest | None = None, *,
-              on_event: EventSink | None = None, cancel: threading.Event | None = None, sampling: bool = True) -> Report:
+              on_event: ProbeSink | None = None, cancel: threading.Event | None = None, sampling: bool = True) -> Report:
     """Run the probe and return the report with its probe, verdict and findings folded in."""
     sampler = default_sampler if sampling else None
+    relay = typed_relay(on_event) if on_event is not None else None
     if synthetic is not None:
         if synthetic.target_gb is None:
             synthetic = replace(synthetic, target_gb=synthetic_size_gb(report))
-        probe = run_synthetic_probe(spec, synthetic, on_event=on_event, cancel=cancel, sampler_factory=sampler)
+        probe = run_synthetic_probe(spec, synthetic, on_event=relay, cancel=cancel, sampler_factory=sampler)
     else:
-        probe = run_probe(spec, on_event=on_event, cancel=cancel, sampler_factory=sampler)
+        probe = run_probe(spec, on_event=relay, cancel=cancel, sampler_factory=sampler)
     return with_probe(report, probe)
+
+
+def typed_relay(on_event: ProbeSink) -> Callable[[dict], None]:
+    """The runner's JSON-lines events as the typed events a subscriber gets (doctor.probe.protocol.screen_events)."""
+    def relay(wire: dict) -> None:
+        for event in screen_events(wire):
+            on_event(event)
+
+    return relay
 
 
 def _install_commands(report: Report) -> tuple[str, ...]:
@@ -120,8 +134,8 @@ def _install_commands(report: Report) -> tuple[str, ...]:
 
 def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
-    from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, verdict_finding
     from doctor.model.verdict import NoCeiling
+    from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, verdict_finding
 
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
     if not probe.ok:

@@ -29,6 +29,7 @@ class Run:
     plan_overrides: Callable[[Plan], Plan] | None = None  # the user's flags over the source's own plan
     checks: tuple[Check, ...] | None = None  # None: the checks that apply to the plan and the GPUs seen
     options: GatherOptions = GatherOptions()  # how a live source is gathered
+    probe: bool = False  # a live run with --model: the timed probe after the checks, or a `probe` line saying why not
 
     @property
     def live(self) -> bool:
@@ -61,6 +62,10 @@ class Run:
             from doctor.run.probe_stage import with_probe
 
             report = with_probe(report, resolved.probe)
+        elif self.probe and self.live and report.plan.model_path:  # measured here, now; its events to the subscribers
+            from doctor.run.probe_stage import after_checks
+
+            report = after_checks(report, on_event=emit)
         emit(ReportReady(report))
         return report
 

@@ -12,11 +12,14 @@ from doctor.probe.protocol import screen_events
 
 @pytest.mark.parametrize("wire, expected", [
     ({"event": "phase", "phase": "load", "message": "loading", "total": None}, (ProbePhase("load", "loading", None),)),
-    ({"event": "progress", "phase": "build", "done": 3, "total": 47, "message": "3 of 47"},
-     (ProbeProgress(3.0, 47.0, "3 of 47"),)),
-    ({"event": "sample", "phase": "decode", "tok_s": 63.8, "run": 1}, (ProbeRate(63.8),)),
+    ({"event": "progress", "phase": "build", "done": 3, "total": 47, "message": "3 of 47", "unit": "units"},
+     (ProbeProgress(3.0, 47.0, "3 of 47", "units"),)),
+    ({"event": "sample", "phase": "decode", "tok_s": 63.8, "run": 1, "cpu_wall": 0.98, "faults_per_token": 0},
+     (ProbeRate(63.8, "decode", 1, 0.98, 0.0),)),
+    ({"event": "sample", "phase": "warmup", "tok_s": 60.0}, (ProbeRate(60.0, "warmup"),)),
     ({"event": "result", "summary": "64.1 tok/s decode"}, (ProbeFinished("64.1 tok/s decode"),)),
-    ({"event": "error", "kind": "oom", "message": "CUDA out of memory"}, (ProbeFailed("CUDA out of memory"),)),
+    ({"event": "error", "kind": "oom", "message": "CUDA out of memory", "phase": "load"},
+     (ProbeFailed("CUDA out of memory", "load"),)),
     ({"event": "error", "kind": "internal"}, (ProbeFailed("the probe failed"),)),
     ({"event": "timeout", "phase": "decode", "limit_s": 900}, (ProbeTimedOut("decode"),)),
     ({"event": "cancelled", "phase": "load"}, (ProbeCancelled("load"),)),
