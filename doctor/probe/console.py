@@ -13,9 +13,9 @@ from doctor.model.events import ProbeCancelled, ProbeEvent, ProbeFailed, ProbePh
 
 
 class ConsoleProgress:
-    def __init__(self, stream: IO[str] = sys.stderr, live: bool | None = None):
-        self.stream = stream
-        self.live = stream.isatty() if live is None else live
+    def __init__(self, stream: IO[str] | None = None, live: bool | None = None):
+        self.stream = sys.stderr if stream is None else stream  # the stderr of now, not of the module's import
+        self.live = self.stream.isatty() if live is None else live
         self._pending = False
 
     def __call__(self, event: ProbeEvent) -> None:

@@ -32,7 +32,9 @@ MARKDOWN_ROW = re.compile(r"^\| (.) \| `([a-z0-9-]+)` \|")
 
 def cli(capsys, *argv: str) -> tuple[str, int]:
     code = main(list(argv))
-    return capsys.readouterr().out, code
+    captured = capsys.readouterr()
+    assert captured.out, captured.err
+    return captured.out, code
 
 
 def text_findings(out: str) -> dict[str, str]:
