@@ -23,7 +23,7 @@ class LoadError(ValueError):
 def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, Unknown):
         return {"unknown": obj.reason}
-    if hasattr(obj, "to_wire"):  # a typed value kept as one string on the wire (doctor/model/source.py Provenance)
+    if getattr(type(obj), "WIRE_TEXT", False):  # a typed value kept as one string on the wire (model/source.py Provenance)
         return obj.to_wire()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
@@ -61,7 +61,7 @@ def from_jsonable(tp: Any, data: Any, where: str = "$") -> Any:
         raise LoadError(errors[0] if errors else f"{where}: unexpected value {data!r}")
     if tp is Any:
         return data
-    if isinstance(tp, type) and hasattr(tp, "from_wire"):
+    if isinstance(tp, type) and getattr(tp, "WIRE_TEXT", False):
         if isinstance(data, str):
             return tp.from_wire(data)
         raise LoadError(f"{where}: expected text, got {data!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import ClassVar
 
 
 # ---- what a run is asked to look at --------------------------------------------------------------------------
@@ -53,6 +54,8 @@ class Origin(Enum):
 
 @dataclass(frozen=True)
 class Provenance:
+    WIRE_TEXT: ClassVar[bool] = True  # serialised as one string (doctor/model/serialize.py): to_wire / from_wire
+
     origin: Origin = Origin.LIVE
     name: str = ""  # REPLAY: the file as given; EXAMPLE: the example's name; LIVE: empty
 

@@ -28,3 +28,14 @@ def test_unknown_travels_with_its_reason():
 def test_type_errors_name_the_path():
     with pytest.raises(LoadError, match=r"\$.facts.nvml.available: expected true/false"):
         from_jsonable(Facts, {"gathered_at": "t", "nvml": {"available": 1}, "python": {}, "host": {}}, "$.facts")
+
+
+def test_a_reports_source_is_one_string_on_the_wire_and_a_typed_provenance_in_memory():
+    """Issue 22: the source is parsed once, at load; an unknown form is kept as a replay of that name."""
+    from doctor.model.source import LIVE, Origin, Provenance, example, replayed
+
+    for provenance, wire in ((LIVE, "live"), (replayed("/tmp/t.json"), "replay:/tmp/t.json"),
+                             (example("seed-2-exl2-4.25bpw"), "example:seed-2-exl2-4.25bpw")):
+        assert to_jsonable(provenance) == wire and from_jsonable(Provenance, wire) == provenance
+    assert from_jsonable(Provenance, "ticket from bob") == Provenance(Origin.REPLAY, "ticket from bob")
+    assert from_jsonable(Provenance, "replay:C:/x.json").name == "C:/x.json"
