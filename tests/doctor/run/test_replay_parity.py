@@ -22,9 +22,9 @@ from doctor.model.serialize import to_jsonable
 from doctor.render.common import SYMBOLS
 
 EXAMPLES = sorted((ROOT / "doctor" / "examples").glob("*.json"))
-FIXTURES = sorted((ROOT / "fixtures" / "machines").glob("*.json")) + sorted((ROOT / "fixtures" / "models").glob("*.json")) \
-    + sorted(p for p in (ROOT / "fixtures" / "samples").glob("*.json")) \
-    + sorted(p for p in (ROOT / "fixtures" / "probes").glob("*.json") if '"schema"' in p.read_text()[:4000])
+FIXTURES = [p for folder in ("machines", "models", "samples", "bundle", "probes")
+            for p in sorted((ROOT / "fixtures" / folder).glob("*.json"))
+            if '"schema"' in p.read_text()[:4000]]  # reports and facts files (the probes' own fixtures are not reports)
 SYMBOL_OF = {status.value: symbol for status, symbol in SYMBOLS.items()}
 TEXT_LINE = re.compile(r"^\[(.)\] ([a-z0-9][a-z0-9-]*): ")  # "[✗] cuda-pairing: ..." (not "[✗] GPU 1 ...")
 MARKDOWN_ROW = re.compile(r"^\| (.) \| `([a-z0-9-]+)` \|")
