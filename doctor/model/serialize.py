@@ -11,7 +11,7 @@ import re
 import types
 import typing
 from functools import lru_cache
-from typing import Any, Union, get_args, get_origin
+from typing import Any, ClassVar, Protocol, TypeGuard, Union, get_args, get_origin
 
 from doctor.model.unknown import Unknown
 
@@ -20,10 +20,25 @@ class LoadError(ValueError):
     """A saved document does not have the shape this doctor expects."""
 
 
+class WireText(Protocol):
+    """A typed value kept as one string on the wire (model/source.py Provenance)."""
+
+    WIRE_TEXT: ClassVar[bool]
+
+    def to_wire(self) -> str: ...
+
+    @classmethod
+    def from_wire(cls, text: str) -> WireText: ...
+
+
+def _is_wire_text(tp: object) -> TypeGuard[type[WireText]]:
+    return isinstance(tp, type) and bool(getattr(tp, "WIRE_TEXT", False))
+
+
 def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, Unknown):
         return {"unknown": obj.reason}
-    if getattr(type(obj), "WIRE_TEXT", False):  # a typed value kept as one string on the wire (model/source.py Provenance)
+    if _is_wire_text(type(obj)):
         return obj.to_wire()
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
@@ -61,7 +76,7 @@ def from_jsonable(tp: Any, data: Any, where: str = "$") -> Any:
         raise LoadError(errors[0] if errors else f"{where}: unexpected value {data!r}")
     if tp is Any:
         return data
-    if isinstance(tp, type) and getattr(tp, "WIRE_TEXT", False):
+    if _is_wire_text(tp):
         if isinstance(data, str):
             return tp.from_wire(data)
         raise LoadError(f"{where}: expected text, got {data!r}")
