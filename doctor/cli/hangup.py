@@ -15,10 +15,12 @@ return nothing, and textual spins or panics): a thread polls it for POLLHUP and 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import signal
 import sys
+import termios
 import threading
 import time
 from contextlib import contextmanager
@@ -131,15 +133,10 @@ class SavedTerminal:
     """The terminal's modes before the screen took it (raw, no echo), so the deadline can give it back."""
 
     def __init__(self, fd: int) -> None:
-        import termios
-
         self.fd, self.modes = fd, termios.tcgetattr(fd)
 
     def restore(self) -> None:
         """Never blocks: a terminal that is gone, or that does not read (flow control), is left as it is."""
-        import fcntl
-        import termios
-
         try:
             termios.tcsetattr(self.fd, termios.TCSANOW, self.modes)
         except (OSError, termios.error):

@@ -7,6 +7,9 @@ import signal
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from doctor.facts.gather import partial_facts
+from doctor.run.pipeline import diagnose
+
 if TYPE_CHECKING:
     from doctor.model.facts import Facts
     from doctor.model.plan import Plan
@@ -15,9 +18,6 @@ if TYPE_CHECKING:
 
 def interrupted_report(plan: Plan, signum: int, checks=None, partial: Facts | None = None) -> Report:
     """The checks on the facts read before the signal (none: all unknown), marked as a partial report."""
-    from doctor.facts.gather import partial_facts
-    from doctor.run.pipeline import diagnose
-
     name = signal.Signals(signum).name
     facts = partial or partial_facts({}, f"not gathered: the run was interrupted ({name})")
     report = diagnose(plan, facts, note=f"interrupted by {name} while gathering", checks=checks)

@@ -11,7 +11,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from doctor.cli.hangup import HangupGuard, hangup_guard
+from doctor.cli.interrupted import interrupted_report
+from doctor.cli.options import run_from_args
+from doctor.cli.output import exit_code_for, write_report_file
 from doctor.model.exitcodes import ExitCode
+from doctor.render.common import counts_line
+from doctor.run.live_probe import probe_arguments
 from doctor.run.session import Session, story_session
 
 if TYPE_CHECKING:
@@ -24,8 +29,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
     From before textual loads until the last line is printed, SIGHUP (the terminal went away) and SIGTERM end
     the run within doctor.cli.hangup's deadline, with -o written and no child left (issue 13)."""
     with hangup_guard() as guard:
-        from doctor.cli.output import write_report_file
-        from doctor.tui.app import DoctorApp
+        from doctor.tui.app import DoctorApp  # lazy: textual (80 ms) loads only when a screen opens (demo --no-tui imports this module too)
 
         session = session_from_args(args, checks)
         app = DoctorApp(session)
@@ -35,8 +39,6 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 return
             report = app.report
             if report is None and guard.signum is not None:  # cut short: what is known, the rest unknown with why
-                from doctor.cli.interrupted import interrupted_report
-
                 report = interrupted_report(session.plan, guard.signum, session.checks)
             if report is not None:
                 write_report_file(report, args.output, redact=session.redact)
@@ -63,8 +65,6 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
 
 def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
     """-o written (once, whoever is first: this or the guard), one line on stderr, the exit code."""
-    from doctor.cli.output import exit_code_for
-
     if guard.signum is None and app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
               file=sys.stderr)
@@ -75,7 +75,6 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
     guard.say_last_words()
     if guard.signum is not None:  # the terminal may be gone: the report file and the exit code, nothing printed
         return 128 + guard.signum  # (run_tui then ends the process at once)
-    from doctor.render.common import counts_line
 
     print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
     return int(exit_code_for(report))
@@ -84,8 +83,6 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
 def session_from_args(args: argparse.Namespace, checks) -> Session:
     """The Session the command line asks for: the story (`demo` on a terminal), or the one Run of the flags
     (a replay is read-only: its probe was measured on the machine recorded, `p` would measure this one)."""
-    from doctor.cli.options import run_from_args
-
     redact = not getattr(args, "no_redact", False)
     if getattr(args, "story", False):  # `v100-doctor demo` on a terminal
         return story_session(getattr(args, "story_start", None), redact)
@@ -93,6 +90,5 @@ def session_from_args(args: argparse.Namespace, checks) -> Session:
     if not run.live:
         return Session(run=run, save_path=args.output, redact=redact,
                        no_probe_reason="a replay is read-only: the probe would measure this machine, not the one recorded")
-    from doctor.run.live_probe import probe_arguments
 
     return Session(run=run, save_path=args.output, redact=redact, **probe_arguments(args))

@@ -25,9 +25,18 @@ from pathlib import Path
 
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import exit_code_for
+from doctor.commands.explain import explain
+from doctor.facts.archive import ArchiveError, archive_kind, write_archive
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
-from doctor.model.source import Origin
+from doctor.model.log_analysis import analysis_to_dict
+from doctor.model.report import report_to_dict
+from doctor.model.serialize import to_jsonable
+from doctor.model.source import Origin, SavedFile, ThisMachine
+from doctor.render.log_analysis import render_markdown as render_log_markdown
+from doctor.render.markdown import render_markdown
+from doctor.render.redact import Redactor
+from doctor.run.run import Run
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,8 +50,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.facts.archive import ArchiveError, archive_kind, write_archive
-
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     output = args.output or f"v100-doctor-bundle-{stamp}.tar.gz"
     if archive_kind(output) is None:
@@ -53,8 +60,6 @@ def run(args: argparse.Namespace) -> ExitCode:
     files = _files(report, _analysis(args, report) if args.log else None)
     redactor = None
     if not args.no_redact:
-        from doctor.render.redact import Redactor
-
         redactor = Redactor(live=not args.replay)
         files = _redacted(files, redactor)
     files["MANIFEST.json"] = _manifest(files, redactor, report)
@@ -74,9 +79,6 @@ def run(args: argparse.Namespace) -> ExitCode:
 
 
 def _report(args: argparse.Namespace):
-    from doctor.model.source import SavedFile, ThisMachine
-    from doctor.run.run import Run
-
     if not args.replay:
         print("v100-doctor: diagnosing this machine for the bundle …", file=sys.stderr)
     source = SavedFile(args.replay) if args.replay else ThisMachine()
@@ -84,8 +86,6 @@ def _report(args: argparse.Namespace):
 
 
 def _analysis(args: argparse.Namespace, report):
-    from doctor.commands.explain import explain
-
     log_args = argparse.Namespace(**vars(args))
     log_args.log, log_args.no_live = args.log, False
     source = report.source.to_wire() if report.source.recorded else "live (this machine, as in report.json)"
@@ -93,19 +93,12 @@ def _analysis(args: argparse.Namespace, report):
 
 
 def _files(report, analysis) -> dict[str, object]:
-    from doctor.model.report import report_to_dict
-    from doctor.model.serialize import to_jsonable
-    from doctor.render.markdown import render_markdown
-
     files: dict[str, object] = {"report.json": report_to_dict(report), "summary.md": render_markdown(report)}
     if report.facts.samples is not None:
         files["samples.json"] = to_jsonable(report.facts.samples)
     if report.probe is not None:
         files["probe.json"] = to_jsonable(report.probe)
     if analysis is not None:
-        from doctor.model.log_analysis import analysis_to_dict
-        from doctor.render.log_analysis import render_markdown as render_log_markdown
-
         files["log-analysis.json"] = analysis_to_dict(analysis)
         files["log-analysis.md"] = render_log_markdown(analysis)
     return files

@@ -21,27 +21,24 @@ from __future__ import annotations
 import argparse
 import sys
 
+from doctor.cli import options
+from doctor.cli import tui as cli_tui
+from doctor.cli.output import emit, text_width
+from doctor.model.errors import ReplayError, UsageError
 from doctor.model.exitcodes import ExitCode
+from doctor.render.common import wrap
+from doctor.run.examples import example_names, load_example, replay_example
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.cli.options import add_output_arguments
-
     p.add_argument("names", nargs="*", metavar="NAME", help="which examples (default: all, in order)")
     p.add_argument("--list", action="store_true", help="list the examples and exit")
-    add_output_arguments(p)
+    options.add_output_arguments(p)
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.cli.output import emit
-    from doctor.model.errors import ReplayError, UsageError
-    from doctor.run.examples import example_names, load_example, replay_example
-
     names = example_names()
     if args.list:
-        from doctor.cli.output import text_width
-        from doctor.render.common import wrap
-
         for n in names:  # each note whole: the stages differ in their last words
             print(n)
             print("\n".join(wrap(load_example(n).note, "    ", "    ", text_width(sys.stdout))))
@@ -52,9 +49,8 @@ def run(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"no example named {', '.join(unknown)}; known: {', '.join(names)}")
     if args.json and len(chosen) > 1:
         raise UsageError("--json prints one report: name one example (see --list)")
-    from doctor.cli.options import wants_tui
 
-    if wants_tui(args):
+    if options.wants_tui(args):  # looked up here, not bound at import: tests choose the face
         return open_in_tui(chosen, named=bool(args.names))
     codes = []
     for i, name in enumerate(chosen):
@@ -71,9 +67,6 @@ def run(args: argparse.Namespace) -> ExitCode:
 def open_in_tui(chosen: list[str], named: bool) -> ExitCode:
     """On a terminal the demo is the story view: every example's stage side by side (arrows move, enter opens
     one's full report); `demo NAME` opens that example's report, the story one escape away."""
-    from doctor.cli.options import build_parser
-    from doctor.cli.tui import run_tui
-
-    args = build_parser().parse_args([])
+    args = options.build_parser().parse_args([])
     args.story, args.story_start = True, (chosen[0] if named else None)  # doctor.run.session.session_from_args
-    return ExitCode(run_tui(args))
+    return ExitCode(cli_tui.run_tui(args))

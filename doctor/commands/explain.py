@@ -36,11 +36,19 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
+from doctor.cli.output import text_width
+from doctor.facts.replay import load_document
+from doctor.facts.source import resolve
+from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import LogInputError, open_log
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_json
 from doctor.model.plan import Plan
+from doctor.model.source import SavedFile
+from doctor.render.log_analysis import render_markdown, render_text
+from doctor.render.untrusted import visible
+from doctor.run.confirm import confirm_matches
 
 PROGRESS_MIN_BYTES = 64 << 20
 
@@ -79,9 +87,6 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
     if args.json:
         return analysis_to_json(analysis) + "\n"
     # the log's own text is inside: no escape sequence from it may reach the terminal
-    from doctor.cli.output import text_width
-    from doctor.render.log_analysis import render_markdown, render_text
-    from doctor.render.untrusted import visible
 
     return visible(render_markdown(analysis) if args.markdown else
                    render_text(analysis, verbose=args.verbose, width=text_width(sys.stdout)))
@@ -89,11 +94,7 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
 
 def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
     """Scan the log, then confirm against given facts, a replayed report, or this machine (in that order)."""
-    from doctor.logscan.scanner import Scanner
-
     if getattr(args, "replay", None) and facts is None:  # a bad --replay is an input error even if no line matches
-        from doctor.facts.replay import load_document
-
         load_document(args.replay)
     try:
         source = open_log(args.log, args.encoding)
@@ -117,8 +118,6 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
         facts_source = "not gathered (--no-live)" if getattr(args, "no_live", False) else "not needed (no known pitfall in the log)"
     plan = plan_with_hints(plan_from_args(args, base_plan), result.plan_hints, args)
     if confirm:
-        from doctor.run.confirm import confirm_matches
-
         matches, _ = confirm_matches(matches, plan, facts)
     return LogAnalysis(log=result.stats, matches=matches, unexplained=result.unexplained,
                        plan_hints=result.plan_hints, facts_source=facts_source or "live",
@@ -135,9 +134,6 @@ def plan_with_hints(plan: Plan, hints, args: argparse.Namespace) -> Plan:
 def _facts_for(args: argparse.Namespace):
     """(facts, the saved plan, a label): a replayed document's, or None to gather this machine's."""
     if args.replay:
-        from doctor.facts.source import resolve
-        from doctor.model.source import SavedFile
-
         resolved = resolve(SavedFile(args.replay))
         return resolved.facts, resolved.plan, resolved.provenance.to_wire()
     print("v100-doctor: gathering this machine's facts to confirm the matches (--no-live skips this) …", file=sys.stderr)

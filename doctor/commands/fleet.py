@@ -15,6 +15,8 @@ import sys
 from doctor.cli.options import path_arg, positive_int
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
+from doctor.render.fleet import render_fleet_json, render_fleet_markdown, render_fleet_text
+from doctor.run.fleet import collect
 
 EXIT_FOR = {"fail": ExitCode.FAILURES, "error": ExitCode.INTERNAL, "unreadable": ExitCode.USAGE, "warn": ExitCode.WARNINGS}
 
@@ -36,9 +38,6 @@ def exit_code(fleet) -> ExitCode:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from doctor.render.fleet import render_fleet_json, render_fleet_markdown, render_fleet_text
-    from doctor.run.fleet import collect
-
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")

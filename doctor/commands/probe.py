@@ -16,15 +16,25 @@ from __future__ import annotations
 
 import argparse
 
+from checks.env import ENV_CHECKS
+from checks.probe import PROBE_CHECKS
+from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
+from doctor.cli.output import emit
+from doctor.facts.children import interrupts_ignored
+from doctor.facts.model_dir import gather_model
+from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
+from doctor.probe.console import ConsoleProgress
+from doctor.probe.runner import SyntheticRequest
+from doctor.probe.synthetic import FORMATS
+from doctor.run.pipeline import diagnose
+from doctor.run.probe_stage import after_checks
 
 FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like layers, ExLlamaV2's quantized kernels and "
                "CUDA graphs, like the models people run), gptq-sequential, gptq-act-order, fp16 (plain torch matmuls)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, positive_int, synthetic_gb
-
     add_output_arguments(p)
     add_plan_arguments(p)
     g = p.add_argument_group("probe")
@@ -48,25 +58,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from checks.env import ENV_CHECKS
-    from checks.probe import PROBE_CHECKS
-    from doctor.cli.options import plan_from_args
-    from doctor.cli.output import emit
-    from doctor.model.errors import UsageError
-    from doctor.probe.console import ConsoleProgress
-    from doctor.probe.runner import SyntheticRequest
-    from doctor.probe.synthetic import FORMATS
-    from doctor.run.pipeline import diagnose
-    from doctor.run.probe_stage import after_checks
-
     if args.synthetic == bool(args.model):
         raise UsageError("give either --model PATH or --synthetic")
     if args.synthetic_format not in FORMATS:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)
     if plan.model_path:  # a path that names nothing is the user's mistake (3), as in the main command
-        from doctor.facts.model_dir import gather_model
-
         model = gather_model(plan.model_path)
         if model.kind in ("missing", "unreadable"):
             raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
@@ -77,7 +74,6 @@ def run(args: argparse.Namespace) -> ExitCode:
     report = after_checks(report, asked=True, synthetic=synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling,
                           prompt_tokens=args.prompt_tokens, warmup_tokens=args.warmup, runs=args.runs, tokens=args.tokens,
                           settle_pct=args.settle_pct, settle_budget_s=args.settle_budget, second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
-    from doctor.facts.children import interrupts_ignored
 
     cancelled = report.probe is not None and report.probe.status == "cancelled"
     with interrupts_ignored(cancelled):

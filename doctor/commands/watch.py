@@ -28,12 +28,21 @@ import sys
 import time
 from dataclasses import replace
 
+from checks.env.gpu_present import CHECK as GPU_PRESENT
+from checks.runtime import RUNTIME_CHECKS
 from doctor.cli.options import add_output_arguments, gpu_index, path_arg, positive_int, sample_hz, watch_seconds
 from doctor.cli.output import emit
 from doctor.facts.children import interrupts_ignored
+from doctor.facts.hub_model import resolve
+from doctor.facts.launch_config import read_launch_config
+from doctor.facts.model_dir import gather_model
+from doctor.facts.sampling import sampler as sampling
+from doctor.facts.sampling.host_reader import owner_problem
+from doctor.facts.tabby_config import describe
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.plan import Plan
+from doctor.run import pipeline
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,11 +74,9 @@ def _progress_line(sampler, index: int, seconds: float, label: str) -> str:
 def _gather(plan: Plan):
     """The machine's facts, read before sampling starts: the torch child initialises CUDA, and its short-lived
     context would otherwise show up in the samples as a process competing for the GPU."""
-    from doctor.run.pipeline import gather
-
     print("v100-doctor: reading the machine (driver, torch, host)...", file=sys.stderr)
     try:
-        return gather(plan)
+        return pipeline.gather(plan)
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         raise UsageError(f"could not read this machine's facts: {type(exc).__name__}: {exc}") from None
 
@@ -78,11 +85,7 @@ def _model_facts(paths: list[str] | None):
     if not paths:
         return None
     path = " ".join(paths)
-    try:
-        from doctor.facts.model_dir import gather_model
-    except ImportError:
-        print("v100-doctor: --model is ignored: this build has no model support", file=sys.stderr)
-        return None
+
     model = gather_model(path)
     if model.kind in ("missing", "unreadable"):
         raise UsageError(f"--model {path}: {model.problem or 'cannot be read'}")
@@ -90,13 +93,6 @@ def _model_facts(paths: list[str] | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from checks.env.gpu_present import CHECK as GPU_PRESENT
-    from checks.runtime import RUNTIME_CHECKS
-    from doctor.facts.launch_config import read_launch_config
-    from doctor.facts.sampling.host_reader import owner_problem
-    from doctor.facts.sampling.sampler import Sampler
-    from doctor.run.pipeline import diagnose
-
     if args.pid is not None and (problem := owner_problem(args.pid)):
         raise UsageError(problem)
     launch = None
@@ -105,14 +101,10 @@ def run(args: argparse.Namespace) -> int:
         if launch.error:
             raise UsageError(f"--config {launch.error}")
         if launch.tabby is not None:  # TabbyAPI's config.yml, read as --tabby-config reads it
-            from doctor.facts.tabby_config import describe
-
             print(f"v100-doctor: TabbyAPI config {args.config}: {describe(launch.tabby)}", file=sys.stderr)
             if not args.model and launch.tabby.model_path:
                 args.model = [launch.tabby.model_path]
     if args.model:  # org/name[@rev]: the HF cache's folder, or planned from the Hub's headers (doctor/facts/hub_model.py)
-        from doctor.facts.hub_model import resolve
-
         if found := resolve(" ".join(args.model)):
             args.model = [found[0]]
             print(f"v100-doctor: {found[1]}", file=sys.stderr)
@@ -120,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     model = _model_facts(args.model)
     machine = _gather(plan)
     label = f"pid {args.pid}" if args.pid else f"GPU {args.gpu_index}"
-    sampler = Sampler([args.gpu_index], pids=[args.pid] if args.pid else None, hz=args.hz).start()
+    sampler = sampling.Sampler([args.gpu_index], pids=[args.pid] if args.pid else None, hz=args.hz).start()
     errors: list[str] = []
     exit_override: int | None = None
     interrupted = False
@@ -153,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                          f"samples at {series.hz:g} Hz)\n")
         note = f"watch {label} for {series.duration_s:.0f} s at {series.hz:g} Hz"
         facts = replace(machine, samples=replace(series, note=note), launch_config=launch, model=model)
-        report = diagnose(plan, facts, note=note, checks=[GPU_PRESENT, *RUNTIME_CHECKS])
+        report = pipeline.diagnose(plan, facts, note=note, checks=[GPU_PRESENT, *RUNTIME_CHECKS])
         report = replace(report, errors=tuple(errors))
         for e in errors:
             print(f"v100-doctor: {e}", file=sys.stderr)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from doctor.render.common import SYMBOLS, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line
 from doctor.model.report import Report
+from doctor.render.common import SYMBOLS, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line
+from doctor.render.samples import render_series
+from doctor.render.verdict_text import report_probe_lines
 
 
 def _cell(text: str) -> str:
@@ -19,8 +21,6 @@ def render_markdown(report: Report) -> str:
         out += ["", f"**GPUs judged** ({len(report.gpus)}, NVML numbers, worst first):", ""]
         out += [f"- {_cell(l)}" for l in gpu_lines(report)]
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict, as measured
-        from doctor.render.verdict_text import report_probe_lines
-
         out += ["", "```text", *report_probe_lines(report), "```"]
     out += [f"> **Partial report:** {_cell(e)}" for e in report.errors]
     out += ["", "<details><summary>Evidence and fixes</summary>", ""]
@@ -39,8 +39,6 @@ def render_markdown(report: Report) -> str:
     if script := route_script(report):
         out += ["#### Do this, in this order", "", "```sh", *script, "```", ""]
     if report.facts.samples is not None:
-        from doctor.render.samples import render_series
-
         out += ["<details><summary>Samples</summary>", "", "```text", *render_series(report.facts.samples), "```",
                 "", "</details>", ""]
     return "\n".join(out)

@@ -21,7 +21,12 @@ from doctor.model.events import (
     ProbeSkipped,
     ProbeTimedOut,
 )
+from doctor.model.findings import Status
 from doctor.model.ids import CheckId
+from doctor.model.probe_results import ProbeReport
+from doctor.model.reference import SEED_REFERENCE
+from doctor.model.serialize import LoadError, from_jsonable
+from doctor.model.verdict import CAUSE_LABELS, Verdict
 
 UNEXPLAINED = "unexplained"  # the verdict's label for the share of the gap no evidence accounts for
 SPARK_POINTS = 120  # the last decode readings kept for the sparkline
@@ -71,8 +76,6 @@ def apply_probe_event(view: ProbeView, event: ProbeEvent) -> ProbeView:
 
 def probe_view(probe: Any) -> ProbeView | None:
     """A finished probe (a ProbeReport, or its JSON from a saved report) as the probe panel draws it."""
-    from doctor.model.probe_results import ProbeReport
-
     probe = _as(ProbeReport, probe)
     if probe is None:
         return None
@@ -116,9 +119,6 @@ class VerdictView:
 
 def verdict_view(verdict: Any) -> VerdictView | None:
     """The verdict (doctor.model.verdict.Verdict, or its JSON) as bars: ranked causes, fix first, the 64 tok/s reference."""
-    from doctor.model.reference import SEED_REFERENCE
-    from doctor.model.verdict import CAUSE_LABELS, Verdict
-
     v = _as(Verdict, verdict)
     if v is None:
         return None
@@ -139,7 +139,6 @@ def _as(cls: type, value: Any) -> Any:
     """The dataclass itself, or rebuilt from a saved report's JSON; None when it does not fit."""
     if value is None or isinstance(value, cls):
         return value
-    from doctor.model.serialize import LoadError, from_jsonable
 
     try:
         return from_jsonable(cls, value)
@@ -227,8 +226,6 @@ def first_line(text: str) -> str:
 
 def no_gpu_hint(report: Any) -> str:
     """A live run on a machine without a usable GPU and no --target-gpu: what the doctor can still do here."""
-    from doctor.model.findings import Status
-
     gpu = report.finding(CheckId.GPU_PRESENT)
     if report.source.recorded or report.plan.target_gpu or gpu is None or gpu.status is Status.PASS:
         return ""

@@ -9,6 +9,8 @@ from __future__ import annotations
 from doctor.model.findings import Status
 from doctor.model.report import Report
 from doctor.render.common import SYMBOLS, WIDTH, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line, wrap
+from doctor.render.samples import render_series
+from doctor.render.verdict_text import report_probe_lines
 
 
 def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> str:
@@ -35,12 +37,8 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
     for extra in report.errors:  # the run was cut short: the report is partial, not a crashed check
         lines += wrap(f"partial report: {extra}", "[!] ", "    ", width)
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict
-        from doctor.render.verdict_text import report_probe_lines
-
         lines += [""] + report_probe_lines(report, verbose, width)
     if report.facts.samples is not None:  # watch / probe: what the sampler saw, raw samples behind -v
-        from doctor.render.samples import render_series
-
         lines += [""] + render_series(report.facts.samples, verbose)
     if script := route_script(report):
         lines += ["", "Do this, in this order:"] + [f"  {c}" if c else "" for c in script]

@@ -21,6 +21,7 @@ from doctor.model.findings import Finding, Status
 from doctor.model.log_analysis import Confirmation, MatchGroup
 from doctor.model.plan import Plan
 from doctor.model.unknown import known
+from doctor.run.pipeline import diagnose
 
 CONFIRMED, RULED_OUT, CANNOT_TELL = "confirmed", "ruled-out", "cannot-tell"
 _VERB = {Status.FAIL: "failed", Status.WARN: "warns", Status.PASS: "passed", Status.SKIP: "was skipped",
@@ -44,8 +45,6 @@ def confirm_matches(matches: Iterable[MatchGroup], plan: Plan,
                     facts: Facts | None = None) -> tuple[tuple[MatchGroup, ...], Facts]:
     """Run the needed checks through the doctor's own pipeline (which gathers live facts when none are given,
     and reads --model); return the judged matches and the facts they were judged on."""
-    from doctor.run.pipeline import diagnose
-
     matches = tuple(matches)
     report = diagnose(plan, facts, checks=checks_needed({c for m in matches for c in m.checks}))
     findings = {f.id: f for f in report.findings}

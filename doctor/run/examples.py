@@ -12,17 +12,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from doctor.facts.examples import EXAMPLES, ORDER, example_file, example_names
+from doctor.facts.replay import load_document
 from doctor.model.errors import ReplayError
 from doctor.model.report import Report
 from doctor.model.source import BundledExample, example
+from doctor.run.run import Run
 
 __all__ = ["EXAMPLES", "ORDER", "example_file", "example_names", "load_example", "replay_example"]
 
 
 def load_example(name: str, folder=EXAMPLES) -> Report:
     """The example as recorded (probe included); ReplayError when it is missing or damaged."""
-    from doctor.facts.replay import load_document
-
     with example_file(name, folder) as path:
         loaded = load_document(path)
     if loaded.report is None:
@@ -32,6 +32,4 @@ def load_example(name: str, folder=EXAMPLES) -> Report:
 
 def replay_example(name: str, folder=EXAMPLES) -> Report:
     """Today's checks on the example's facts, then its recorded probe judged by today's verdict."""
-    from doctor.run.run import Run
-
     return Run(BundledExample(name, None if folder is EXAMPLES else folder)).execute()

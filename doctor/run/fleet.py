@@ -9,8 +9,12 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Iterable
 
 from doctor.facts.fleet_reader import read_document, report_paths
+from doctor.facts.source import from_loaded
 from doctor.model.errors import ReplayError
 from doctor.model.fleet import Fleet, FleetRow
+from doctor.model.report import parse_document, report_to_dict
+from doctor.model.source import replayed
+from doctor.run.pipeline import diagnose
 from doctor.verdict.fleet import judge_fleet, rows_from_report, unreadable_row
 
 PARALLEL_FROM = 500  # below this many files one process is faster than starting workers
@@ -19,11 +23,6 @@ CHUNK = 64
 
 def _replayed(doc: dict, source: str) -> dict:
     """A facts-only document (a fixture, a gathered snapshot): today's checks on it, as a report dict."""
-    from doctor.facts.source import from_loaded
-    from doctor.model.report import parse_document, report_to_dict
-    from doctor.model.source import replayed
-    from doctor.run.pipeline import diagnose
-
     resolved = from_loaded(parse_document(doc, source), replayed(source))
     return report_to_dict(diagnose(resolved.plan, resolved.facts, source=resolved.provenance, note=resolved.note))
 

@@ -16,6 +16,7 @@ from doctor.facts.source import GatherOptions, gather_live
 from doctor.model.events import CheckEvent
 from doctor.model.facts import Facts
 from doctor.model.plan import Plan
+from doctor.model.plausible import scrub
 from doctor.model.report import Report, build_report
 from doctor.model.source import LIVE, Provenance
 
@@ -24,7 +25,7 @@ __all__ = ["GatherOptions", "default_checks", "diagnose", "gather", "live_option
 
 def live_options(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True) -> GatherOptions:
     """Options with the torch child already started, so a screen can stop it when the user quits."""
-    from doctor.facts.torch_facts import TorchGatherer
+    from doctor.facts.torch_facts import TorchGatherer  # lazy: a replay reads no torch install (platformdirs, the wheel's files)
 
     return GatherOptions(torch_timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache,
                          torch_gatherer=TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache))
@@ -50,12 +51,11 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: Provenance = LIV
         facts = gather(plan, options)
         timings["gather_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     if plan.model_path:  # live or replay: read --model now unless the facts already hold that directory
-        from doctor.facts.model_dir import attach_model
+        from doctor.facts.model_dir import attach_model  # lazy: model headers (and huggingface_hub's names) are read only with --model
 
         t0 = time.perf_counter()
         facts = attach_model(facts, plan.model_path, plan.model_path_parts)
         timings["model_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-    from doctor.model.plausible import scrub
 
     facts = scrub(facts)  # live or replayed: no check sees NaN, a negative size or a capability like "banana"
     t0 = time.perf_counter()

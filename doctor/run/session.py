@@ -13,7 +13,10 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from doctor.facts.source import base_plan
 from doctor.model.plan import Plan
+from doctor.model.source import BundledExample
+from doctor.run.examples import example_names, replay_example
 from doctor.run.run import Run
 
 if TYPE_CHECKING:  # kept out of the import path: the first frame is painted before these load
@@ -41,24 +44,17 @@ class Session:
 
     def stage_run(self, name: str) -> Run:
         """The Run of one story stage (a bundled example), for `r` once that stage is opened."""
-        from doctor.model.source import BundledExample
-
         return Run(BundledExample(name))
 
     @property
     def plan(self) -> Plan:
         """The plan known before the run: the flags over the source's own (a file's is read when the run starts)."""
-        from doctor.facts.source import base_plan
-
         return self.run.planned(base_plan(self.run.source))
 
 
 def story_session(start: str | None = None, redact: bool = True) -> Session:
     """`v100-doctor demo` on a terminal: the story view over every recorded example (today's checks and verdict
     on each), opening on `start`'s full report when one is named."""
-    from doctor.model.source import BundledExample
-    from doctor.run.examples import example_names, replay_example
-
     story = tuple((name, replay_example(name)) for name in example_names())
     first = start if start in dict(story) else None
     return Session(run=Run(BundledExample(first or story[0][0])), redact=redact, story=story, story_start=first,

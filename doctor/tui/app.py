@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -24,11 +25,13 @@ from textual.worker import Worker, WorkerFailed, WorkerState
 from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFailed, ProbePhase
 from doctor.model.source import BundledExample, Origin, SavedFile
 from doctor.render.panels import GPU_READINGS as LIVE_READINGS
-from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line
+from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line, no_gpu_hint, probe_view, story_cases, verdict_view
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.commands import CheckCommands
 from doctor.tui.detail import DetailPane
+from doctor.tui.help_screen import HelpScreen
+from doctor.tui.keys import palette_actions
 from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
 from doctor.tui.probe_panel import ProbePanel
 from doctor.tui.save_dialog import SaveDialog
@@ -232,8 +235,6 @@ class DoctorApp(App["Report | None"]):
 
     def _show_probe_of(self, report: Report) -> None:
         """The probe and verdict panels for a finished report (a replay's recorded probe, a story stage)."""
-        from doctor.render.panels import probe_view, verdict_view
-
         probe = probe_view(report.probe) if report.probe is not None else None
         verdict = verdict_view(report.verdict) if report.verdict is not None else None
         self.main_screen.query_one("#probe-row").display = probe is not None or verdict is not None
@@ -303,8 +304,6 @@ class DoctorApp(App["Report | None"]):
 
     # ---- help, filter, palette ----------------------------------------------------------------
     def action_help(self) -> None:
-        from doctor.tui.help_screen import HelpScreen
-
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(story=bool(self.session.story)))
 
@@ -338,7 +337,6 @@ class DoctorApp(App["Report | None"]):
     def get_system_commands(self, screen):
         """The command palette (ctrl+p): textual's own commands, then every action of the footer and help."""
         yield from super().get_system_commands(screen)
-        from doctor.tui.keys import palette_actions
 
         for title, help_text, action in palette_actions():
             if self.check_action(action, ()):
@@ -347,7 +345,7 @@ class DoctorApp(App["Report | None"]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in STORY_HIDES:
             return True
-        from doctor.tui.story import StoryScreen
+        from doctor.tui.story import StoryScreen  # lazy: the story screen (16 modules) loads when a demo's story opens
 
         if isinstance(self.screen, StoryScreen):  # the story has its own keys
             return False
@@ -374,8 +372,6 @@ class DoctorApp(App["Report | None"]):
 
     def _paint_compact(self) -> None:
         """One pane's header and foot: which check (n of N), the verdict's first line and the top fix."""
-        from rich.text import Text
-
         check_id, shown = self.checklist.highlighted_id, self.checklist.shown_ids
         head = "no checks" if check_id is None else \
             f"{self.checklist.symbol_of(check_id)} {check_id}  ({shown.index(check_id) + 1} of {len(shown)}; j/k: next)"
@@ -397,8 +393,6 @@ class DoctorApp(App["Report | None"]):
         return [self._summary_text()] if self.report is not None else []
 
     def _show_hint(self) -> None:
-        from doctor.render.panels import no_gpu_hint
-
         hint = no_gpu_hint(self.report) if self.report is not None else ""
         self.main_screen.query_one("#hint", Static).update(hint)
         self.main_screen.query_one("#hint").display = bool(hint)
@@ -412,8 +406,6 @@ class DoctorApp(App["Report | None"]):
             self._story_at = self._story_place(names.index(self.session.story_start))
 
     def _story_place(self, flat: int) -> tuple[int, int]:
-        from doctor.render.panels import story_cases
-
         seen = 0
         for c, case in enumerate(story_cases(list(self.session.story))):
             if flat < seen + len(case.stages):
@@ -422,8 +414,7 @@ class DoctorApp(App["Report | None"]):
         return 0, 0
 
     def action_story(self) -> None:
-        from doctor.render.panels import story_cases
-        from doctor.tui.story import StoryScreen
+        from doctor.tui.story import StoryScreen  # lazy: the story screen (16 modules) loads when a demo's story opens
 
         if not self.session.story or isinstance(self.screen, StoryScreen):
             return
@@ -507,8 +498,6 @@ class DoctorApp(App["Report | None"]):
             self._show_verdict(None)
 
     def _probe_done(self, report: Report) -> None:
-        from doctor.render.panels import probe_view, verdict_view
-
         if report is self.report:  # already shown (the quit path and the message both bring it)
             return
         self.report = report
@@ -541,7 +530,7 @@ class DoctorApp(App["Report | None"]):
 
     def action_save_markdown(self) -> None:
         if self.report is not None:
-            from doctor.render.markdown import render_markdown
+            from doctor.render.markdown import render_markdown  # lazy: Markdown is drawn only when saving, after the first frame
 
             self.copy_to_clipboard(render_markdown(self._shareable()))
         self._ask_to_save("Markdown (also copied to the clipboard where the terminal allows)",
@@ -559,18 +548,18 @@ class DoctorApp(App["Report | None"]):
         self.push_screen(SaveDialog(what, default), chosen)
 
     def _write_json(self, path: Path) -> None:
-        from doctor.model.report import report_to_json
+        from doctor.model.report import report_to_json  # lazy: after the first frame: the report model (14 modules)
 
         self._write(path, report_to_json(self._shareable()) + "\n", "report")
 
     def _write_markdown(self, path: Path) -> None:
-        from doctor.render.markdown import render_markdown
+        from doctor.render.markdown import render_markdown  # lazy: Markdown is drawn only when saving, after the first frame
 
         self._write(path, render_markdown(self._shareable()), "Markdown")
 
     def _shareable(self) -> Report:
         """What a save or the clipboard gets: redacted as every report output is, unless --no-redact."""
-        from doctor.render.redact import shareable
+        from doctor.render.redact import shareable  # lazy: redaction loads only when saving, after the first frame
 
         return shareable(self.report, self.session.redact)
 
@@ -625,7 +614,7 @@ class DoctorApp(App["Report | None"]):
         if report is not None:
             src = report.source
             if src.origin is Origin.EXAMPLE:
-                from doctor.render.common import source_line
+                from doctor.render.common import source_line  # lazy: after the first frame: render.common loads the report model (15 modules)
 
                 return source_line(report)
             if src.origin is Origin.REPLAY:
@@ -641,19 +630,19 @@ class DoctorApp(App["Report | None"]):
         return "this machine, live"
 
     def _paint_source(self) -> None:
-        from doctor.render.common import machine_line
+        from doctor.render.common import machine_line  # lazy: after the first frame: render.common loads the report model (15 modules)
 
         self.banner.set_source(self._source_text(), machine_line(self.report) if self.report is not None else "")
 
     def _summary_text(self) -> str:
-        from doctor.render.common import counts_line
+        from doctor.render.common import counts_line  # lazy: after the first frame: render.common loads the report model (15 modules)
 
         report = self.report
         if report is None:
             return ""
         text = f"{counts_line(report.findings)}"
         if report.gpus:  # several GPUs: each one's worst, worst first (the text report has a line per GPU)
-            from doctor.render.common import SYMBOLS
+            from doctor.render.common import SYMBOLS  # lazy: after the first frame: render.common loads the report model (15 modules)
 
             text += " · GPUs: " + ", ".join(f"{SYMBOLS[g.status]} {g.index}" + (f" {g.top().id}" if g.top() and
                                             g.status.value in ("fail", "warn", "error") else "") for g in report.gpus)

@@ -133,7 +133,7 @@ class Checklist(OptionList):
     def symbol_of(self, check_id: str) -> str:
         """The glyph a line shows now; tests and the detail header read it from here."""
         if check_id in self.findings:
-            from doctor.render.common import SYMBOLS  # after the first frame: it loads the report model
+            from doctor.render.common import SYMBOLS  # lazy: after the first frame: it loads the report model
 
             return SYMBOLS[self.findings[check_id].status]
         if check_id in self._busy:

@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from doctor.model.findings import Finding
+from doctor.render.untrusted import visible
 
 
 class DetailPane(VerticalScroll):
@@ -42,8 +43,7 @@ class DetailPane(VerticalScroll):
                 part.update("")
                 part.display = False
             return
-        from doctor.render.common import SYMBOLS, evidence_items  # after the first frame: it loads the report model
-        from doctor.render.untrusted import visible  # a path or a log line may carry escape sequences
+        from doctor.render.common import SYMBOLS, evidence_items  # lazy: after the first frame: it loads the report model
 
         head.update(Text(f"{SYMBOLS[finding.status]} {finding.status.value.upper()}  {finding.title}  ({finding.id})"))
         head.set_classes(f"-{finding.status.value}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from doctor.model.events import ChecksChosen, ReportReady
+from doctor.model.events import CheckFinished, ChecksChosen, CheckStarted, ReportReady
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -59,8 +59,6 @@ class ProbeEnded(Message):
 
 def message_for(event: RunEvent) -> Message:
     """The Message that carries one run event to the screen."""
-    from doctor.model.events import CheckFinished, CheckStarted
-
     if isinstance(event, ChecksChosen):
         return ChecksListed(event)
     if isinstance(event, (CheckStarted, CheckFinished)):
