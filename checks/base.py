@@ -26,7 +26,6 @@ class CheckContext:
 
     def card(self) -> tuple[str, str, bool] | None:
         """(cc, name, planned): the --target-gpu card from the knowledge base, else this machine's GPU."""
-
         spec = spec_for_key(self.plan.target_gpu) if self.plan.target_gpu else None
         if spec:
             return spec.cc, spec.name, True

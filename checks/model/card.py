@@ -64,7 +64,6 @@ def card_for(ctx: CheckContext) -> Card | None:
     if plan.gpu_index:  # one chosen card, as with CUDA_VISIBLE_DEVICES=INDEX
         gpus = [g for g in gpus if g.index == plan.gpu_index]
     elif plan.gpu_split:  # gpu_split is read in CUDA order (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES), not NVML's
-
         by_index = {g.index: g for g in gpus}
         order = [by_index[d.nvml_index] for d in cuda_numbering(tuple(gpus), ctx.facts.python.env).devices
                  if d.nvml_index in by_index]

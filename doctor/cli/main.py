@@ -6,14 +6,17 @@ stdout carries only the chosen output (text, Markdown or JSON); diagnostics go t
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
+import signal
 import sys
 from typing import Sequence
 
-from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, select_checks, wants_tui
-from doctor.cli.output import flush_stdout
-from doctor.model.errors import InputError
+from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, wants_tui
+from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
+from doctor.facts.children import interrupts_ignored, stop_all
+from doctor.model.errors import InputError, Interrupted, OutputFailed
 from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
 
 
@@ -21,7 +24,7 @@ def start_torch_early(args: argparse.Namespace):
     """Start the torch child before importing the checks: its ~1.5 s import then overlaps everything else."""
     if args.replay or args.list_checks or args.list_gpus or wants_tui(args):
         return None  # the TUI gathers in its own worker
-    from doctor.facts.torch_facts import TorchGatherer
+    from doctor.facts.torch_facts import TorchGatherer  # lazy: only a live run starts the torch child; --version and replays never load it
 
     return TorchGatherer(timeout_s=args.torch_timeout, fresh=args.fresh, use_cache=not args.no_cache)
 
@@ -38,25 +41,23 @@ def run_main(args: argparse.Namespace) -> ExitCode:
 def _run_main(args: argparse.Namespace) -> ExitCode:
     early_torch = start_torch_early(args)
     if args.list_checks:
-        from checks.registry import all_checks
+        from checks.registry import all_checks  # lazy: the checks (63 modules) load only to list or run them, after the torch child started
 
         for c in all_checks():
             deps = f"  (needs {', '.join(c.depends_on)})" if c.depends_on else ""
             print(f"{c.id:<22} {c.title}{deps}")
         return ExitCode.OK
     if args.list_gpus:
-        from checks.knowledge.gpus import GPUS
+        from checks.knowledge.gpus import GPUS  # lazy: the GPU table (7 ms) only for --list-gpus, not --version
 
         for s in GPUS:
             print(f"{s.key:<18} {s.name:<26} cc {s.cc:<4} {s.memory_gb:>5g} GB  {s.bandwidth_gbs:>6g} GB/s  [{s.confidence}]")
         return ExitCode.OK
     if wants_tui(args):
-        from doctor.cli.tui import run_tui  # the only road to textual: a terminal on both ends
+        from doctor.cli.tui import run_tui  # lazy: the only road to textual: a terminal on both ends
 
         # wrong --check ids still exit 3 before any screen; the default list loads after the first frame
         return run_tui(args, select_checks(args.only) if args.only else None)
-    from doctor.cli.options import run_from_args
-    from doctor.cli.output import ReportOutputs
 
     # with --model, the timed probe after the checks (or a `probe` line saying why not); --check runs only those
     run = run_from_args(args, select_checks(args.only), torch_gatherer=early_torch,
@@ -69,11 +70,7 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
 
 def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -> None:
     """On an interrupt while gathering: -o gets the report of what was read (the rest unknown, with why)."""
-    import signal
-
-    from doctor.cli.interrupted import interrupted_report
-    from doctor.cli.output import write_report_file
-    from doctor.facts.children import interrupts_ignored, stop_all
+    from doctor.cli.interrupted import interrupted_report  # lazy: the interrupted report (gathering, the pipeline) loads only after a signal
 
     stop_all()
     if not args.output:
@@ -85,8 +82,6 @@ def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -
 
 
 def _raise_interrupted(signum: int, _frame) -> None:
-    from doctor.model.errors import Interrupted
-
     raise Interrupted(signum)
 
 
@@ -106,31 +101,21 @@ def _discard_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import signal
-
     argv = list(sys.argv[1:] if argv is None else argv)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupted)
     try:
-        from doctor.cli.output import prepare_streams
-
         prepare_streams()
         return _main(argv)
     finally:
-        from doctor.facts.children import stop_all
-
         stop_all()  # whatever way the run ends, no child of the doctor outlives it
 
 
 def _output_failed(exc: Exception) -> bool:
-    import errno
-
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT, errno.EFBIG)
 
 
 def _main(argv: list[str]) -> int:
-    from doctor.model.errors import OutputFailed
-
     try:
         if argv and argv[0] in SUBCOMMANDS:
             module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
@@ -152,10 +137,6 @@ def _main(argv: list[str]) -> int:
     except BrokenPipeError:
         return _exit_quietly_on_closed_stdout()
     except KeyboardInterrupt as exc:
-        import signal
-
-        from doctor.facts.children import stop_all
-
         stop_all()
         signum = getattr(exc, "signum", signal.SIGINT)
         try:

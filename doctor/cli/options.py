@@ -6,8 +6,11 @@ One set of argparse types for every subcommand, so the same flag is checked the 
 from __future__ import annotations
 
 import argparse
+import codecs
+import math
 import os
 import sys
+from dataclasses import replace
 
 from checks.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor import __version__
@@ -62,8 +65,6 @@ MAX_COUNT = 10**9  # the largest whole number any flag is believed (tokens, runs
 
 
 def _number(text: str, what: str) -> float:
-    import math
-
     try:
         value = float(text)
     except ValueError:
@@ -112,7 +113,7 @@ watch_seconds = finite_float(1, 3600, what="seconds", unit=" s")
 
 def sample_hz(text: str) -> float:
     """watch --hz: the sampler's own bounds."""
-    from doctor.facts.sampling.sampler import MAX_HZ, MIN_HZ
+    from doctor.facts.sampling.sampler import MAX_HZ, MIN_HZ  # lazy: the sampler's bounds: its NVML and psutil readers load only for watch
 
     return finite_float(MIN_HZ, MAX_HZ, what="samples per second")(text)
 
@@ -128,8 +129,6 @@ def path_arg(text: str) -> str:
 
 def encoding_name(text: str) -> str:
     """A text codec Python knows (not a bytes-to-bytes one such as base64 or zlib)."""
-    import codecs
-
     try:
         info = codecs.lookup(text)
     except (LookupError, ValueError):
@@ -141,9 +140,9 @@ def encoding_name(text: str) -> str:
 
 def target_gpu(text: str) -> str:
     """A --target-gpu key from the knowledge base (an NVML-style name is accepted too)."""
-    import difflib
+    import difflib  # lazy: --target-gpu only; --version and --help stay at the parser
 
-    from checks.knowledge.gpus import GPUS, spec_for_key, spec_for_name
+    from checks.knowledge.gpus import GPUS, spec_for_key, spec_for_name  # lazy: the GPU table (7 ms); --version and --help stay at the parser
 
     spec = spec_for_key(text) or spec_for_name(text)
     if spec is None:
@@ -223,9 +222,7 @@ def _subcommand_help() -> str:
 
 
 def plan_from_args(args: argparse.Namespace, base=None):
-    from dataclasses import replace
-
-    from doctor.model.plan import Plan
+    from doctor.model.plan import Plan  # lazy: the plan pulls the model's serialisation (4 ms); --version and --help stay at the parser
 
     plan = _with_tabby_config(args, base or Plan())
     changes = {}
@@ -251,7 +248,7 @@ def _with_tabby_config(args: argparse.Namespace, plan):
     path = getattr(args, "tabby_config", None)
     if not path:
         return plan
-    from doctor.facts.tabby_config import describe, read_tabby_config, tabby_plan
+    from doctor.facts.tabby_config import describe, read_tabby_config, tabby_plan  # lazy: PyYAML loads only for --tabby-config
 
     settings = getattr(args, "tabby_settings", None)
     if settings is None:
@@ -264,7 +261,7 @@ def _hub_model(args: argparse.Namespace, text: str) -> str | None:
     """--model org/name[@revision] (doctor/facts/hub_model.py): resolved once per run, and said on stderr how."""
     resolved = getattr(args, "hub_resolved", None)
     if resolved is None or resolved[0] != text:
-        from doctor.facts.hub_model import resolve
+        from doctor.facts.hub_model import resolve  # lazy: huggingface_hub loads only for --model org/name
 
         found = resolve(text)
         args.hub_resolved = resolved = (text, found[0] if found else None)
@@ -275,7 +272,7 @@ def _hub_model(args: argparse.Namespace, text: str) -> str | None:
 
 def source_from_args(args: argparse.Namespace):
     """The Source the flags name: --replay FILE, --target-gpu KEY (this host, that card), or this machine."""
-    from doctor.model.source import SavedFile, TargetCard, ThisMachine
+    from doctor.model.source import SavedFile, TargetCard, ThisMachine  # lazy: --version and --help stay at the parser
 
     if getattr(args, "replay", None):
         return SavedFile(args.replay)
@@ -287,8 +284,8 @@ def source_from_args(args: argparse.Namespace):
 def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None, probe: bool = False):
     """The one Run the flags ask for: its source, the flags over the source's plan, the checks, how to gather,
     and (probe=True, the plain CLI) the timed probe after the checks of a live run with --model."""
-    from doctor.facts.source import GatherOptions
-    from doctor.run.run import Run
+    from doctor.facts.source import GatherOptions  # lazy: the run and its gatherers load when a run is built, not for --version or --help
+    from doctor.run.run import Run  # lazy: the run and its gatherers load when a run is built, not for --version or --help
 
     options = GatherOptions(torch_timeout_s=getattr(args, "torch_timeout", 20.0), fresh=getattr(args, "fresh", False),
                             use_cache=not getattr(args, "no_cache", False), torch_gatherer=torch_gatherer)
@@ -297,7 +294,7 @@ def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None, pr
 
 
 def select_checks(only: list[str] | None):
-    from checks.registry import all_checks, check_ids
+    from checks.registry import all_checks, check_ids  # lazy: the checks load after the torch child started (main.start_torch_early), never for --help
 
     if not only:
         return None  # the pipeline picks the checks that apply to the plan (model checks only with --model)

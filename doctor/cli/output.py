@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 
+from doctor.facts.children import interrupts_ignored
 from doctor.model.errors import OutputFailed, UsageError
-from doctor.model.exitcodes import ExitCode
+from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.findings import Status
 from doctor.render.redact import shareable
 
@@ -31,14 +35,17 @@ class ReportOutputs:
     the finished report on stdout in the chosen format, in -o and --prometheus; `code` is the exit code."""
 
     def __init__(self, args, progress=None) -> None:
-        from doctor.probe.console import ConsoleProgress
+        from doctor.probe.console import ConsoleProgress  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
         self.args = args
         self.progress = progress if progress is not None else ConsoleProgress()
         self.code: int | None = None
 
     def __call__(self, event) -> None:
-        from doctor.model.events import ProbeEvent, ReportReady
+        from doctor.model.events import (  # lazy: the report model and renderers load when a report is written, not for --version or --help
+            ProbeEvent,
+            ReportReady,
+        )
 
         if isinstance(event, ReportReady):
             self.code = self.written(event.report)
@@ -48,8 +55,6 @@ class ReportOutputs:
     def written(self, report) -> int:
         if report.source.recorded or report.probe is None or report.probe.status != "cancelled":
             return emit(report, self.args)
-        from doctor.facts.children import interrupts_ignored  # a probe cancelled here, now: its signal's exit code
-        from doctor.model.exitcodes import interrupt_exit
 
         with interrupts_ignored():
             emit(report, self.args)
@@ -58,7 +63,7 @@ class ReportOutputs:
 
 def emit(report, args) -> ExitCode:
     """Write the report where asked, print it in the chosen format, return the exit code."""
-    from doctor.model.report import report_to_json
+    from doctor.model.report import report_to_json  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
     shared = shareable(report, not getattr(args, "no_redact", False)) if _shares(args) else report
     if getattr(args, "output", None):
@@ -68,11 +73,11 @@ def emit(report, args) -> ExitCode:
     if args.json:
         sys.stdout.write(report_to_json(shared) + "\n")
     elif args.markdown:
-        from doctor.render.markdown import render_markdown
+        from doctor.render.markdown import render_markdown  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
         sys.stdout.write(render_markdown(shared))
     else:
-        from doctor.render.text import render_text
+        from doctor.render.text import render_text  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
         sys.stdout.write(render_text(report, verbose=args.verbose, width=text_width(sys.stdout)))
     for f in report.findings:
@@ -87,7 +92,7 @@ def _shares(args) -> bool:
 
 
 def write_report_file(report, path: str, redact: bool = True) -> None:
-    from doctor.model.report import report_to_json
+    from doctor.model.report import report_to_json  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
     text = report_to_json(shareable(report, redact)) + "\n"
     try:
@@ -101,9 +106,6 @@ def write_whole(path: str, text: str) -> None:
     """The file is whole or as it was, never half written (a run ended mid-write: a closed terminal's deadline,
     a kill): a temporary file beside it, then a rename. A device, a pipe or a link (-o /dev/stdout) is written
     in place."""
-    import os
-    import tempfile
-
     if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -122,7 +124,7 @@ def write_whole(path: str, text: str) -> None:
 
 def write_prometheus_file(report, path: str) -> None:
     """The textfile collector's .prom file, atomically (write_whole): the collector never reads half a file."""
-    from doctor.render.prometheus import render_prometheus
+    from doctor.render.prometheus import render_prometheus  # lazy: only with --prometheus
 
     text = render_prometheus(report, exit_code_for(report))
     try:
@@ -173,8 +175,6 @@ def _holds_glyphs(stream) -> bool:
 def prepare_streams() -> None:
     """Make stdout/stderr safe to write whatever the locale: a closed stream becomes /dev/null (stderr) or
     is reported, and an encoding without ✓ or — gets ASCII glyphs instead of a UnicodeEncodeError."""
-    import os
-
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
     if sys.stdout is None:
@@ -189,9 +189,7 @@ def prepare_streams() -> None:
 def text_width(stream) -> int:
     """Plain text wraps at the terminal's width when it goes to one (COLUMNS first, as shutil reads it), and at
     doctor.render.common.WIDTH (100) in a pipe, a file or a log, where no width is known (issue 13)."""
-    import shutil
-
-    from doctor.render.common import WIDTH
+    from doctor.render.common import WIDTH  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
     try:
         terminal = stream.isatty()

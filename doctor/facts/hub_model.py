@@ -77,7 +77,6 @@ def header_only(ident: HubId) -> ModelFacts:
         return _fetched[ident.label]
     from huggingface_hub import get_safetensors_metadata, hf_hub_download  # lazy: huggingface_hub loads only for --model org/name
 
-
     try:
         meta = get_safetensors_metadata(ident.repo, revision=ident.revision)
         with tempfile.TemporaryDirectory(prefix="v100-doctor-hub-") as tmp:
@@ -102,7 +101,6 @@ def header_only(ident: HubId) -> ModelFacts:
 
 def _optional_json(ident: HubId, name: str, tmp: str) -> dict | None:
     from huggingface_hub import hf_hub_download  # lazy: huggingface_hub loads only for --model org/name
-
 
     try:
         return load_config_json(Path(hf_hub_download(ident.repo, name, revision=ident.revision, local_dir=tmp)))

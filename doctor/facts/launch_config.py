@@ -104,7 +104,6 @@ def read_launch_config(path: str) -> LaunchConfigFacts:
         return LaunchConfigFacts(path=path, error=f"{path}: cannot read it ({exc.strerror})")
     facts = parse_launch_config(text, path)
     if p.suffix.lower() in (".yml", ".yaml"):  # TabbyAPI's config.yml: the same reader as --tabby-config
-
         try:
             data = load_yaml(path)
             if looks_like_tabby(data):

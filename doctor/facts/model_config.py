@@ -78,7 +78,6 @@ def _sliding(text: dict) -> tuple[Maybe[int], Maybe[int]]:
 
 def parse_config(data: dict) -> ModelConfig:
     """The config's shape; ConfigError when a number in it is one no model can have ("hidden_size 0")."""
-
     config = _parse_config(data)
     for name in CONFIG_RANGES:
         value = getattr(config, name)

@@ -91,7 +91,6 @@ def unquantized_method(dtype_bytes: dict[str, int], torch_dtype: str | None) -> 
 def combine(declared: QuantFacts | None, fmt: str, dtype_bytes: dict[str, int], torch_dtype: str | None,
             g_idx_present: bool, act_order: Maybe[bool]) -> QuantFacts:
     """One verdict on the format, keeping what the JSON said and what the tensors say side by side."""
-
     def with_tensors(q: QuantFacts) -> QuantFacts:
         return replace(q, tensor_format=fmt, g_idx_present=g_idx_present, act_order_in_tensors=act_order)
 

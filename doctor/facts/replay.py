@@ -51,7 +51,6 @@ def _why_unparsable(exc: BaseException) -> str:
 
 def _nesting(text: str) -> int:
     """How deep brackets nest, strings aside: checked before json.loads, whose recursion has no limit of its own."""
-
     depth = deepest = 0
     for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
         tok = m.group()

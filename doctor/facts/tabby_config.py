@@ -185,7 +185,6 @@ def describe(s: TabbySettings) -> str:
 def tabby_plan(s: TabbySettings, plan):
     """`plan` with what the config loads: the cache holds max(max_seq_len, cache_size) tokens, which is what the
     memory budget must count (ExLlamaV2 allocates the cache at cache_size)."""
-
     tokens = max(filter(None, (s.max_seq_len, s.cache_size)), default=None)
     given: dict[str, object] = {"max_seq_len": tokens, "cache_mode": s.cache_mode, "gpu_split": s.gpu_split}
     changes = {k: v for k, v in given.items() if v is not None}

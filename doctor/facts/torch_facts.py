@@ -186,7 +186,6 @@ def read_cache(key: str) -> dict | None:
 def write_cache(key: str, data: dict) -> None:
     """Only the static part of a successful child's answer is cached: written to a fresh temp file (never
     through a symlink someone left), then renamed over the entry atomically (a symlink entry is replaced)."""
-
     static = {k: data[k] for k in ("ok", "version", "cuda", "arch_list", "location") if k in data}
     folder = cache_dir()
     try:

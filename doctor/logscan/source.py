@@ -66,7 +66,6 @@ def _chain(head: bytes, stream: BinaryIO) -> Iterator[bytes]:
 def _open_streamable(path: str) -> BinaryIO:
     """A regular file or a FIFO (`explain <(cmd)`), opened without blocking on a FIFO nobody writes to;
     a device such as /dev/zero never ends and is refused."""
-
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     mode = os.fstat(fd).st_mode
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):

@@ -137,5 +137,4 @@ def from_jsonable(tp: Any, data: Any, where: str = "$") -> Any:
 def undecodable_escaped(text: str) -> str:
     """JSON text with the bytes a non-UTF-8 path smuggled in (lone surrogates) written as a visible \\xFF,
     so the document stays valid UTF-8 JSON; the original bytes are not recoverable from it, and it says so."""
-
     return re.sub("[\udc80-\udcff]", lambda m: f"\\\\x{ord(m.group()) - 0xDC00:02x}", text)

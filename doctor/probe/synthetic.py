@@ -250,7 +250,6 @@ def build(out_dir: str, fmt: str = "fp16", shape: Shape = LLAMA_8B_LIKE, target_
 
 def main(argv: list[str] | None = None) -> int:
     """Child entry point: build one model, speaking the probe protocol on stdout."""
-
     p = argparse.ArgumentParser(prog="python -m doctor.probe.synthetic")
     p.add_argument("--out", required=True)
     p.add_argument("--format", choices=FORMATS, default="fp16")

@@ -18,8 +18,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from doctor.model.serialize import from_jsonable
-
 HOME = "~"
 USER, HOST, SERIAL, UUID, SECRET = "<user>", "<host>", "<gpu-serial>", "<gpu-uuid>", "<redacted>"
 GENERIC = {"root", "user", "users", "admin", "home", "public", "shared", "default", "guest", "localhost",
@@ -208,6 +206,7 @@ def shareable(report, redact: bool = True):
     if not redact:
         return report
     from doctor.model.report import Report, report_to_dict  # lazy: the report model (17 modules) loads when a report is redacted, not for --version/--help
+    from doctor.model.serialize import from_jsonable  # lazy: as the report model, never for --version/--help
 
     redactor = Redactor(live=not report.source.recorded)  # a replay: hide what the report names, not the replayer
     data = report_to_dict(report)

@@ -12,6 +12,7 @@ import threading
 from dataclasses import replace
 from typing import Callable
 
+from checks.prescription.probe_install import probe_install_commands
 from doctor.model.events import ProbeEvent
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
@@ -20,9 +21,11 @@ from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
 from doctor.model.units import GIB, MIB
 from doctor.model.unknown import known
+from doctor.model.verdict import NoCeiling
 from doctor.probe.protocol import ProbeSpec, screen_events
 from doctor.probe.runner import SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
 from doctor.probe.synthetic import target_bytes_for
+from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, verdict_finding
 from doctor.verdict.failures import failure_finding, merge_findings
 
 ProbeSink = Callable[[ProbeEvent], None]  # a run's subscriber for the probe's typed events (the console, the TUI)
@@ -124,9 +127,6 @@ def typed_relay(on_event: ProbeSink) -> Callable[[dict], None]:
 
 def _install_commands(report: Report) -> tuple[str, ...]:
     """The machine's torch route, then exllamav2 + tokenizers keeping that torch (checks/prescription/probe_install.py)."""
-    from checks.prescription.probe_install import probe_install_commands
-    from doctor.model.unknown import known
-
     torch = report.facts.python.torch
     version = str(torch.version) if torch.installed and known(torch.version) else None
     return tuple(probe_install_commands(report.prescription, version))
@@ -134,9 +134,6 @@ def _install_commands(report: Report) -> tuple[str, ...]:
 
 def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
-    from doctor.model.verdict import NoCeiling
-    from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, verdict_finding
-
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
     if not probe.ok:
         finding = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report))

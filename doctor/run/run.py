@@ -15,6 +15,7 @@ from doctor.facts.source import GatherOptions, base_plan, is_live, resolve
 from doctor.model.events import ChecksChosen, ReportReady, RunEvent
 from doctor.model.plan import Plan
 from doctor.model.source import Source, ThisMachine
+from doctor.run.pipeline import default_checks, diagnose
 
 if TYPE_CHECKING:
     from checks.base import Check
@@ -44,8 +45,6 @@ class Run:
 
     def execute(self, on_event: Subscriber | None = None, control: RunControl | None = None) -> Report:
         """Resolve the source, run the checks, fold in a recorded probe; every step an event, the report last."""
-        from doctor.run.pipeline import default_checks, diagnose
-
         emit = on_event or (lambda event: None)
         options = self.options
         if self.live:
@@ -59,11 +58,11 @@ class Run:
         report = diagnose(plan, resolved.facts, source=resolved.provenance, note=resolved.note, checks=checks,
                           on_event=emit)
         if resolved.probe is not None:  # measured on the recorded machine; today's verdict on it
-            from doctor.run.probe_stage import with_probe
+            from doctor.run.probe_stage import with_probe  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe
 
             report = with_probe(report, resolved.probe)
         elif self.probe and self.live and report.plan.model_path:  # measured here, now; its events to the subscribers
-            from doctor.run.probe_stage import after_checks
+            from doctor.run.probe_stage import after_checks  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe
 
             report = after_checks(report, on_event=emit)
         emit(ReportReady(report))
@@ -78,7 +77,7 @@ class RunControl:
         self._torch = None
 
     def started(self, options: GatherOptions) -> GatherOptions:
-        from doctor.facts.torch_facts import TorchGatherer
+        from doctor.facts.torch_facts import TorchGatherer  # lazy: a replay reads no torch install
 
         with self._lock:
             gatherer = TorchGatherer(timeout_s=options.torch_timeout_s, fresh=options.fresh,

@@ -202,7 +202,6 @@ def _levers(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
 
 def _missing(r: ProbeResult, ev) -> tuple[MissingEvidence, ...]:
     """Which evidence would explain the gap, and the exact probe command that records it."""
-
     cmd = (f"v100-doctor probe --model {shlex.quote(r.model_path)} --max-seq-len {r.max_seq_len} "
            f"--cache-mode {r.cache_mode} --json -o probe.json")
     out = []

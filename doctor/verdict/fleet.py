@@ -122,7 +122,6 @@ def find_outliers(rows: list[FleetRow]) -> tuple[Outlier, ...]:
 
 def _distinct_hosts(rows: list[FleetRow]) -> list[FleetRow]:
     """Two reports naming the same hostname (copied images, fixtures) stay two hosts: the file tells them apart."""
-
     sources: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         sources[r.host].add(r.source)
