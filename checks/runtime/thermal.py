@@ -8,13 +8,13 @@ power and are never reported as throttling.
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
+from checks.knowledge.throttle import NVML_REASONS, REASONS, form_factor, reason_fix
 from checks.runtime.context import pct, target_summary, value
 from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
-from doctor.model.samples import GpuSeries
 from doctor.model.sample_summary import HEAT_REASONS, THROTTLE_REASONS, GpuSummary
-from checks.knowledge.throttle import NVML_REASONS, REASONS, form_factor, reason_fix
+from doctor.model.samples import GpuSeries
 
 TEMP_MARGIN_WARN_C = 5  # closer than this to the slowdown threshold is a warning
 POWER_LIMIT_SLACK = 0.98  # an enforced limit below 98% of the default was lowered by someone

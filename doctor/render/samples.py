@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from doctor.model.samples import GpuSeries, SampleSeries
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
+from doctor.model.samples import GpuSeries, SampleSeries
 
 MAX_ROWS = 120  # -v prints at most this many sample rows per GPU (evenly thinned); the JSON keeps all
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from doctor.model.probe_results import ProbeReport
-from doctor.model.samples import GpuSeries
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
+from doctor.model.samples import GpuSeries
 
 
 @dataclass(frozen=True)

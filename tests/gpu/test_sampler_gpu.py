@@ -7,8 +7,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT
+
 from doctor.facts.sampling.sampler import Sampler
 from doctor.model.sample_summary import THROTTLE_REASONS, summarize_gpu
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-
-from doctor.model.reference import SEED_REFERENCE
-from checks.knowledge.kv_cache import KV_CACHE_MODES
-from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
-from doctor.facts.model_dir import gather_model
-from checks.arithmetic.model_bytes import dims, model_bytes
-from doctor.model.units import MIB
-from checks.arithmetic.vram_budget import GpuRoom, largest_fitting_seq_len, plan_budget
 from model_support import MODELS, V100
+
+from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
+from checks.arithmetic.model_bytes import dims, model_bytes
+from checks.arithmetic.vram_budget import GpuRoom, largest_fitting_seq_len, plan_budget
+from checks.knowledge.kv_cache import KV_CACHE_MODES
+from doctor.facts.model_dir import gather_model
+from doctor.model.reference import SEED_REFERENCE
+from doctor.model.units import MIB
 
 SEED_375 = gather_model(str(MODELS / "qwen2-27b-exl2-3.75bpw"))
 SEED_425 = gather_model(str(MODELS / "qwen2-27b-exl2-4.25bpw"))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from doctor.render.samples import render_series
-from doctor.model.samples import GpuProcessUse, GpuSample, GpuSeries, SampleSeries, WindowCounters
 from doctor.model.sample_summary import is_busy, summarize_gpu
+from doctor.model.samples import GpuProcessUse, GpuSample, GpuSeries, SampleSeries, WindowCounters
+from doctor.render.samples import render_series
 
 
 def g(samples, counters=None, **kw):
