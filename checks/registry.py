@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from checks.base import Check
 from checks.env import ENV_CHECKS
-from checks.model import MODEL_CHECKS, applies as model_checks_apply
-from checks.multi_gpu import MULTI_GPU_CHECKS, applies as multi_gpu_checks_apply
+from checks.model import MODEL_CHECKS
+from checks.model import applies as model_checks_apply
+from checks.multi_gpu import MULTI_GPU_CHECKS
+from checks.multi_gpu import applies as multi_gpu_checks_apply
 from checks.probe import PROBE_CHECKS
 from checks.runtime import RUNTIME_CHECKS
 from doctor.model.ids import CheckId

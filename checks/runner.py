@@ -12,6 +12,7 @@ from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
 from doctor.model.plan import Plan
 
+
 def _past(status: Status) -> str:
     return {Status.FAIL: "failed", Status.SKIP: "was skipped", Status.ERROR: "crashed", Status.WARN: "warned"}.get(status, status.value)
 

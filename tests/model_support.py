@@ -8,12 +8,13 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from checks.model import MODEL_CHECKS
 from conftest import MACHINES, ROOT
+
+from checks.model import MODEL_CHECKS
 from checks.runner import run_checks
 from doctor.facts.model_dir import attach_model
-from doctor.model.plan import Plan
 from doctor.facts.replay import load_document
+from doctor.model.plan import Plan
 
 MODELS = ROOT / "fixtures" / "models"
 V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts

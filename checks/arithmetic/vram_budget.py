@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checks.knowledge.exllamav2_memory import (AUTOSPLIT_MINIMUM_RESERVE, AUTOSPLIT_RESERVE_GPU0, AUTOSPLIT_RESERVE_OTHER,
-                                               CUDA_CONTEXT_MIB, MAX_DQ_SIZE, MAX_INPUT_LEN)
-from checks.knowledge.kv_cache import KV_CACHE_MODES
 from checks.arithmetic.model_bytes import ModelBytes, ModelDims
+from checks.knowledge.exllamav2_memory import (
+    AUTOSPLIT_MINIMUM_RESERVE,
+    AUTOSPLIT_RESERVE_GPU0,
+    AUTOSPLIT_RESERVE_OTHER,
+    CUDA_CONTEXT_MIB,
+    MAX_DQ_SIZE,
+    MAX_INPUT_LEN,
+)
+from checks.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.units import GIB, MIB
 
 SEQ_STEP = 256  # ExLlamaV2's dynamic generator wants cache lengths in multiples of 256

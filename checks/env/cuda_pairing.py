@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.prescription.compat import driver_runs_cuda
+from checks.prescription.machine import machine_prescription
 from checks.prescription.problems import stack_of, torch_archs
 from checks.prescription.quote import route_fix
-from checks.prescription.machine import machine_prescription
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known

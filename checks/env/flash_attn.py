@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.attention import (EXLLAMAV2_ATTN_ORDER, cc_at_least, EXLLAMAV2_FLASH_TRAP, FLASH_ATTN_COMMANDS, flash_attn_fix,
-                                        flash_attn_generation, flash_attn_supports)
+from checks.knowledge.attention import (
+    EXLLAMAV2_ATTN_ORDER,
+    EXLLAMAV2_FLASH_TRAP,
+    FLASH_ATTN_COMMANDS,
+    cc_at_least,
+    flash_attn_fix,
+    flash_attn_generation,
+    flash_attn_supports,
+)
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known

@@ -26,8 +26,7 @@ from functools import lru_cache
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from checks.knowledge.cuda import MVC
 from checks.knowledge.engines import TRITON
-from checks.knowledge.hardware import (DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS,
-                                       GPU_LOST_FIX)
+from checks.knowledge.hardware import DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX
 from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
 from doctor.model.ids import CheckId, FailureKind
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from checks.prescription.compat import driver_runs_cuda, major, wheel_has_kernel
 from checks.knowledge.attention import cc_at_least
 from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
 from checks.knowledge.torch_wheels import arch_list_to_ccs, lookup
+from checks.prescription.compat import driver_runs_cuda, major, wheel_has_kernel
 from doctor.model.facts import Facts
 from doctor.model.prescription import Problem
 from doctor.model.unknown import known

@@ -12,14 +12,13 @@ from __future__ import annotations
 import re
 
 from checks.base import Check, CheckContext
-from checks.prescription.quote import route_fix
+from checks.knowledge.engines import JIT_UNITS
 from checks.prescription.machine import machine_prescription
 from checks.prescription.probe_install import probe_install_commands
+from checks.prescription.quote import route_fix
 from doctor.model.findings import Finding, Status
-from checks.knowledge.engines import JIT_UNITS
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known
-
 
 
 def prebuilt_torch_tag(exllamav2_version: str) -> str | None:

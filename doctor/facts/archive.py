@@ -14,8 +14,8 @@ import time
 import zipfile
 from pathlib import Path
 
-from doctor.model.units import MIB
 from doctor.model.errors import InputError
+from doctor.model.units import MIB
 
 SUFFIXES = (".tar.gz", ".tgz", ".zip")
 REPORT_NAME = "report.json"

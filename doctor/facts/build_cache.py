@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+
 from doctor.model.facts import BuildCache
 
 EXT_NAME = "exllamav2_ext"

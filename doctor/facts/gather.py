@@ -8,15 +8,15 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
+from doctor.facts.build_cache import gather_build_cache
+from doctor.facts.children import stop_all
 from doctor.facts.host import gather_host
 from doctor.facts.nvml import gather_nvml
 from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
 from doctor.facts.torch_facts import TorchGatherer
-from doctor.facts.children import stop_all
 from doctor.model.errors import Interrupted
 from doctor.model.facts import Facts, HostFacts, NvccFacts, NvmlFacts, PythonFacts, TorchFacts
 from doctor.model.unknown import Unknown
-from doctor.facts.build_cache import gather_build_cache
 
 
 def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True,

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from doctor.facts.safe_open import open_regular
-from doctor.model.unknown import Unknown
 from doctor.model.model_dir import GgufFacts
+from doctor.model.unknown import Unknown
 
 MAGIC = b"GGUF"
 MAX_WALK_BYTES = 64 * 1024 * 1024

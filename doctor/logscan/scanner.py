@@ -11,14 +11,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, PlanHint as HintRule, Signature
-from doctor.model.log_analysis import (GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained,
-                                     UnexplainedGroup)
+from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, Signature
+from checks.knowledge.signatures import PlanHint as HintRule
 from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
 from doctor.logscan.lines import CLASSIFY_KEYWORDS, continuation, kind_in_context, may_continue, shape
 from doctor.logscan.numbers import convert
 from doctor.logscan.remembered import BLANK_DIGITS, SEEN_BYTES, Seen, reads_digits, replay_block
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
+from doctor.model.log_analysis import GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained, UnexplainedGroup
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
 JOIN_LINES = 4  # a wrapped message is looked for over at most this many continuation lines

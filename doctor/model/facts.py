@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from doctor.model.launch_config import LaunchConfigFacts
-from doctor.model.samples import SampleSeries
 from doctor.model.model_dir import ModelFacts
+from doctor.model.samples import SampleSeries
 from doctor.model.unknown import Maybe, Unknown
 
 NOT_GATHERED = Unknown("not gathered")

@@ -23,11 +23,12 @@ from collections.abc import MutableMapping
 from dataclasses import replace
 
 import pytest
+from conftest import MACHINES as MACHINE_DIR
+from conftest import ROOT
 
 import checks
 from checks.registry import all_checks
 from checks.runner import run_checks
-from conftest import MACHINES as MACHINE_DIR, ROOT
 from doctor.facts.model_dir import gather_model
 from doctor.facts.replay import load_document
 from doctor.model.findings import Status

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from conftest import ROOT
 
 K8S = ROOT / "deploy" / "kubernetes"

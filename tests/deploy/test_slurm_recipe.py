@@ -14,7 +14,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import MACHINES, ROOT
 
 RECIPE = ROOT / "deploy" / "slurm" / "v100-doctor-fleet.sh"

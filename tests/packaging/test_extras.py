@@ -7,10 +7,8 @@ and its output is recorded in benchmarks/results/extras_dry_run.txt.
 from __future__ import annotations
 
 import tomllib
-
-from packaging.requirements import Requirement
-
 from conftest import ROOT
+from packaging.requirements import Requirement
 
 PULLS_TORCH = {"torch", "exllamav2", "torchvision", "torchaudio", "flash-attn", "flash_attn", "xformers"}
 

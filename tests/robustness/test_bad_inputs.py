@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from conftest import MACHINES, ROOT
 from robust_support import _env, _model_dir
 

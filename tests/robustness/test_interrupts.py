@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 from robust_support import _env, _model_dir
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
 from conftest import MACHINES
-from doctor.facts.replay import load_document
 from model_support import MODELS, findings
+
+from doctor.facts.replay import load_document
 
 V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
 P40 = load_document(str(MACHINES / "p40-torch-cu126.json")).facts.nvml.gpus[0]

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from conftest import MACHINES
+
+from checks.base import CheckContext
 from checks.env.cuda_pairing import CHECK as PAIRING
 from checks.env.flash_attn import CHECK as FLASH
+from checks.knowledge.torch_wheels import arch_list_to_ccs, cubin_runs, ptx_runs
 from checks.prescription.compat import driver_runs_cuda
 from checks.prescription.route import prescribe
-from checks.knowledge.torch_wheels import arch_list_to_ccs, cubin_runs, ptx_runs
-from checks.base import CheckContext
+from doctor.facts.replay import load_document
 from doctor.model.findings import Status
 from doctor.model.plan import Plan
-from doctor.facts.replay import load_document
 from doctor.model.unknown import Unknown
-from conftest import MACHINES
 
 HEALTHY = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts
 

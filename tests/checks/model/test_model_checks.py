@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from model_support import MODELS, NO_GPU, V100, copy_fixture, findings, running_as_root, tree_digest
 
 from checks.base import CheckContext
 from checks.model.path_quirks import quirks, rename_command
@@ -12,7 +13,6 @@ from checks.registry import checks_for
 from checks.runner import run_checks
 from doctor.model.findings import Status
 from doctor.model.plan import Plan
-from model_support import MODELS, NO_GPU, V100, copy_fixture, findings, running_as_root, tree_digest
 
 PASS, WARN, FAIL, SKIP, INFO = Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.INFO
 ALL = ("model-path", "quant-format", "dtype", "memory-budget", "ceiling")
@@ -50,7 +50,8 @@ CASES = {
         "ceiling": (INFO, {"ceiling_tok_s_empty_cache": 72.0}, "the seed measured 64 tok/s")}),
     "qwen2-27b-exl2-4.25bpw": ({"max_seq_len": 8192, "cache_mode": "q8"}, {
         "memory-budget": (FAIL, {}, "does not fit"), "ceiling": (INFO, {"ceiling_tok_s_empty_cache": 63.9}, "63.9 tok/s")}),
-    "qwen2.5-32b-instruct": ({"max_seq_len": 4096}, {"memory-budget": (FAIL, {"max_seq_len_that_fits": {m: 0 for m in ("fp16", "fp8", "q8", "q6", "q4")}}, "does not fit"),
+    "qwen2.5-32b-instruct": ({"max_seq_len": 4096}, {"memory-budget": (FAIL, {"max_seq_len_that_fits": {m: 0 for m in ("fp16", "fp8", "q8", "q6", "q4")}},
+                                                                        "does not fit"),
                                                      "dtype": (WARN, {"config_torch_dtype": "bfloat16"}, "no native BF16"),
                                                      "ceiling": (INFO, {}, "14.1 tok/s")}),
     "qwen3-32b": ({"max_seq_len": 4096}, {"memory-budget": (FAIL, {}, "estimated from config")}),

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from checks.knowledge.exllamav2_memory import cuda_context_bytes
 from conftest import ROOT
+
 from checks.arithmetic.model_bytes import ModelBytes, ModelDims
 from checks.arithmetic.vram_budget import GpuRoom, plan_budget
+from checks.knowledge.exllamav2_memory import cuda_context_bytes
 
 RUN = json.loads((ROOT / "benchmarks" / "results" / "kv_cache_vs_exllamav2.json").read_text())
 S = RUN["shape"]

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from conftest import MACHINES
 
 from checks.base import CheckContext
 from checks.probe.exllamav2_ready import CHECK, prebuilt_torch_tag
-from conftest import MACHINES
+from doctor.facts.replay import load_document
+from doctor.model.facts import BuildCache
 from doctor.model.findings import Status
 from doctor.model.plan import Plan
-from doctor.model.facts import BuildCache
-from doctor.facts.replay import load_document
 from doctor.model.unknown import Unknown
 
 BASE = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts

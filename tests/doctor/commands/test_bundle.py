@@ -15,7 +15,6 @@ import zipfile
 
 import jsonschema
 import pytest
-
 from conftest import ROOT, run_cli
 
 SEEDED = ROOT / "fixtures" / "bundle" / "seeded-machine.json"

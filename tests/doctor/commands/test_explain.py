@@ -6,9 +6,9 @@ import json
 
 import jsonschema
 import pytest
+from conftest import MACHINES, ROOT, run_cli
 
 from checks.registry import check_ids
-from conftest import MACHINES, ROOT, run_cli
 
 LOGS = ROOT / "fixtures" / "logs"
 V100_CU130 = str(MACHINES / "v100-torch-2.11-cu130.json")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import tarfile
-import io
 
 import pytest
-
 from conftest import MACHINES, ROOT, run_cli
+
 from doctor.facts.replay import load_document
 from doctor.model.report import report_to_dict
 from doctor.render.fleet import fleet_to_dict, render_fleet_markdown, render_fleet_text

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import psutil
 import pytest
-
 from conftest import ROOT, run_cli
+
 from doctor.cli import main
 from doctor.facts.replay import load_document
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import ROOT, run_cli
-from doctor.facts.hub_model import hub_id
 from hub_support import COMMIT, cache_with, fake_hub
+
+from doctor.facts.hub_model import hub_id
 
 MODELS = ROOT / "fixtures" / "models"
 MACHINE = "fixtures/machines/v100-pcie-16gb-healthy.json"

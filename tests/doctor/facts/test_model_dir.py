@@ -6,15 +6,15 @@ import json
 import struct
 
 import pytest
+from model_support import MODELS, V100, copy_fixture, tree_digest
 
 from doctor.facts.gguf_header import read_gguf
 from doctor.facts.model_config import parse_config
 from doctor.facts.model_dir import gather_model
-from doctor.model.model_dir import ModelFacts
 from doctor.facts.safetensors_header import HeaderError, read_header
 from doctor.model.facts import Facts
+from doctor.model.model_dir import ModelFacts
 from doctor.model.serialize import from_jsonable, to_jsonable
-from model_support import MODELS, V100, copy_fixture, tree_digest
 
 # fixture -> (quant method, tensor format, extra expectations on the facts)
 EXPECTED = {

@@ -4,10 +4,10 @@ plan takes, the "k,v" cache pairs, unknown keys reported, bad files exit 3; and 
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from doctor.facts.launch_config import read_launch_config
-from doctor.facts.tabby_config import MODEL_KEYS, DRAFT_KEYS, describe, read_tabby_config, tabby_plan
+from doctor.facts.tabby_config import DRAFT_KEYS, MODEL_KEYS, describe, read_tabby_config, tabby_plan
 from doctor.model.errors import UsageError
 from doctor.model.plan import Plan
 

@@ -8,8 +8,8 @@ import io
 from dataclasses import asdict
 
 import pytest
-
 from conftest import ROOT
+
 from doctor.logscan import source
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import open_log

@@ -11,8 +11,8 @@ import json
 import tracemalloc
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import CHUNK, MAX_LINE, LogInputError, open_log
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from doctor.model.facts import Facts
-from doctor.facts.replay import load_document
-from doctor.model.serialize import LoadError, from_jsonable, to_jsonable
-from doctor.model.unknown import Unknown
+import pytest
 from conftest import MACHINES
 
-import pytest
+from doctor.facts.replay import load_document
+from doctor.model.facts import Facts
+from doctor.model.serialize import LoadError, from_jsonable, to_jsonable
+from doctor.model.unknown import Unknown
 
 
 @pytest.mark.parametrize("path", sorted(MACHINES.glob("*.json")), ids=lambda p: p.stem)

@@ -13,14 +13,14 @@ import pytest
 
 from checks.knowledge.signatures import oom_figures, probe_failure_kind
 from doctor.facts.build_cache import extensions_root, inspect_cache
-from doctor.verdict.failures import failure_finding, merge_findings
+from doctor.model.findings import Finding, Status
+from doctor.model.probe_results import DecodePass, DecodeRun, ProbeReport
+from doctor.model.units import GIB
 from doctor.probe.hoststate import first_use, judge, wants_second_pass
 from doctor.probe.protocol import Emitter, ProbeSpec, parse_event, spec_from_json, spec_to_json
-from doctor.model.probe_results import DecodePass, DecodeRun, ProbeReport
 from doctor.probe.safetensors_writer import TensorEntry, write_safetensors
-from doctor.model.units import GIB
 from doctor.probe.synthetic import LLAMA_8B_LIKE, QWEN_27B_LIKE, layer_bytes, layers_for, target_bytes_for
-from doctor.model.findings import Finding, Status
+from doctor.verdict.failures import failure_finding, merge_findings
 
 
 def test_spec_round_trip_and_bad_spec():

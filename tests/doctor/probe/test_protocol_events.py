@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from doctor.model.events import (GpuReading, ProbeCancelled, ProbeFailed, ProbeFinished, ProbePhase, ProbeProgress,
-                                 ProbeRate, ProbeTimedOut)
+from doctor.model.events import GpuReading, ProbeCancelled, ProbeFailed, ProbeFinished, ProbePhase, ProbeProgress, ProbeRate, ProbeTimedOut
 from doctor.probe.protocol import screen_events
 
 

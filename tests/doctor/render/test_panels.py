@@ -3,10 +3,10 @@ folded into what the probe panel shows; a finished probe and verdict as the pane
 
 from __future__ import annotations
 
-from doctor.model.events import GpuReading, ProbeCancelled, ProbeFailed, ProbeFinished, ProbeRate, ProbeTimedOut
-from doctor.render.panels import SPARK_POINTS, ProbeView, apply_probe_event, probe_view, verdict_view
 from probe_wire import EVENTS
 
+from doctor.model.events import GpuReading, ProbeCancelled, ProbeFailed, ProbeFinished, ProbeRate, ProbeTimedOut
+from doctor.render.panels import SPARK_POINTS, ProbeView, apply_probe_event, probe_view, verdict_view
 
 
 def folded(events) -> ProbeView:

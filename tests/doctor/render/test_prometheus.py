@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from prometheus_client.parser import text_string_to_metric_families
-
 from conftest import MACHINES, run_cli
+from prometheus_client.parser import text_string_to_metric_families
 
 
 def families(text: str) -> dict:

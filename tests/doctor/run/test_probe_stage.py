@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 from conftest import MACHINES, ROOT, run_cli
+
+from doctor.facts.replay import load_document
 from doctor.model.findings import Finding, Status
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport
-from doctor.run.probe_stage import after_checks, with_probe, skip_reason
 from doctor.model.report import build_report, parse_document, report_to_dict, report_to_json
-from doctor.facts.replay import load_document
 from doctor.model.serialize import from_jsonable
+from doctor.run.probe_stage import after_checks, skip_reason, with_probe
 
 PROBES = ROOT / "fixtures" / "probes"
 V100 = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json")).facts

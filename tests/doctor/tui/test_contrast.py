@@ -5,9 +5,9 @@ own background. https://www.w3.org/TR/WCAG21/#contrast-minimum"""
 from __future__ import annotations
 
 import pytest
+from tui_support import fixture_session, run_app, settle
 
 from doctor.tui.app import DoctorApp
-from tui_support import fixture_session, run_app, settle
 
 WARN_AND_FAIL = "p40-r470-torch-2.1-cu121.json"  # a warning, two failures, passes and a skip on one screen
 

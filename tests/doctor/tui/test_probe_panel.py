@@ -3,12 +3,14 @@ tested in tests/doctor/render/test_panels.py)."""
 
 from __future__ import annotations
 
-from doctor.tui.app import DoctorApp
-from doctor.tui.probe_panel import ProbePanel
-from doctor.model.events import GpuReading
-from doctor.render.panels import ProbeView, apply_probe_event
 from probe_wire import EVENTS
 from tui_support import HEALTHY, fixture_session, run_app, settle
+
+from doctor.model.events import GpuReading
+from doctor.render.panels import ProbeView, apply_probe_event
+from doctor.tui.app import DoctorApp
+from doctor.tui.probe_panel import ProbePanel
+
 
 def test_the_app_draws_the_probe_as_its_events_arrive():
     def replay_probe(report, on_event, cancel):
@@ -34,9 +36,10 @@ def test_the_app_draws_the_probe_as_its_events_arrive():
 
 
 def test_p_where_the_probe_cannot_run_says_why_as_the_plain_run_does():
+    from tui_support import TORCH_211
+
     from doctor.model.findings import Status
     from doctor.run.live_probe import run_probe_for_tui
-    from tui_support import TORCH_211
 
     async def script(app, pilot):
         await settle(app, pilot)

@@ -4,9 +4,9 @@ the top fix, with a key line that fits; j/k still move and enter still opens."""
 from __future__ import annotations
 
 import pytest
+from tui_support import TORCH_211, fixture_session, run_app, settle
 
 from doctor.tui.app import DoctorApp
-from tui_support import TORCH_211, fixture_session, run_app, settle
 
 
 def compact_state(app) -> dict:

@@ -8,9 +8,9 @@ does not change these pictures.
 from __future__ import annotations
 
 import pytest
+from tui_support import HEALTHY, TORCH_211, fixture_session, live_without_gpu, settle
 
 from doctor.tui.app import DoctorApp
-from tui_support import HEALTHY, TORCH_211, fixture_session, live_without_gpu, settle
 
 
 async def checks_finished(pilot) -> None:
@@ -26,10 +26,11 @@ def test_main_screen_v100_with_torch_211_fails_cuda_pairing(snap_compare):
 
 
 def test_main_screen_after_a_finished_probe_on_a_throttled_v100(snap_compare):
-    from doctor.run.probe_stage import with_probe
-    from doctor.model.events import ProbeFinished, ProbePhase, ProbeProgress, ProbeRate
     from probe_wire import EVENTS
     from tui_support import recorded_probe
+
+    from doctor.model.events import ProbeFinished, ProbePhase, ProbeProgress, ProbeRate
+    from doctor.run.probe_stage import with_probe
 
     probe = recorded_probe("v100-throttled")
 

@@ -8,14 +8,13 @@ each test's comment, so a change to that arithmetic shows up here.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from doctor.model.probe_results import ProbeReport
 from doctor.model.serialize import from_jsonable
 from doctor.verdict.build import build_verdict
-from conftest import ROOT
 
 PROBES = ROOT / "fixtures" / "probes"
 

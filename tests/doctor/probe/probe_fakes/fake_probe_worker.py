@@ -11,9 +11,9 @@ import subprocess
 import sys
 import time
 
-from doctor.probe.protocol import Emitter, spec_from_json
 from doctor.model.probe_results import DecodePass, DecodeRun, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.model.serialize import to_jsonable
+from doctor.probe.protocol import Emitter, spec_from_json
 
 
 def result(model_path: str) -> ProbeResult:
