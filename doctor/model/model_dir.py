@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from doctor.model.gguf import GgufShape, GgufWeights
 from doctor.model.unknown import Maybe, Unknown
 
 MISSING = Unknown("not in config.json")
@@ -73,6 +74,8 @@ class GgufFacts:
     name: Maybe[str]
     file_type: Maybe[str]  # "Q4_K_M"
     problem: str = ""
+    shape: GgufShape | None = None  # the decoder's dimensions, when the header has them
+    weights: GgufWeights | None = None  # tensor bytes by placement, from the tensor infos
 
 
 @dataclass(frozen=True)

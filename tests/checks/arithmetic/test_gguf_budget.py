@@ -1,0 +1,89 @@
+"""The GGUF budget against what llama.cpp printed for the same shapes (CPU build; the device run checks CUDA)."""
+
+from __future__ import annotations
+
+import pytest
+from gguf_support import write_gguf
+
+from checks.arithmetic.gguf_budget import (
+    GgufOption,
+    compute_buffer_bytes,
+    decode_ceiling,
+    gguf_budget,
+    kv_cache_bytes,
+    quant_weights,
+)
+from doctor.facts.gguf_header import read_gguf
+from doctor.model.gguf import GgufShape
+
+MIB = 1024 * 1024
+
+# llama.cpp (llama-cpp-python 0.3.36's vendored copy, CPU build) loading the 4-layer 512/1536 Q4_K_M model:
+# (n_ctx, type_k/v, flash attention, n_ubatch) -> (KV MiB, compute MiB) as printed
+# (/work/prep27/results/cpu-validation/probe_cpu_small.json)
+PRINTED = [
+    (4096, "f16", True, 512, 8.0, 17.01), (32768, "f16", True, 512, 64.0, 45.01), (32768, "f16", False, 512, 64.0, 581.51),
+    (8192, "f16", False, 512, 16.0, 149.51), (8192, "f16", True, 256, 16.0, 10.51), (8192, "f16", True, 1024, 16.0, 42.03),
+    (8192, "f16", False, 256, 16.0, 74.75), (1000, "f16", True, 512, 2.0, 14.01), (4096, "f16", False, 512, 8.0, 77.51),
+    (4096, "q8_0", True, 512, 4.25, 16.04), (4096, "q4_0", True, 512, 2.25, 16.04),
+]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    return read_gguf(write_gguf(tmp_path_factory.mktemp("g") / "small.gguf"))
+
+
+@pytest.mark.parametrize("n_ctx,kv_type,fa,ub,kv_mib,compute_mib", PRINTED)
+def test_kv_exact_and_compute_within_the_printed_figure(small, n_ctx, kv_type, fa, ub, kv_mib, compute_mib):
+    assert kv_cache_bytes(small.shape, n_ctx, kv_type, kv_type) / MIB == kv_mib
+    got = compute_buffer_bytes(small.shape, n_ctx, ub, fa)[0] / MIB
+    tol = 1.0 if kv_type != "f16" else compute_mib * 0.002  # quantized K/V: llama.cpp reserves 1 MiB less
+    assert abs(got - compute_mib) <= tol
+
+
+def test_full_offload_places_everything_but_the_embedding(small):
+    b = gguf_budget(small.shape, small.weights, GgufOption(n_ctx=4096))
+    w = small.weights
+    assert b.layers_on_gpu == 4 and b.output_on_gpu and b.offloaded_text == "offloaded 5/5 layers to GPU"
+    assert b.model_host_bytes == w.embedding_bytes
+    assert b.model_gpu_bytes == sum(w.layer_alloc_bytes) + w.output_alloc_bytes
+    assert b.kv_host_bytes == 0 and b.gpu_bytes == b.model_gpu_bytes + b.kv_gpu_bytes + b.compute_gpu_bytes
+
+
+def test_partial_offload_keeps_the_first_layers_and_their_cache_on_the_host(small):
+    b = gguf_budget(small.shape, small.weights, GgufOption(n_ctx=4096, n_gpu_layers=3))
+    assert b.offloaded_text == "offloaded 3/5 layers to GPU" and not b.output_on_gpu
+    assert b.kv_gpu_bytes == 3 * b.kv_host_bytes  # 3 layers' cache on the GPU, 1 on the host
+    assert b.model_gpu_bytes == sum(small.weights.layer_alloc_bytes[1:])
+    with pytest.raises(ValueError, match="host"):
+        decode_ceiling(b, 900)
+    full = decode_ceiling(gguf_budget(small.shape, small.weights, GgufOption(n_ctx=4096)), 900, 50)
+    assert decode_ceiling(b, 900, 50) < full
+
+
+def test_ceiling_is_bandwidth_over_bytes_and_falls_with_position(small):
+    b = gguf_budget(small.shape, small.weights, GgufOption(n_ctx=4096))
+    assert decode_ceiling(b, 900) == pytest.approx(900e9 / b.read_gpu_bytes)
+    assert decode_ceiling(b, 900, position=4000, shape=small.shape) < decode_ceiling(b, 900)
+
+
+def test_the_27b_shape_on_a_16gb_card():
+    # the synthetic 27B (64 x 5120/21760, 40/8 heads, vocab 152064) of the H200 run: 16,338,984,960 tensor bytes
+    shape = GgufShape("qwen2", 64, 5120, 21760, 40, 8, 128, 128, 152064)
+    w = quant_weights(shape, "Q4_K_M")
+    assert w.total_bytes == 16_338_984_960
+    b = gguf_budget(shape, w, GgufOption(n_ctx=4096))
+    assert b.read_gpu_bytes == 15_901_040_640  # the GPU bytes per token the H200 notes count
+    assert round(b.model_gpu_bytes / MIB, 2) == 15164.43  # predicted CUDA0 model buffer
+    assert b.kv_gpu_bytes == 1024 * MIB
+    assert b.gpu_bytes > 16 * 1024 * MIB  # does not fit a 16 GB card whole
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="cache type"):
+        GgufOption(n_ctx=4096, cache_type_k="q3_k")
+    with pytest.raises(ValueError):
+        GgufOption(n_ctx=0)
+    with pytest.raises(ValueError, match="mix"):
+        quant_weights(GgufShape("llama", 1, 256, 256, 2, 2, 128, 128, 256), "IQ9")
