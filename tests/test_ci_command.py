@@ -1,4 +1,5 @@
-"""CI runs exactly the README's test command, gates included (lint-imports, mypy): the two cannot drift apart."""
+"""CI runs exactly the README's test command, gates included (lint-imports, ruff, mypy, the docs build): the two cannot
+drift apart."""
 
 import re
 from pathlib import Path
@@ -11,4 +12,5 @@ def test_ci_runs_the_readme_test_command():
     command = next(b for b in blocks if "pytest" in b)
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert ci_lines[-1] == command
-    assert "lint-imports" in command and "mypy" in command
+    assert "lint-imports" in command and "ruff check ." in command and "mypy" in command
+    assert "mkdocs build --strict" in command

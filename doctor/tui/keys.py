@@ -1,4 +1,4 @@
-"""Every key the TUI answers to, with what it does: the help screen (`?`) and the README's TUI section show
+"""Every key the TUI answers to, with what it does: the help screen (`?`) and the docs (docs/reference/keys.md, generated) show
 this table, and a test checks it against the bindings, so neither can leave a key out. The command palette
 (ctrl+p) offers the PALETTE rows' actions under the same words."""
 

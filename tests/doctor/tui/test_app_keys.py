@@ -95,7 +95,7 @@ def test_help_lists_every_key_and_escape_closes_it():
 
 
 def test_the_help_table_names_every_bound_key():
-    """The help screen and the README list doctor/tui/keys.py; every binding of the screens is in it."""
+    """The help screen and the docs list doctor/tui/keys.py; every binding of the screens is in it."""
     from doctor.tui.checklist import Checklist
     from doctor.tui.detail import DetailPane
     from doctor.tui.keys import MAIN_KEYS, STORY_KEYS, key_names
@@ -229,14 +229,14 @@ def test_the_save_dialog_shows_its_whole_title_and_keys(size, key):
     assert is_dialog and f"Save the {what} to:" in visible and keys_height == 1
 
 
-def test_the_readme_lists_every_key_and_shows_the_story_view():
+def test_the_docs_list_every_key_and_show_the_story_view():
     from conftest import ROOT
 
     from doctor.tui.keys import MAIN_KEYS, STORY_KEYS
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## The terminal UI"):]
-    section = section[: section.index("\n## ", 5)]
-    for keys, what in MAIN_KEYS + STORY_KEYS:
-        assert f"| {' '.join(f'`{k}`' for k in keys.split())} | {what} |" in section
-    assert "Tesla V100-PCIE-16GB: 4 → 25 → 40 → 64 tok/s" in section and "stage 4 of 4" in section
+    keys = (ROOT / "docs" / "reference" / "keys.md").read_text()
+    for keys_, what in MAIN_KEYS + STORY_KEYS:
+        assert f"| {' '.join(f'`{k}`' for k in keys_.split())} | {what} |" in keys
+    tui = (ROOT / "docs" / "tui.md").read_text()
+    assert "Tesla V100-PCIE-16GB: 4 → 25 → 40 → 64 tok/s" in tui and "stage 4 of 4" in tui
+    assert "reference/keys.md" in tui
