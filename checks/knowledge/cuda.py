@@ -22,6 +22,15 @@ MVC_FLOOR: dict[int, tuple[str, str]] = {
     13: ("580.65.06", MVC),
 }
 
+# The newest host gcc each nvcc accepts: the `#if __GNUC__ > N` guard before "unsupported GNU version!" in its
+# crt/host_config.h, read from NVIDIA's nvidia-cuda-nvcc-cu11/cu12 wheels and the CUDA 13.0 toolkit (P)
+HOST_CONFIG = "https://pypi.org/project/nvidia-cuda-nvcc-cu12/ (nvidia/cuda_nvcc/include/crt/host_config.h)"
+NVCC_MAX_GCC: tuple[tuple[str, int, str], ...] = (
+    ("11.8", 11, HOST_CONFIG), ("12.0", 12, HOST_CONFIG), ("12.1", 12, HOST_CONFIG), ("12.4", 13, HOST_CONFIG),
+    ("12.8", 14, HOST_CONFIG), ("13.0", 15, "CUDA 13.0.88 toolkit, include/crt/host_config.h"),
+)
+NVCC_GCC_SUMMARY = ", ".join(f"nvcc {nvcc} takes gcc <= {gcc}" for nvcc, gcc, _ in NVCC_MAX_GCC)
+
 
 @dataclass(frozen=True)
 class ArchRange:

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
-from checks.knowledge.cuda import MVC
+from checks.knowledge.cuda import MVC, NVCC_GCC_SUMMARY
 from checks.knowledge.engines import TRITON
 from checks.knowledge.hardware import DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX
 from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
+from checks.knowledge.xid import XID_CATALOGUE, XID_ROWS_ELSEWHERE, XIDS
 from doctor.model.ids import CheckId, FailureKind
 
 # The probe's failure kinds that rows of this table recognise, in priority order: when an exception's text
@@ -98,6 +99,10 @@ SIZE = r"[\d.]+ ?[KMGT]i?B"
 EXL2_REPO = "https://github.com/turboderp-org/exllamav2"
 VLLM = "https://github.com/vllm-project/vllm"
 QUANT_FIX = "Use a format this card runs: EXL2 with ExLlamaV2, or GPTQ with vLLM/ExLlamaV2."
+BNB_INT8_FIX = ("On a card below cc 7.5 (P40, P100, V100) load in 4-bit (load_in_4bit, NF4) or, faster, use a "
+                "quantized format an engine runs here: EXL2 with ExLlamaV2, or GGUF with llama.cpp.")
+EXL3_FIX = ("This card cannot run ExLlamaV3/EXL3 (cc 8.0+; Turing at most experimental). Use an EXL2 quant with "
+            "ExLlamaV2 (TabbyAPI: git checkout exl2-checkpoint, the last branch with ExLlamaV2), or a GGUF with llama.cpp.")
 TORCH_FIX = ("Install a torch whose wheel ships kernels for this card: for a V100 (sm_70) torch 2.8-2.10 with cu126 or "
              "cu128, or any cu126 build; `v100-doctor --check cuda-pairing` prints the exact pip command for this "
              "machine's driver.")
@@ -494,6 +499,161 @@ SIGNATURES: tuple[Signature, ...] = (
         "pip installed torch >= 2.11 from PyPI, where the default build is CUDA 13.0 (no sm_70/sm_6x kernels)",
         "Reinstall torch from the cu126 index: pip install torch --index-url https://download.pytorch.org/whl/cu126",
         "https://github.com/pytorch/pytorch/pull/177975", "P", severity="warning"),
+    # --- bitsandbytes int8 on cards without int8 tensor cores (cc < 7.5) --------------------------------------
+    Signature(
+        "bnb-int8-matmul-unsupported", "bitsandbytes", ("int8 matmul", "igemmlt"),
+        r"Your GPU does not support Int8 Matmul|int igemmlt\(cublasLtHandle_t.*Assertion `false' failed",
+        (CheckId.QUANT_FORMAT, CheckId.COMPUTE_CAPABILITY),
+        "bitsandbytes' 8-bit matmul (load_in_8bit) needs int8 tensor cores (cc 7.5+); older bitsandbytes aborts in "
+        "igemmlt on a P40/P100/V100",
+        BNB_INT8_FIX, "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/118", "S"),
+    Signature(
+        "bnb-int8-slow-matmul", "bitsandbytes", "only slow 8-bit matmul",
+        r"Compute capability < 7\.5 detected! Only slow 8-bit matmul is supported for your GPU",
+        (CheckId.QUANT_FORMAT, CheckId.COMPUTE_CAPABILITY),
+        "bitsandbytes runs load_in_8bit without int8 tensor cores on this card (cc < 7.5): the model loads, decode crawls",
+        BNB_INT8_FIX, "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/diagnostics/cuda.py",
+        "P", severity="warning"),
+    Signature(
+        "bnb-compiled-without-gpu", "bitsandbytes", "compiled without gpu support",
+        r"bitsandbytes was compiled without GPU support",
+        (CheckId.CUDA_PAIRING,),
+        "The installed bitsandbytes has no CUDA library for this machine, so 8-bit/4-bit loading falls back to the CPU "
+        "(and device_map=\"auto\" then puts the model there)",
+        "Install a bitsandbytes with CUDA support into the same environment as a CUDA build of torch "
+        "(pip install -U bitsandbytes; torch from the cu126 index for a V100/T4): check with python -m bitsandbytes.",
+        "https://github.com/LlamaChinese/Llama-Chinese/issues/123", "S", severity="warning"),
+    Signature(
+        "bnb-dispatched-cpu-or-disk", "transformers (bitsandbytes quantizer)", "dispatched on the cpu",
+        r"Some modules are dispatched on the CPU or the disk",
+        (CheckId.MEMORY_BUDGET, CheckId.CPU_OFFLOAD),
+        "device_map=\"auto\" left part of the quantized model on the CPU or disk, and bitsandbytes refused: the model "
+        "does not fit the GPU's budget (or torch/bitsandbytes cannot use the GPU at all, so everything went to the CPU)",
+        "Make the model fit one GPU: a smaller quant (EXL2 at a lower bpw with ExLlamaV2, or 4-bit), a shorter context; "
+        "`v100-doctor --model DIR` shows what fits. If the model is small enough for the card, the GPU was not used at "
+        "all: install CUDA builds of torch and bitsandbytes. CPU offload (llm_int8_enable_fp32_cpu_offload=True) runs, "
+        "but very slowly.",
+        "https://github.com/huggingface/transformers/blob/main/src/transformers/quantizers/quantizer_bnb_8bit.py", "P"),
+    # --- ExLlamaV2's JIT build: the host compiler, the build itself, a stale lock -----------------------------
+    Signature(
+        "nvcc-unsupported-gcc", "nvcc (host compiler check)", "unsupported gnu version",
+        r"unsupported GNU version! gcc versions later than (?P<gcc_max>\d+) are not supported",
+        (CheckId.EXLLAMAV2_READY, CheckId.CUDA_PAIRING),
+        "The host gcc is newer than this nvcc accepts, so the JIT build of the CUDA extension (exllamav2_ext) fails",
+        "Build with a gcc this nvcc accepts (the line names the newest; " + NVCC_GCC_SUMMARY + "): install gcc-N and "
+        "g++-N of that major and export CC=/usr/bin/gcc-N CXX=/usr/bin/g++-N NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-N', "
+        "clear the extension's cache (~/.cache/torch_extensions/*/exllamav2_ext) and import again; or install a prebuilt "
+        "exllamav2 wheel for this torch and CUDA. -allow-unsupported-compiler is no fix: newer gcc headers break nvcc.",
+        "https://github.com/oobabooga/textgen/issues/3883", "S", probe_kind=FailureKind.JIT_BUILD),
+    Signature(
+        "exllamav2-ext-build-failed", "torch cpp_extension (exllamav2)", "error building extension",
+        # only the bare message: when torch appends the build's output to it, a compiler row names the cause there
+        r"Error building extension '(?P<extension>exllamav2_ext)'\s*$",
+        (CheckId.EXLLAMAV2_READY, CheckId.CUDA_PAIRING),
+        "The JIT build of ExLlamaV2's CUDA extension failed; the first compiler error above it says why",
+        JIT_BUILD_FIX + " Look above for the first `error` line (nvcc, gcc or ninja); or install a prebuilt exllamav2 "
+        "wheel built for this torch and CUDA.",
+        "https://github.com/turboderp-org/exllamav2/pull/22", "S", probe_kind=FailureKind.JIT_BUILD),
+    Signature(
+        "torch-extension-stale-lock", "torch cpp_extension (file baton)", "file_baton.py",
+        r"torch[/\\]utils[/\\]file_baton\.py\S*,? line \d+, in wait",
+        (CheckId.EXLLAMAV2_READY,),
+        "The import waited forever on torch's extension build lock: a build killed earlier (Ctrl-C, OOM, a crash) left "
+        "its lock file behind, and every later import waits on it",
+        "When no other build is running, delete the lock in the extension's build folder (Linux: "
+        "~/.cache/torch_extensions/<py_cu>/exllamav2_ext/lock; print the folder with python -c \"from "
+        "torch.utils.cpp_extension import _get_build_directory as g; print(g('exllamav2_ext', False))\"), then import "
+        "again.",
+        "https://github.com/pytorch/pytorch/issues/189245", "S"),
+    # --- engines the card cannot run -------------------------------------------------------------------------
+    Signature(
+        "ptxas-needs-sm80", "ptxas (ExLlamaV3 and other Ampere-only kernels)", "requires .target sm_80",
+        r"Feature '(?P<feature>[\w.]+)' requires \.target (?P<min_cc>sm_80) or higher",
+        (CheckId.QUANT_FORMAT, CheckId.COMPUTE_CAPABILITY),
+        "The kernels being built use Ampere-only instructions (cp.async, m16n8k16): ExLlamaV3/EXL3 and other Ampere "
+        "kernels cannot run below cc 8.0",
+        EXL3_FIX, "https://github.com/turboderp-org/exllamav3/issues/14", "S"),
+    Signature(
+        "tabbyapi-exllamav3-needs-ampere", "TabbyAPI (main, ExLlamaV3 backend)", "unable to run exllamav3",
+        r"Unable to run ExllamaV3 because an unsupported GPU is found",
+        (CheckId.QUANT_FORMAT, CheckId.COMPUTE_CAPABILITY),
+        "TabbyAPI's main branch runs only ExLlamaV3, which needs an Ampere (cc 8.0+) NVIDIA GPU: this card cannot run it",
+        EXL3_FIX, "https://github.com/theroyallab/tabbyAPI/blob/main/common/hardware.py", "P"),
+    Signature(
+        "vllm-fa-version-unsupported", "vLLM (V1)", "cannot use fa version",
+        r"Cannot use FA version (?P<fa_version>\d) is not supported due to FA\d is only supported on devices with "
+        r"compute capability >= 8",
+        (CheckId.FLASH_ATTN,),
+        "vLLM checked for FlashAttention, found the card below cc 8.0 and goes on with another attention backend "
+        "(logged at ERROR, not fatal; expected on a V100/T4)",
+        "Nothing to fix unless vLLM stops right after it (old V1 releases asserted here): then use vLLM >= 0.10.2, "
+        "which runs V1 in FP16 below cc 8.0, or set VLLM_ATTENTION_BACKEND to a backend this card has.",
+        "https://github.com/vllm-project/vllm/issues/15853", "S", severity="info", rules_out_on_pass=False,
+        pass_note="vLLM prints this on every card below cc 8.0 and falls back; expected here"),
+    # --- the driver and the libraries torch loads -----------------------------------------------------------
+    Signature(
+        "cuda-driver-insufficient", "CUDA runtime (any engine)", "driver version is insufficient",
+        r"CUDA driver version is insufficient for CUDA runtime version",
+        (CheckId.CUDA_PAIRING,),
+        "The engine's CUDA runtime is newer than the installed driver supports (in a container it can also mean no "
+        "driver was mounted)",
+        "Use a build of the engine (or an image) for the driver's CUDA (`nvidia-smi` shows it top right), or a driver "
+        "new enough for the runtime (CUDA 12.x needs >= 525.60.13, 13.x >= 580.65.06; Volta/Pascal stop at R580); in a "
+        "container run it with the NVIDIA runtime (`docker run --gpus all`).",
+        "https://github.com/ollama/ollama/issues/7666", "S"),
+    Signature(
+        "cuda-compat-unsupported-hw", "CUDA forward compatibility (cuda-compat)",
+        ("forward compatibility was attempted", "compatibility mode is unavailable"),
+        r"forward compatibility was attempted on non supported HW|compatibility mode is UNAVAILABLE",
+        (CheckId.CUDA_PAIRING,),
+        "The image runs a newer CUDA through forward compatibility (cuda-compat), which works only on data-centre GPUs "
+        "(Tesla V100/T4/P100/P40, A100...) and only with a kernel driver of a supported branch: here CUDA could not start",
+        "Use an image (or a torch build) whose CUDA the host driver supports natively (`nvidia-smi` on the host shows it), "
+        "or upgrade the host driver; forward compatibility cannot help on a GeForce/Quadro card.",
+        "https://github.com/NVIDIA/nvidia-docker/issues/1479", "S"),
+    Signature(
+        "cuda-compat-enabled", "CUDA forward compatibility (NGC image)", "forward compatibility mode enabled",
+        r"CUDA Forward Compatibility mode ENABLED",
+        (CheckId.CUDA_PAIRING,),
+        "The container runs a newer CUDA than the host driver's through NVIDIA's forward-compatibility package "
+        "(supported on data-centre GPUs): not a pairing fault",
+        "Nothing to fix: the host driver looks older than the image's CUDA by design here.",
+        "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html", "P", severity="info",
+        rules_out_on_pass=False, pass_note="forward compatibility is how this container meets its CUDA; expected"),
+    Signature(
+        "cudnn-version-incompatible", "torch (cuDNN)", ("cudnn version", "cudnn was compiled"),
+        r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against "
+        r"(?:\((?P<built>\d+, \d+, \d+)\)|(?P<built_int>\d+)) but (?:found runtime version|linked against) "
+        r"(?:\((?P<found>\d+, \d+, \d+)\)|(?P<found_int>\d+))",
+        (CheckId.CUDA_PAIRING,),
+        "Another cuDNN (usually a directory on LD_LIBRARY_PATH) is loaded instead of the one bundled with torch",
+        "Remove the cuDNN directory from LD_LIBRARY_PATH (or unset LD_LIBRARY_PATH) so torch loads its own bundled "
+        "cuDNN; do not install a second cuDNN to match.",
+        "https://github.com/pytorch/pytorch/pull/81881", "P"),
+    # --- the card's health in monitoring logs ---------------------------------------------------------------
+    Signature(
+        "dcgm-thermal-violation", "DCGM", ("thermal violation",),
+        r"Thermal violations totaling (?P<seconds>[\d.]+) second|clock(?:s event| throttling) due to thermal "
+        r"violation in GPU (?P<gpu_index>\d+)",
+        (CheckId.THERMAL,),
+        "DCGM saw this GPU slow its clocks because it was too hot",
+        "Cool the card: a passive PCIe card needs strong chassis airflow across its heatsink; check fans, blanking "
+        "plates and the intake temperature. `v100-doctor --check thermal` reads the card's clocks-event reasons now.",
+        "https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/dcgm_errors.h", "P"),
+    Signature(
+        "uncorrectable-ecc-error", "NVIDIA driver / nvidia-smi", ("uncorrectable",),
+        r"uncorrectable (?:double bit )?(?:ECC )?error|Uncorrectable ECC error",
+        (CheckId.GPU_MEMORY_HEALTH,),
+        "An uncorrectable ECC error in the GPU's memory: the hardware, not the software",
+        XIDS[48].fix, XID_CATALOGUE, "P"),
+) + tuple(
+    Signature(
+        f"xid-{x.code}", "NVIDIA driver (kernel log)", "nvrm: xid",
+        rf"NVRM: Xid \((?P<pci>PCI:[\w:.]+)\): (?P<xid>{x.code}),",
+        (x.check,), f"Xid {x.code} ({x.name}): {x.meaning}", x.fix, XID_CATALOGUE, "P", severity=x.severity,
+        rules_out_on_pass=x.severity == "error",
+        pass_note="" if x.severity == "error" else "an application fault the driver reports; the card may be healthy")
+    for x in XIDS.values() if x.code not in XID_ROWS_ELSEWHERE
 )
 
 

@@ -231,6 +231,111 @@ CASES = [
      {"package13": "cuda_runtime"}),
     ("pip-torch-from-pypi-cu130", "https://github.com/pytorch/pytorch/pull/177975",  # pip output from a public build log
      "#11 20.82   Downloading torch-2.11.0-cp310-cp310-manylinux_2_28_x86_64.whl (530.6 MB)", {"torch_version": "2.11.0"}),
+    # --- issue 24's classes: each quote from the thread or source named (verbatim; paths as posted) ---
+    ("bnb-int8-matmul-unsupported", "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/118",
+     "ERROR: Your GPU does not support Int8 Matmul!", {}),
+    ("bnb-int8-matmul-unsupported", "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/118",
+     "python: /mmfs1/gscratch/zlab/timdettmers/git/bitsandbytes/csrc/ops.cu:408: int igemmlt(cublasLtHandle_t, int, int, "
+     "int, const int8_t*, const int8_t*, void*, float*, int, int, int) [with int FORMATB = 3; int DTYPE_OUT = 32; int "
+     "SCALE_ROWS = 0; cublasLtHandle_t = cublasLtContext*; int8_t = signed char]: Assertion `false' failed.", {}),
+    ("bnb-int8-slow-matmul", "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/diagnostics/cuda.py",
+     "/usr/local/lib/python3.8/dist-packages/bitsandbytes-0.41.2-py3.8.egg/bitsandbytes/cuda_setup/main.py:166: UserWarning: "
+     "WARNING: Compute capability < 7.5 detected! Only slow 8-bit matmul is supported for your GPU!                     "
+     "If you run into issues with 8-bit matmul, you can try 4-bit quantization: "
+     "https://huggingface.co/blog/4bit-transformers-bitsandbytes", {}),
+    ("bnb-compiled-without-gpu", "https://github.com/LlamaChinese/Llama-Chinese/issues/123",
+     "C:\\ProgramData\\anaconda3\\envs\\llama2\\lib\\site-packages\\bitsandbytes\\cextension.py:34: UserWarning: The "
+     "installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and "
+     "GPU quantization are unavailable.", {}),
+    ("bnb-dispatched-cpu-or-disk",
+     "https://github.com/huggingface/transformers/blob/main/src/transformers/quantizers/quantizer_bnb_8bit.py",
+     "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the "
+     "quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in 32-bit, "
+     "you need to set `llm_int8_enable_fp32_cpu_offload=True` and pass a custom `device_map` to `from_pretrained`.", {}),
+    ("nvcc-unsupported-gcc", "https://github.com/oobabooga/textgen/issues/3883",
+     "#error -- unsupported GNU version! gcc versions later than 11 are not supported!", {"gcc_max": 11}),
+    ("nvcc-unsupported-gcc", "https://github.com/Eyeline-Labs/FlashDepth/issues/2",
+     "/usr/local/cuda/include/crt/host_config.h:143:2: error: #error -- unsupported GNU version! gcc versions later than "
+     "12 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check", {"gcc_max": 12}),
+    ("exllamav2-ext-build-failed", "https://github.com/turboderp-org/exllamav2/pull/22",
+     "RuntimeError: Error building extension 'exllamav2_ext'", {"extension": "exllamav2_ext"}),
+    ("torch-extension-stale-lock", "https://github.com/ashawkey/torch-ngp/issues/42",
+     '  File "/home/jiangpeng/anaconda3/envs/pytorch1/lib/python3.7/site-packages/torch/utils/file_baton.py", line 42, '
+     "in wait\n    time.sleep(self.wait_seconds)\nKeyboardInterrupt", {}),
+    ("torch-extension-stale-lock", "https://github.com/apache/tvm-ffi/issues/190",
+     '  File "/usr/local/lib/python3.12/site-packages/torch/utils/file_baton.py", line 50, in wait', {}),
+    ("ptxas-needs-sm80", "https://github.com/turboderp-org/exllamav3/issues/14",
+     "ptxas /tmp/tmpxft_00003015_00000000-6_exl3_gemm.ptx, line 466427; error   : Feature 'cp.async' requires .target "
+     "sm_80 or higher", {"feature": "cp.async", "min_cc": "8.0"}),
+    ("ptxas-needs-sm80", "https://github.com/vllm-project/vllm/issues/1063",
+     "Feature '.m16n8k16' requires .target sm_80 or higher", {"feature": ".m16n8k16"}),
+    ("tabbyapi-exllamav3-needs-ampere", "https://github.com/theroyallab/tabbyAPI/blob/main/common/hardware.py",
+     "RuntimeError: Unable to run ExllamaV3 because an unsupported GPU is found in this configuration. ", {}),
+    ("vllm-fa-version-unsupported", "https://github.com/vllm-project/vllm/issues/52181",
+     "(EngineCore pid=1686793) ERROR 08-13 17:50:27 [fa_utils.py:273] Cannot use FA version 2 is not supported due to "
+     "FA2 is only supported on devices with compute capability >= 8", {"fa_version": 2}),
+    ("vllm-fa-version-unsupported", "https://github.com/vllm-project/vllm/issues/15853",
+     "ERROR 03-20 07:42:38 [utils.py:613] Cannot use FA version 2 is not supported due to FA3 is only supported on "
+     "devices with compute capability >= 8 excluding 8.6 and 8.9 and Blackwell archs (>=10)", {"fa_version": 2}),
+    ("cuda-driver-insufficient", "https://github.com/ollama/ollama/issues/7666",
+     "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime version", {}),
+    ("cuda-driver-insufficient", "https://github.com/abetlen/llama-cpp-python/issues/1436",
+     "CUDA error 35 at /home/conda/feedstock_root/build_artifacts/ggml-cuda.cu:493: CUDA driver version is insufficient "
+     "for CUDA runtime version", {}),
+    ("cuda-compat-unsupported-hw", "https://github.com/DeepVAC/TorchPod/issues/43",
+     "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+     "calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on "
+     "non supported HW (Triggered internally at  /opt/conda/conda-bld/pytorch_1623448278899/work/c10/cuda/CUDAFunctions.cpp:115.)",
+     {}),
+    ("cuda-compat-unsupported-hw", "https://github.com/NVIDIA/nvidia-docker/issues/1479",
+     "ERROR: This container was built for NVIDIA Driver Release 450.51 or later, but\n"
+     "       version 440.33.01 was detected and compatibility mode is UNAVAILABLE.", {}),
+    ("cuda-compat-enabled", "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html",
+     "NOTE: CUDA Forward Compatibility mode ENABLED.\n"
+     "  Using CUDA 12.4 driver version 550.54.14 with kernel driver version 470.239.06.", {}),
+    ("cudnn-version-incompatible", "https://github.com/pytorch/pytorch/pull/81881",
+     "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 3, 2) but found runtime version "
+     "(8, 0, 3). PyTorch already comes bundled with cuDNN.", {"built": "8, 3, 2", "found": "8, 0, 3"}),
+    ("cudnn-version-incompatible", "https://github.com/pytorch/pytorch/issues/80637",
+     "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 3, 2) but linked against (8, 0, 3)",
+     {"built": "8, 3, 2", "found": "8, 0, 3"}),
+    ("cudnn-version-incompatible", "https://github.com/xingyizhou/CenterNet/issues/119",
+     "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7605",
+     {"built_int": 7102, "found_int": 7605}),
+    ("dcgm-thermal-violation", "https://github.com/NVIDIA/DCGM/issues/270",
+     "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks event due to "
+     "thermal violation in GPU 2. Verify that the cooling on this machine is functional", {"gpu_index": 2}),
+    ("dcgm-thermal-violation", "https://github.com/NVIDIA/DCGM/issues/242",
+     "GPU 0 Thermal violations totaling 0.0 seconds started at 30.0 seconds into the test", {"seconds": "0.0"}),
+    ("uncorrectable-ecc-error", "https://github.com/NVIDIA/gpu-operator/issues/1146",
+     "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been "
+     "detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.", {}),
+    ("xid-48", "https://github.com/NVIDIA/gpu-operator/issues/1146",
+     "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been "
+     "detected on GPU", {"xid": 48, "pci": "PCI:0000:07:00"}),
+    ("xid-64", "https://github.com/NVIDIA/gpu-operator/issues/1146",
+     "NVRM: Xid (PCI:0000:07:00): 64, pid='<unknown>', name=<unknown>, Dynamic Page Retirement: Blacklisting failed.  "
+     "Page should have been blacklisted on boot(0x00000000007fffa8).", {"xid": 64}),
+    ("xid-13", "https://github.com/leptonai/gpud/pull/46",
+     "NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): "
+     "Illegal Instruction Parameter", {"xid": 13}),
+    ("xid-31", "https://github.com/akash-network/support/issues/244",
+     "NVRM: Xid (PCI:0000:00:07): 31, pid=2512125, name=python3.10, Ch 00000008, intr 00000000. MMU Fault: ENGINE "
+     "GRAPHICS GPCCLIENT_T1_8 faulted @ 0x73ac_1c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE", {"xid": 31}),
+    ("xid-43", "https://github.com/akash-network/support/issues/244",
+     "NVRM: Xid (PCI:0000:00:05): 43, pid=1045242, name=pt_main_thread, Ch 00000008", {"xid": 43}),
+    ("xid-63", "https://github.com/stas00/ml-engineering",
+     "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.",
+     {"xid": 63}),
+    ("xid-94", "https://github.com/akash-network/support/issues/244",
+     "NVRM: Xid (PCI:0000:00:08): 94, pid='<unknown>', name=<unknown>, Contained: SM (0x1). RST: No, D-RST: No", {"xid": 94}),
+    ("xid-94", "https://github.com/leptonai/gpud/pull/1174",
+     "NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error", {"xid": 94}),
+    # no public V100 sample was found for 74 and 95: the NVRM prefix is the driver's, the codes from NVIDIA's catalogue
+    ("xid-74", "https://docs.nvidia.com/deploy/xid-errors/index.html",
+     "NVRM: Xid (PCI:0000:18:00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link 2", {"xid": 74}),
+    ("xid-95", "https://docs.nvidia.com/deploy/xid-errors/index.html",
+     "NVRM: Xid (PCI:0000:18:00): 95, pid='<unknown>', name=<unknown>, Uncontained: FBHUB. RST: Yes, D-RST: No", {"xid": 95}),
 ]
 
 
@@ -287,7 +392,7 @@ def test_the_table_is_well_formed():
     for s in SIGNATURES:
         assert re.match(kebab, s.id) and all(re.match(kebab, c) for c in s.checks), s.id
         assert s.severity in SEVERITIES and s.confidence in ("P", "S"), s.id
-        assert s.source.startswith("https://github.com/"), s.id
+        assert s.source.startswith(("https://github.com/", "https://docs.nvidia.com/")), s.id
         assert s.fix and s.title, s.id
         assert all(a == a.lower() and a for a in s.anchors), s.id
         assert s.rules_out_on_pass or s.pass_note, f"{s.id}: say what a passing check leaves open"
