@@ -5,11 +5,15 @@ The rules, in order (they are the documented meaning of "unexplained" in `explai
    such as vLLM's "[engine.py:448]", a rank ("[rank0]:"), a container or process tag
    ("vllm-1  | ", "(VllmWorker pid=42) "), docker build steps ("#9 88.16 "), journald/syslog
    ("Dec 03 05:31:07 host kernel: ", "... unit[pid]: "), the kernel's "[   34.190000] " and
-   text-generation-webui's "16:01:22-482919 INFO ".
+   text-generation-webui's "16:01:22-482919 INFO ". ANSI colour codes (SGR: "ESC[31m") are removed
+   before anything is read, and the text is shown without them (strip_sgr).
 2. Framing is never a problem by itself: Python traceback frames and their source lines, the
    "During handling of the above exception" joints, a bare "...Warning:" header whose message follows
    on the next lines, and torch's CUDA-error boilerplate ("CUDA kernel errors might be asynchronously
-   reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", "Compile with TORCH_USE_CUDA_DSA").
+   reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", "Compile with TORCH_USE_CUDA_DSA"),
+   the "^^^^"/"~~~^^^" markers Python 3.11+ prints under a frame's source line, and a record's caption: a line
+   whose next line is "Traceback (most recent call last):" (vLLM's "EngineCore failed to start." before the
+   traceback it logs). One logged traceback is one error, counted at the exception line that ends it.
 3. A line whose level is INFO or DEBUG is ordinary output, whatever its words.
 4. Error-looking: a word of the message starts with error, exception, fatal, fail, abort, killed,
    assert, fault, segfault, critical or "out of memory" (any case; also a CamelCase part, as in
@@ -30,8 +34,8 @@ PREFIX = re.compile(
       | \s*\d{4}-\d\d-\d\dT[\d:.]+Z\ +                        # GitHub Actions timestamp
       | \s*[A-Z][a-z]{2}\ +\d{1,2}\ \d\d:\d\d:\d\d\ [\w.-]+\ [\w.@/-]+(?:\[\d+\])?:\ +  # journald/syslog "Dec 03 05:31:07 host kernel: "
       | \s*\d\d:\d\d:\d\d-\d{6}\ +                          # text-generation-webui "16:01:22-482919 "
-      | \s*[\w.-]+\s+\|\ +                                    # docker compose: "vllm-1  | "
-      | \s*\(\w+\ pid=\d+(?:,\ ip=[\d.]+)?\)\ +               # "(VllmWorkerProcess pid=90) "
+      | \s*[\w.-]+\s+\|\ ?                                    # docker compose: "vllm-1  | " (one space: the rest
+      | \s*\(\w+\ pid=\d+(?:,\ ip=[\d.]+)?\)\ ?               # is the message's indentation) "(VllmWorkerProcess pid=90) "
       | \s*\[rank\d+\]:\ ?                                    # torch distributed
       | \s*\d{4}-\d\d-\d\d[ T][\d:.,]+\ +                     # 2025-10-11 15:53:02.991
       | \s*\d\d-\d\d\ [\d:.]+\ +                              # vLLM's 05-18 03:54:51
@@ -51,8 +55,11 @@ FRAMING = re.compile(
     r"|Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions"
     r"|warnings\.warn\(|_warn_unsupported_code\("
     r"|\S*:\d+: \w*Warning:\s*$"  # "/.../torch/cuda/__init__.py:283: UserWarning: " with the text below it
-    r"|\w*Warning:\s*$)"
+    r"|\w*Warning:\s*$"
+    r"|[\^~]+$)"  # Python 3.11+'s markers under a frame's source line
 )
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+TRACEBACK_HEADER = "Traceback (most recent call last):"
 _ERROR_STEMS = ("error", "exception", "fatal", "fail", "abort", "killed", "assert", "fault", "segfault", "critical")
 
 
@@ -69,6 +76,16 @@ QUIET_LEVELS = ("INFO", "DEBUG")  # a line at these levels is never error- or wa
 # keywords the prefilter must find so that every error- or warning-looking line is seen
 CLASSIFY_KEYWORDS = _ERROR_STEMS + ("out of memory", "warn")
 _NEW_RECORD = re.compile(r"\d\d:\d\d|\[\s*\d+\.\d+\]|\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
+
+
+def strip_sgr(text: str) -> str:
+    """The text without ANSI colour codes (vLLM's ColoredFormatter wraps the level and the time in them on a TTY)."""
+    return SGR.sub("", text) if "\x1b" in text else text
+
+
+def starts_a_traceback(line: str) -> bool:
+    """Is this line (prefix and colour aside) the header of a Python traceback?"""
+    return split_prefix(strip_sgr(line))[1].strip() == TRACEBACK_HEADER
 
 
 def split_prefix(line: str) -> tuple[str, str]:
@@ -88,7 +105,7 @@ def kind_of(line: str, previous_line: str | None = None) -> str:
 def kind_in_context(line: str, previous_line: Callable[[], str | None]) -> tuple[str, bool]:
     """(kind, whether the line above was needed to tell): only an indented line can be a traceback's source line,
     so the line above is read (and its cost paid) for those alone."""
-    level, message = split_prefix(line)
+    level, message = split_prefix(strip_sgr(line))
     text = message.strip()
     consulted = False
     if FRAME.search(text) or FRAMING.match(text):
@@ -96,7 +113,7 @@ def kind_in_context(line: str, previous_line: Callable[[], str | None]) -> tuple
     if message[:1].isspace():
         consulted = True
         above = previous_line()
-        if above is not None and FRAME.search(split_prefix(above)[1]):
+        if above is not None and FRAME.search(split_prefix(strip_sgr(above))[1]):
             return "framing", True
     if level in QUIET_LEVELS:
         return "ordinary", consulted
@@ -122,6 +139,7 @@ def continuation(line: str) -> str | None:
     A continuation carries a container or process tag only ("tabbyapi-1  | memory)") or is indented
     ("               NVRM: fallen off the bus ..."); a line whose prefix has a timestamp or a level, a plain
     unindented line, a blank line or a traceback frame starts a new record."""
+    line = strip_sgr(line)
     m = PREFIX.match(line)
     if m and _NEW_RECORD.search(m.group(0)):
         return None

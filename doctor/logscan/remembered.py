@@ -31,6 +31,7 @@ _QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
 UNEXAMINED = "unexamined"  # a line without any keyword: ordinary output, never looked at
 # a line that lines.may_continue() could call a continuation starts with one of these bytes (or holds a "|")
 _MAY_START = re.compile(rb"\n[ \t\r\x0b\x0c\x1c-\x1f(#\[\x80-\xff]")
+_TRACEBACK = b"Traceback (most recent call last):"
 
 
 def reads_digits(pattern: str, anchors: tuple[str, ...]) -> bool:
@@ -44,7 +45,7 @@ class Seen:
 
     raw: bytes | None  # the line itself when its digits matter; None when any digits give the same outcome
     undecodable: bool = False
-    needs_no_continuation: bool = False  # a row was looked for over continuation lines and none followed
+    needs_no_continuation: bool = False  # holds only while the next line neither continues it nor starts a traceback
     matched: tuple[str, ...] = ()  # signature ids, or () for an unmatched line
     kind: str = UNEXAMINED  # unmatched: framing | error | warning | ordinary | unexamined
     group: tuple[str, str] | None = None  # the unexplained group it counts in
@@ -174,24 +175,23 @@ class _Lines:
 
 
 def _no_continuations(run: ScanState, lines: _Lines, plan: list[tuple[bytes, Seen, int]]) -> bool:
-    """True when no line after a line remembered as "no continuation followed" continues it, checked as the
-    line-by-line scan does (each distinct next line once); at once when no line of the block may continue another."""
-    waiting = [(key, n) for key, seen, n in plan if seen.needs_no_continuation]
-    if not waiting or (b"|" not in lines.block and not _MAY_START.search(lines.block)):
+    """True when no line after a line remembered as "holds while the next line does not change it" (no continuation
+    followed, no traceback) changes it, checked as the line-by-line scan does (each distinct next line once), in one
+    pass over the block; at once when no line of the block may continue another or start a traceback."""
+    waiting = {key for key, seen, n in plan if seen.needs_no_continuation}
+    block = lines.block
+    if not waiting or (b"|" not in block and not _MAY_START.search(block) and _TRACEBACK not in block):
         return True
     keys, raw = lines.keys, lines.raw
     verdicts: dict[bytes, bool] = {}
-    for key, n in waiting:
-        at = -1
-        for _ in range(n):
-            at = keys.index(key, at + 1)
-            if at + 1 < len(keys):
-                nxt = raw[at + 1]
-                continues = verdicts.get(nxt)
-                if continues is None:
-                    continues = verdicts[nxt] = run.continues_as(nxt)
-                if continues:
-                    return False
+    for at in range(len(keys) - 1):
+        if keys[at] in waiting:
+            nxt = raw[at + 1]
+            continues = verdicts.get(nxt)
+            if continues is None:
+                continues = verdicts[nxt] = run.continues_as(nxt)
+            if continues:
+                return False
     return True
 
 

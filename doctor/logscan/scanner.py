@@ -14,13 +14,23 @@ from typing import Callable, Iterable
 from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, Signature
 from checks.knowledge.signatures import PlanHint as HintRule
 from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
-from doctor.logscan.lines import CLASSIFY_KEYWORDS, continuation, kind_in_context, may_continue, shape
+from doctor.logscan.lines import (
+    CLASSIFY_KEYWORDS,
+    TRACEBACK_HEADER,
+    continuation,
+    kind_in_context,
+    may_continue,
+    shape,
+    starts_a_traceback,
+    strip_sgr,
+)
 from doctor.logscan.numbers import convert
 from doctor.logscan.remembered import BLANK_DIGITS, SEEN_BYTES, Seen, reads_digits, replay_block
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
 from doctor.model.log_analysis import GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained, UnexplainedGroup
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
+_TRACEBACK = TRACEBACK_HEADER.encode()
 JOIN_LINES = 4  # a wrapped message is looked for over at most this many continuation lines
 BULK_SHARE = 0.25  # whole-block replay is tried when a quarter of the last block was examined (issue 17, CPU s over
 # 200 MB: 1 line in 10 examined, line by line 1.12 vs whole blocks 1.37; every line, 6.15 vs 2.4)
@@ -175,16 +185,16 @@ class _Run:
         self.examined_share = examined / max(newlines, 1)
 
     def _decode(self, raw: bytes) -> str:
-        return raw.decode(self.codec, errors="replace")
+        return strip_sgr(raw.decode(self.codec, errors="replace"))
 
     def _decode_examined(self, raw: bytes) -> str:
         """Decode a line the scanner looks at, counting it when its bytes are not valid in the encoding.
         (Only examined lines are validated: decoding every line of a 2 GB log would halve the throughput.)"""
         try:
-            return raw.decode(self.codec)
+            return strip_sgr(raw.decode(self.codec))
         except UnicodeDecodeError:
             self.undecodable += 1
-            return raw.decode(self.codec, errors="replace")
+            return strip_sgr(raw.decode(self.codec, errors="replace"))
 
     def _line(self, block: bytes, ls: int, le: int, hit: int, lineno: int) -> None:
         if le - ls > MAX_LINE:  # a huge line: look at a window around the keyword
@@ -221,6 +231,8 @@ class _Run:
                 self._remember(key, Seen(raw if digits else None, undecodable, joined is False, tuple(s.id for s, _ in found)))
             return
         kind, consulted = kind_in_context(text, lambda: self._previous_line(block, ls))
+        if kind in self.kind_counts and self._next_starts_a_traceback(block, le):
+            kind, consulted = "framing", True  # a logged traceback's caption: its error is counted at its end
         group = None
         if kind == "framing":
             self.framing_lines += 1
@@ -230,7 +242,9 @@ class _Run:
             self._add_unexplained(group, lineno, text)
         if remember and not consulted:
             digits = self._digits_matter(key, candidates)
-            self._remember(key, Seen(raw if digits else None, undecodable, joined is False, (), kind, group))
+            # an error- or warning-looking line holds only while no traceback follows it: the replay checks the next line
+            look_below = joined is False or group is not None
+            self._remember(key, Seen(raw if digits else None, undecodable, look_below, (), kind, group))
 
     def _add_unexplained(self, key: tuple[str, str], lineno: int, text: str | None) -> None:
         group = self.unexplained.get(key)
@@ -291,13 +305,23 @@ class _Run:
         end = block.find(b"\n", at)
         return self.continues_as(block[at:len(block) if end == -1 else end])
 
+    def _next_starts_a_traceback(self, block: bytes, le: int) -> bool:
+        at = le + 1
+        if at >= len(block):
+            return False
+        end = block.find(b"\n", at)
+        nxt = block[at:len(block) if end == -1 else end]
+        return _TRACEBACK in nxt and starts_a_traceback(self._decode(nxt[:MAX_LINE]).rstrip("\r"))
+
     def continues_as(self, nxt: bytes) -> bool:
-        """Would this line continue the one above it (lines.continuation)? Remembered per line: the same lines follow."""
-        if not may_continue(nxt):
+        """Could this line change the outcome of the one above it: does it continue it (lines.continuation), or start
+        the traceback the line above is the caption of? Remembered per line: the same lines follow."""
+        if _TRACEBACK not in nxt and not may_continue(nxt):
             return False
         verdict = self.continues_memo.get(nxt)
         if verdict is None:
-            verdict = continuation(self._decode(nxt[:MAX_LINE]).rstrip("\r")) is not None
+            text = self._decode(nxt[:MAX_LINE]).rstrip("\r")
+            verdict = continuation(text) is not None or starts_a_traceback(text)
             if self.remembered_bytes + len(nxt) + 100 <= SEEN_BYTES:
                 self.remembered_bytes += len(nxt) + 100
                 self.continues_memo[nxt] = verdict
