@@ -120,15 +120,20 @@ def replay_block(run: ScanState, block: bytes) -> bool | list[tuple[int, int]]:
     return True
 
 
+def _may_change_above(line: bytes) -> bool:
+    """May this line decide the outcome of the one above it (continue it, or start the traceback it is the caption of)?"""
+    return may_continue(line) or _TRACEBACK in line
+
+
 def _unseen_spans(keys: list[bytes], unseen: list[bytes]) -> list[tuple[int, int]] | bool:
     """Byte spans (start, end) of the first sighting of each unseen kind of line, widened over lines that may continue
-    the one above (so no wrapped message is cut) and merged; False when they cover the whole block."""
+    the one above or start a traceback (so no wrapped message or caption is cut off what decides it) and merged; False when they cover the whole block."""
     spans: list[list[int]] = []
     for first in sorted(keys.index(key) for key in unseen):
         start, end = first, first + 1
-        while start > 0 and may_continue(keys[start]):
+        while start > 0 and _may_change_above(keys[start]):
             start -= 1
-        while end < len(keys) and may_continue(keys[end]):
+        while end < len(keys) and _may_change_above(keys[end]):
             end += 1
         if spans and start <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], end)
