@@ -35,7 +35,7 @@ from doctor.model.serialize import to_jsonable
 from doctor.model.source import Origin, SavedFile, ThisMachine
 from doctor.render.log_analysis import render_markdown as render_log_markdown
 from doctor.render.markdown import render_markdown
-from doctor.render.redact import Redactor
+from doctor.render.redact import Redactor, shareable, shareable_analysis
 from doctor.run.run import Run
 
 
@@ -57,11 +57,15 @@ def run(args: argparse.Namespace) -> ExitCode:
     if args.log and not Path(args.log).is_file() and args.log != "-":
         raise UsageError(f"--log {args.log}: no such file")
     report = _report(args)
-    files = _files(report, _analysis(args, report) if args.log else None)
+    analysis = _analysis(args, report) if args.log else None
     redactor = None
-    if not args.no_redact:
+    if not args.no_redact:  # the log's values first, then the report's, then the log again with both known
         redactor = Redactor(live=not args.replay)
-        files = _redacted(files, redactor)
+        if analysis is not None:
+            shareable_analysis(analysis, redactor=redactor)
+        report = shareable(report, redactor=redactor)
+        analysis = shareable_analysis(analysis, redactor=redactor) if analysis is not None else None
+    files = _files(report, analysis)
     files["MANIFEST.json"] = _manifest(files, redactor, report)
     folder = Path(output).name.removesuffix(".zip").removesuffix(".tgz").removesuffix(".tar.gz") or "v100-doctor-bundle"
     try:
@@ -102,12 +106,6 @@ def _files(report, analysis) -> dict[str, object]:
         files["log-analysis.json"] = analysis_to_dict(analysis)
         files["log-analysis.md"] = render_log_markdown(analysis)
     return files
-
-
-def _redacted(files: dict[str, object], redactor) -> dict[str, object]:
-    for content in files.values():  # learn every value to hide before replacing any
-        (redactor.learn_text if isinstance(content, str) else redactor.learn_json)(content)
-    return {name: redactor.text(c) if isinstance(c, str) else redactor.json(c) for name, c in files.items()}
 
 
 def _manifest(files: dict[str, object], redactor, report) -> dict:

@@ -47,6 +47,7 @@ from doctor.model.log_analysis import LogAnalysis, analysis_to_json
 from doctor.model.plan import Plan
 from doctor.model.source import SavedFile
 from doctor.render.log_analysis import render_markdown, render_text
+from doctor.render.redact import shareable_analysis
 from doctor.render.untrusted import visible
 from doctor.run.confirm import confirm_matches
 
@@ -66,12 +67,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--json", action="store_true", help="print the analysis as JSON only (schema v100-doctor/log-analysis/1)")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown for a GitHub issue")
     o.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON analysis to FILE")
+    o.add_argument("--no-redact", action="store_true", help="keep the log's home paths, host names and secrets in "
+                   "--json, --markdown and -o (redacted by default)")
     o.add_argument("-v", "--verbose", action="store_true", help="list every kind of unexplained line, not only the first 15")
     add_plan_arguments(p)
 
 
 def run(args: argparse.Namespace) -> ExitCode:
     analysis = explain(args)
+    if args.output or args.json or args.markdown:  # made to be sent: the log's secrets and names are replaced
+        analysis = shareable_analysis(analysis, not args.no_redact)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as fh:

@@ -16,6 +16,7 @@ from doctor.cli.options import path_arg, positive_int
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.render.fleet import render_fleet_json, render_fleet_markdown, render_fleet_text
+from doctor.render.redact import shareable_fleet
 from doctor.run.fleet import collect
 
 EXIT_FOR = {"fail": ExitCode.FAILURES, "error": ExitCode.INTERNAL, "unreadable": ExitCode.USAGE, "warn": ExitCode.WARNINGS}
@@ -27,6 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--json", action="store_true", help="print JSON (schema v100-doctor/fleet/1)")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown")
     p.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON to FILE")
+    p.add_argument("--no-redact", action="store_true", help="keep home paths, GPU UUIDs and secrets in --json, "
+                   "--markdown and -o (host names are kept either way: naming them is what a fleet is for)")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N", help="worker processes for large fleets (default: up to 4)")
     p.add_argument("--max-rows", type=positive_int, default=200, metavar="N", help="rows shown in text/Markdown (default 200)")
 
@@ -44,6 +47,8 @@ def run(args: argparse.Namespace) -> ExitCode:
     fleet = collect(args.paths, jobs=args.jobs)
     if not fleet.reports:
         raise UsageError(f"no report files (.json, .tar.gz, .zip) under {', '.join(args.paths)}")
+    if args.output or args.json or args.markdown:  # made to be sent: home paths, UUIDs and secrets replaced
+        fleet = shareable_fleet(fleet, not args.no_redact)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as fh:

@@ -1,11 +1,17 @@
-"""Take out of a ticket bundle what identifies a person or a machine: home paths, user names, hostnames, GPU serials and UUIDs, secrets.
+"""Take out of what a user shares what identifies a person or a machine: home paths, user names, hostnames, GPU
+serials and UUIDs, MACs, machine and boot ids, secrets. Never the doctor's own words.
 
-One Redactor sees every file of a bundle. It first learns the values to hide (the facts' hostname,
-serials and UUIDs, secret-named variables, /home/<name> paths found anywhere, and this machine's own
-home, user and hostnames), then replaces them everywhere. JSON is redacted value by value and keeps
-its keys, so a redacted report still replays. It counts what it replaced by kind; the values
-themselves are never recorded. Short or generic names ("root", "gpu", "localhost") are left alone:
-replacing them would mangle the report without hiding anyone.
+Redaction goes by structure. A document has parts read from the user's machine (a report's facts, plan, probe and
+source; a log's lines; a launch config's lines) and parts the doctor wrote (findings, verdict, route, notes). The
+Redactor first learns the values to hide from the read parts only: identifying fields by name (hostname, serial,
+uuid), secret-named fields and variables, secret shapes in text (NAME=VALUE, `--api-key VALUE`, `Authorization:
+Bearer ...`, URL passwords, hf_/sk-/ghp_/AKIA tokens, `boot <uuid>`, MACs), /home/<name> paths, and when live this
+machine's own home, user, hostnames and secret environment. Then it replaces exactly those values wherever they
+appear, the doctor's prose included (a finding that quotes the hostname); a pattern never runs over prose, so
+"per token: 12.79 GB" stays as written. Stand-ins hold no Markdown or HTML syntax (`redacted-host`,
+`GPU-uuid-1-redacted`), so GitHub shows them as a terminal does, and they are numbered in order of first
+appearance, so a replay and two runs give the same ones. The Redactor counts what it replaced by kind; the values
+themselves are never written anywhere.
 """
 
 from __future__ import annotations
@@ -15,56 +21,80 @@ import os
 import re
 import socket
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 HOME = "~"
-USER, HOST, SERIAL, UUID, SECRET = "<user>", "<host>", "<gpu-serial>", "<gpu-uuid>", "<redacted>"
+USER, HOST, SERIAL, SECRET = "redacted-user", "redacted-host", "redacted-serial", "redacted-secret"
+MAC, MACHINE_ID = "redacted-mac", "redacted-machine-id"
+STAND_INS = (USER, HOST, SERIAL, SECRET, MAC, MACHINE_ID)
 GENERIC = {"root", "user", "users", "admin", "home", "public", "shared", "default", "guest", "localhost",
            "server", "worker", "master", "main", "node", "host", "linux", "ubuntu", "debian", "runner"}
-SECRET_PARTS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS", "KEY", "APIKEY",
-                "AUTH", "PAT", "PRIVATE"}
-_HOME_IN_TEXT = re.compile(r"(?P<home>(?:/home|/Users)/(?P<user>[^/\s\"'\\:;,]+))|(?P<whome>[A-Za-z]:\\{1,2}Users\\{1,2}(?P<wuser>[^\\\s\"':;,]+))")
-_NAME_VALUE = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_]*)(?P<sep>[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s\"',;]+)")
-_SAYS_KEY = re.compile(r"(?i)(?P<lead>\b(?:api key|admin key|token|password|secret)\s+is:?\s+)(?P<value>\S+)")
+SECRET_PARTS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS",
+                "KEY", "APIKEY", "AUTH", "PAT", "PRIVATE"}
+NOT_SECRET_VALUES = {"true", "false", "none", "null", "yes", "no", "auto", "enabled", "disabled", "unset", "empty",
+                     "required", "optional", "redacted"}
+
+# The parts of a document the doctor wrote itself: learned from never, patterns never run over them.
+REPORT_PROSE = frozenset({"findings", "gpus", "verdict", "prescription", "errors", "note"})
+LOG_ANALYSIS_READ = frozenset({"text", "matched", "example", "value", "name", "facts_source", "plan_used"})
+
+_HOME_IN_TEXT = re.compile(r"(?P<home>(?:/home|/Users)/(?P<user>[^/\s\"'\\:;,`]+))"
+                           r"|(?P<whome>[A-Za-z]:\\{1,2}Users\\{1,2}(?P<wuser>[^\\\s\"':;,`]+))")
+_NAME_VALUE = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_-]*)[\"']?\s*[=:]\s*[\"']?(?P<value>[^\s\"',;]+)")
+_FLAG_VALUE = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?:=|\s+)[\"']?(?P<value>[^\s\"']+)")
+_SAYS_KEY = re.compile(r"(?i)\b(?:api key|admin key|token|password|secret)\s+is:\s+(?P<value>\S+)")
+_BEARER = re.compile(r"(?i)\b(?:authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)?|bearer|basic)\s+"
+                     r"(?P<value>[A-Za-z0-9._~+/=-]{8,})")
 _TOKEN_SHAPES = re.compile(r"\b(?:hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
-                           r"|github_pat_[A-Za-z0-9_]{40,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})\b")
+                           r"|github_pat_[A-Za-z0-9_]{40,}|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9-]{10,})\b")
 _UUID = re.compile(r"\b(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_SERIAL_IN_TEXT = re.compile(r"(?i)(?P<lead>serial(?:[ _]?number)?[\"']?\s*[:=]\s*[\"']?)(?P<value>\d{8,20})\b")
-
-
-# Identifiers a pasted log can carry that name this machine or hold a credential (issue 12)
-_URL_PASSWORD = re.compile(r"(?P<lead>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)(?P<value>[^@\s/]+)(?=@)")
-_MACHINE_ID = re.compile(r"(?i)(?P<lead>\b(?:machine[-_ ]?id|boot[-_ ]?id)[\"']?\s*[:=]?\s*[\"']?)"
+_SERIAL_IN_TEXT = re.compile(r"(?i)serial(?:[ _]?number)?[\"']?\s*[:=]\s*[\"']?(?P<value>\d{8,20})\b")
+_URL_PASSWORD = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:(?P<value>[^@\s/]+)(?=@)")
+_MACHINE_ID = re.compile(r"(?i)\b(?:machine[-_ ]?id|boot(?:[-_ ]?id)?)[\"']?\s*[:=]?\s*[\"']?"
                          r"(?P<value>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12})\b")
-_MAC = re.compile(r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}(?![0-9A-Fa-f:-])")
+_MAC = re.compile(r"(?<![0-9A-Fa-f:-])(?P<value>(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2})(?![0-9A-Fa-f:-])")
+_NUMBER = re.compile(r"[\d.,:%+-]+")
+_STAND_IN = re.compile(r"(?:GPU|MIG)-(?:uuid-\d+-redacted|<gpu-uuid-\d+>)|redacted-[a-z-]+|<[a-z-]+>")
 
 
 def secret_name(name: str) -> bool:
-    """HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD, MY-SECRET ... (but not TOKENIZERS or CACHE_MODE)."""
+    """HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD, MYSQL_PWD, --api-key (but not TOKENIZERS or CACHE_MODE)."""
     parts = re.split(r"[_\-.]", name.upper())
     return any(p in SECRET_PARTS for p in parts) or name.upper().endswith(("TOKEN", "APIKEY", "SECRET", "PASSWORD"))
+
+
+def looks_secret(value: str) -> bool:
+    """A value a secret-named field or flag may hold: not a word like "auto", a number, a path, a shell variable or
+    a stand-in (a secret has no spaces, and is at least 6 characters)."""
+    return (len(value) >= 6 and not any(c.isspace() for c in value) and value.lower() not in NOT_SECRET_VALUES
+            and not _NUMBER.fullmatch(value) and not value.startswith(("/", "~", "$", "*", "-", "<", "`", "{", "%"))
+            and not _STAND_IN.fullmatch(value))
 
 
 class Redactor:
     def __init__(self, live: bool = True):
         self.counts: Counter = Counter()
         self.secret_names: set[str] = set()
-        self.homes: set[str] = set()
-        self.users: set[str] = set()
-        self.hosts: set[str] = set()
-        self.serials: set[str] = set()
-        self.uuids: set[str] = set()
-        self.secrets: set[str] = set()
-        self._uuid_aliases: dict[str, str] = {}
+        self.homes: dict[str, None] = {}
+        self.users: dict[str, None] = {}
+        self.hosts: dict[str, None] = {}
+        self.serials: dict[str, None] = {}
+        self.secrets: dict[str, str] = {}  # value -> kind (secret, machine id, MAC address)
+        self._uuid_aliases: dict[str, str] = {}  # in order of first appearance: the stand-ins' numbers
         if live:
             self._learn_this_machine()
 
-    # -- learning -------------------------------------------------------------------------------------------
+    @property
+    def uuids(self) -> tuple[str, ...]:
+        return tuple(self._uuid_aliases)
+
+    # -- learning (only from what was read from the machine, never from the doctor's prose) ------------------
     def _learn_this_machine(self) -> None:
         home = str(Path.home())
         if home not in ("/", "") and len(home) > 3:
-            self.homes.add(home)
+            self.homes[home] = None
         try:
             self._add_user(getpass.getuser())
         except Exception:  # no user name (a container without /etc/passwd entry): nothing to hide
@@ -72,63 +102,83 @@ class Redactor:
         for name in (socket.gethostname(), socket.getfqdn()):
             self._add_host(name)
         for name, value in os.environ.items():
-            if secret_name(name) and len(value) >= 6:
-                self.secrets.add(value)
+            if secret_name(name) and looks_secret(value):
+                self._add_secret(value, "secret")
 
     def _add_user(self, name: str) -> None:
-        if name and len(name) >= 3 and name.lower() not in GENERIC:
-            self.users.add(name)
+        if name and len(name) >= 3 and name.lower() not in GENERIC and not _STAND_IN.fullmatch(name):
+            self.users[name] = None
 
     def _add_host(self, name: str) -> None:
         for candidate in (name, name.split(".", 1)[0]):
-            if candidate and len(candidate) >= 4 and candidate.lower() not in GENERIC:
-                self.hosts.add(candidate)
+            if candidate and len(candidate) >= 4 and candidate.lower() not in GENERIC and not _STAND_IN.search(candidate):
+                self.hosts[candidate] = None
+
+    def _add_secret(self, value: str, kind: str) -> None:
+        if value and not _STAND_IN.fullmatch(value):
+            self.secrets.setdefault(value, kind)
+
+    def _add_uuid(self, uuid: str) -> None:
+        if uuid.strip() and not _STAND_IN.fullmatch(uuid) and uuid not in self._uuid_aliases:
+            kind = uuid[:3] if uuid[:4] in ("GPU-", "MIG-") else "GPU"
+            self._uuid_aliases[uuid] = f"{kind}-uuid-{len(self._uuid_aliases) + 1}-redacted"
 
     def learn_text(self, text: str) -> None:
+        """Values to hide in a text read from the machine (a log line, a config line, an environment value)."""
         for m in _HOME_IN_TEXT.finditer(text):
             home, user = (m.group("home"), m.group("user")) if m.group("home") else (m.group("whome"), m.group("wuser"))
-            if user.lower() not in GENERIC:
-                self.homes.add(home)
+            if user.lower() not in GENERIC and not _STAND_IN.fullmatch(user):
+                self.homes[home] = None
             self._add_user(user)
-        for m in _NAME_VALUE.finditer(text):
-            if secret_name(m.group("name")) and len(m.group("value")) >= 6:
-                self.secrets.add(m.group("value"))
-                self.secret_names.add(m.group("name"))
+        for m in _UUID.finditer(text):
+            self._add_uuid(m.group(0))
+        for pattern in (_NAME_VALUE, _FLAG_VALUE):
+            for m in pattern.finditer(text):
+                if secret_name(m.group("name")) and looks_secret(m.group("value")):
+                    self._add_secret(m.group("value"), "secret")
+                    self.secret_names.add(m.group("name"))
+        for pattern, kind in ((_SAYS_KEY, "secret"), (_BEARER, "secret"), (_TOKEN_SHAPES, "secret"),
+                              (_URL_PASSWORD, "secret"), (_MACHINE_ID, "machine id"), (_MAC, "MAC address"),
+                              (_SERIAL_IN_TEXT, "GPU serial")):
+            for m in pattern.finditer(text):
+                value = m.group("value") if "value" in pattern.groupindex else m.group(0)
+                if kind == "GPU serial":
+                    self.serials[value] = None
+                elif kind != "secret" or pattern is _TOKEN_SHAPES or looks_secret(value):
+                    self._add_secret(value, kind)
 
     def learn_json(self, obj: Any, key: str = "") -> None:
+        """Values to hide in data read from the machine: fields by name, and every string's text."""
         if isinstance(obj, dict):
             for k, v in obj.items():
                 self.learn_json(v, str(k))
         elif isinstance(obj, list):
+            if all(isinstance(v, str) for v in obj):  # an argv: ["--api-key", "VALUE"]
+                self.learn_text(" ".join(obj))
             for v in obj:
                 self.learn_json(v, key)
         elif isinstance(obj, str):
             if key == "hostname":
                 self._add_host(obj)
-            elif key == "serial" and obj.strip():
-                self.serials.add(obj)
-            elif key == "uuid" and obj.strip():
-                self.uuids.add(obj)
-            elif secret_name(key) and len(obj) >= 6:
-                self.secrets.add(obj)
+            elif key == "serial" and obj.strip() and not _STAND_IN.fullmatch(obj):
+                self.serials[obj] = None
+            elif key == "uuid":
+                self._add_uuid(obj)
+            elif secret_name(key) and looks_secret(obj):
+                self._add_secret(obj, "secret")
                 self.secret_names.add(key)
             self.learn_text(obj)
 
-    # -- replacing --------------------------------------------------------------------------------------------
-    def text(self, s: str) -> str:
-        s = self._sub(_NAME_VALUE, s, "secret", lambda m: f"{m.group('name')}{m.group('sep')}{SECRET}"
-                      if secret_name(m.group("name")) else m.group(0))
-        s = self._sub(_SAYS_KEY, s, "secret", lambda m: m.group("lead") + SECRET)
-        s = self._sub(_TOKEN_SHAPES, s, "secret", SECRET)
-        s = self._sub(_URL_PASSWORD, s, "secret", lambda m: m.group("lead") + SECRET)
-        s = self._sub(_MACHINE_ID, s, "machine id", lambda m: m.group("lead") + "<machine-id>")
-        s = self._sub(_MAC, s, "MAC address", "<mac>")
-        s = self._literals(s, self.secrets, "secret", SECRET)
-        s = self._sub(_UUID, s, "GPU UUID", lambda m: self._uuid_alias(m.group(0)))
-        for value in sorted(self.uuids, key=len, reverse=True):
-            s = self._literals(s, {value}, "GPU UUID", self._uuid_alias(value))
-        s = self._sub(_SERIAL_IN_TEXT, s, "GPU serial", lambda m: m.group("lead") + SERIAL)
-        s = self._literals(s, self.serials, "GPU serial", SERIAL)
+    # -- replacing: exactly the learned values, wherever they are ---------------------------------------------
+    def prose(self, s: str) -> str:
+        """The doctor's own text: only the learned values are replaced; nothing else changes by a byte."""
+        for value, kind in sorted(self.secrets.items(), key=lambda kv: -len(kv[0])):
+            s = self._literal(s, value, kind, MACHINE_ID if kind == "machine id" else MAC if kind == "MAC address"
+                              else SECRET)
+        for uuid, alias in sorted(self._uuid_aliases.items(), key=lambda kv: -len(kv[0])):
+            s = self._literal(s, uuid, "GPU UUID", alias)
+        for serial in sorted(self.serials, key=len, reverse=True):
+            s = self._literal(s, serial, "GPU serial", SERIAL)
         for home in sorted(self.homes, key=len, reverse=True):
             s = self._sub(re.compile(re.escape(home) + r"(?![\w.-])"), s, "home path", HOME)
         for host in sorted(self.hosts, key=len, reverse=True):
@@ -137,56 +187,56 @@ class Redactor:
             s = self._sub(re.compile(r"(?<![\w.-])" + re.escape(user) + r"(?![\w-])"), s, "user name", USER)
         return s
 
+    def text(self, s: str) -> str:
+        """A text read from the machine (a log, a config line): its own values are learned, then replaced."""
+        self.learn_text(s)
+        return self.prose(s)
+
     def json(self, obj: Any, key: str = "") -> Any:
-        """A redacted copy: keys kept, values of secret-named, serial, uuid and hostname fields replaced."""
+        """A redacted copy of data read from the machine: keys kept, identifying and secret fields replaced."""
         if isinstance(obj, dict):
             return {k: self.json(v, str(k)) for k, v in obj.items()}
         if isinstance(obj, list):
+            if obj and all(isinstance(v, str) for v in obj):
+                self.learn_text(" ".join(obj))
             return [self.json(v, key) for v in obj]
         if isinstance(obj, str):
             if key == "uuid" and obj.strip():
-                self.counts["GPU UUID"] += 1
-                return self._uuid_alias(obj)
+                self._add_uuid(obj)
+                return self._literal(obj, obj, "GPU UUID", self._uuid_aliases.get(obj, obj))
             for field, kind, label in (("serial", "GPU serial", SERIAL), ("hostname", "hostname", HOST)):
                 if key == field and obj.strip():
-                    self.counts[kind] += 1
-                    return label
-            if secret_name(key) and obj:
-                self.counts["secret"] += 1
-                return SECRET
+                    return self._literal(obj, obj, kind, label)
+            if secret_name(key) and looks_secret(obj):
+                return self._literal(obj, obj, "secret", SECRET)
             return self.text(obj)
         return obj
 
-    def _uuid_alias(self, uuid: str) -> str:
-        """One stand-in per UUID ("GPU-<gpu-uuid-1>"): CUDA_VISIBLE_DEVICES=GPU-... still names the same GPU in a
-        redacted report, so its replay numbers the GPUs as the original did (checks/arithmetic/gpu_numbering.py)."""
-        if uuid.startswith(("GPU-<", "MIG-<")) or uuid.startswith("<"):
-            return uuid  # already a stand-in
-        if uuid not in self._uuid_aliases:
-            kind = uuid.split("-", 1)[0] if uuid[:4] in ("GPU-", "MIG-") else "GPU"
-            self._uuid_aliases[uuid] = f"{kind}-{UUID[:-1]}-{len(self._uuid_aliases) + 1}>"
-        return self._uuid_aliases[uuid]
+    def prose_json(self, obj: Any) -> Any:
+        """A redacted copy of what the doctor wrote: every string through prose(), keys kept."""
+        if isinstance(obj, dict):
+            return {k: self.prose_json(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [self.prose_json(v) for v in obj]
+        return self.prose(obj) if isinstance(obj, str) else obj
 
-    def _sub(self, pattern: re.Pattern, s: str, kind: str, repl) -> str:
-        """Replace and count only the matches that really changed."""
-        changed = 0
+    def document(self, data: dict, prose: Callable[[str], bool]) -> dict:
+        """A whole document (a report's dict, a log analysis'): learn from the parts read from the machine, then
+        replace in all; `prose(key)` says which top-level parts the doctor wrote."""
+        read = {k: v for k, v in data.items() if not prose(k)}
+        self.learn_json(read)
+        return {k: self.prose_json(v) if prose(k) else self.json(v, k) for k, v in data.items()}
 
-        def one(m: re.Match) -> str:
-            nonlocal changed
-            new = repl(m) if callable(repl) else repl
-            changed += new != m.group(0)
-            return new
-
-        out = pattern.sub(one, s)
-        if changed:
-            self.counts[kind] += changed
+    def _sub(self, pattern: re.Pattern, s: str, kind: str, label: str) -> str:
+        out, n = pattern.subn(label, s)
+        if n and out != s:
+            self.counts[kind] += n
         return out
 
-    def _literals(self, s: str, values: set[str], kind: str, label: str) -> str:
-        for value in sorted(values, key=len, reverse=True):
-            if value and value in s:
-                self.counts[kind] += s.count(value)
-                s = s.replace(value, label)
+    def _literal(self, s: str, value: str, kind: str, label: str) -> str:
+        if value and value != label and value in s:
+            self.counts[kind] += s.count(value)
+            s = s.replace(value, label)
         return s
 
     def describe(self) -> str:
@@ -198,17 +248,75 @@ class Redactor:
         return ", ".join(parts)
 
 
-def shareable(report, redact: bool = True):
-    """The report as it may leave this machine: hostname, user name, home path, GPU serials and UUIDs, MAC
-    addresses, machine-ids and secrets replaced (Redactor, above), everything the checks read kept, so
-    a replay of it gives the same findings. Every report output goes through here (--json, -o, --markdown, the
-    TUI's save); redact=False (--no-redact) returns it as it is."""
+def report_prose(key: str) -> bool:
+    return key in REPORT_PROSE
+
+
+def analysis_prose(key: str) -> bool:
+    """In a log analysis the read parts are the log's lines and name, the plan hints and the facts' source."""
+    return key not in {"log", "matches", "unexplained", "plan_hints", "facts_source", "plan_used"}
+
+
+def redact_report_dict(data: dict, redactor: Redactor) -> dict:
+    return redactor.document(data, report_prose)
+
+
+def redact_analysis_dict(data: dict, redactor: Redactor) -> dict:
+    """A log analysis: the log's lines are read (learned and pattern-checked), its titles and fixes are prose."""
+    out = dict(data)
+    redactor.learn_json({k: v for k, v in data.items() if k in ("log", "plan_hints", "facts_source", "plan_used")})
+    for group in (data.get("matches") or []):
+        redactor.learn_json({k: v for k, v in group.items() if k in LOG_ANALYSIS_READ})
+    for group in ((data.get("unexplained") or {}).get("groups") or []):
+        redactor.learn_json({k: v for k, v in group.items() if k in LOG_ANALYSIS_READ})
+    return redactor.prose_json(out)
+
+
+def shareable(report, redact: bool = True, redactor: Redactor | None = None):
+    """The report as it may leave this machine: identifying values and secrets replaced (Redactor, above), the
+    doctor's words and everything the checks read kept, so a replay of it gives the same findings. Every report
+    output goes through here (--json, -o, --markdown, the TUI's saves and copy, watch, bundle); redact=False
+    (--no-redact) returns it as it is."""
     if not redact:
         return report
     from doctor.model.report import Report, report_to_dict  # lazy: the report model (17 modules) loads when a report is redacted, not for --version/--help
     from doctor.model.serialize import from_jsonable  # lazy: as the report model, never for --version/--help
 
-    redactor = Redactor(live=not report.source.recorded)  # a replay: hide what the report names, not the replayer
-    data = report_to_dict(report)
-    redactor.learn_json(data)
-    return from_jsonable(Report, redactor.json(data), "$")
+    if redactor is None:
+        redactor = Redactor(live=not report.source.recorded)  # a replay: hide what the report names, not the replayer
+    return from_jsonable(Report, redact_report_dict(report_to_dict(report), redactor), "$")
+
+
+def shareable_analysis(analysis, redact: bool = True, redactor: Redactor | None = None):
+    """A log analysis as it may leave this machine (explain --json/-o/--markdown, the bundle): the log's secrets
+    and identifying values replaced wherever they appear, the doctor's titles and fixes untouched."""
+    if not redact:
+        return analysis
+    from doctor.model.log_analysis import LogAnalysis, analysis_to_dict  # lazy: loads when an analysis is shared
+    from doctor.model.serialize import from_jsonable  # lazy: as the analysis model
+
+    if redactor is None:
+        redactor = Redactor(live=True)
+    return from_jsonable(LogAnalysis, redact_analysis_dict(analysis_to_dict(analysis), redactor), "$")
+
+
+def shareable_fleet(fleet, redact: bool = True):
+    """A fleet as it may leave this machine: what its rows read from the reports (model paths, source files,
+    card and package names) is learned from, the causes (the doctor's words) only get those values replaced.
+    Host names stay: naming each host is what a fleet is for (reports shared redacted already name none)."""
+    if not redact:
+        return fleet
+    from doctor.model.fleet import Fleet  # lazy: loads when a fleet is shared
+    from doctor.model.serialize import from_jsonable, to_jsonable  # lazy: as the fleet model
+
+    redactor = Redactor(live=True)  # this machine's home, user and secrets (the reports' paths sit under it) ...
+    redactor.hosts.clear()  # ... but not its host name: a fleet names its hosts
+    data = to_jsonable(fleet)
+    for row in data.get("rows") or []:
+        redactor.learn_json({k: v for k, v in row.items() if k in ("model", "source", "card", "driver", "torch")})
+    return from_jsonable(Fleet, redactor.prose_json(data), "$")
+
+
+def stand_ins_in(texts: Iterable[str]) -> set[str]:
+    """The stand-ins a text holds (for tests and the bundle's manifest)."""
+    return {m.group(0) for t in texts for m in _STAND_IN.finditer(t)}

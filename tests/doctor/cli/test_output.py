@@ -29,7 +29,7 @@ def test_no_report_output_carries_the_planted_identity(tmp_path, flags):
     assert leaked(done.stdout) == [] and leaked(written) == []
     if flags[0] == "--json":
         doc = json.loads(done.stdout)
-        assert doc["facts"]["host"]["hostname"] == "<host>"
+        assert doc["facts"]["host"]["hostname"] == "redacted-host"
         assert doc["facts"]["python"]["executable"] == "~/venvs/llm/bin/python"
 
 

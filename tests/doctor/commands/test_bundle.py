@@ -79,7 +79,7 @@ def test_the_bundle_holds_the_report_summary_and_log_analysis(tmp_path):
     files = members(out)
     assert set(files) == {"report.json", "summary.md", "log-analysis.json", "log-analysis.md", "MANIFEST.json"}
     report = jsonschema.validate(json.loads(files["report.json"]), REPORT_SCHEMA) or json.loads(files["report.json"])
-    assert report["facts"]["host"]["hostname"] == "<host>" and report["facts"]["nvml"]["gpus"][0]["serial"] == "<gpu-serial>"
+    assert report["facts"]["host"]["hostname"] == "redacted-host" and report["facts"]["nvml"]["gpus"][0]["serial"] == "redacted-serial"
     analysis = json.loads(files["log-analysis.json"])
     jsonschema.validate(analysis, LOG_SCHEMA)
     crash = next(m for m in analysis["matches"] if m["signature"] == "no-safetensors-found")

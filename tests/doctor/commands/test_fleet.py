@@ -97,3 +97,16 @@ def test_fleet_over_the_live_h200_and_the_fixtures():
     assert live and all(r.card == "NVIDIA H200" and r.status == "pass" for r in live)
     assert fleet.unreadable == 0 and {r.host for r in fleet.rows if r.card == "Tesla V100-SXM2-16GB"}
     assert fleet.groups[0].hosts and fleet.groups[0].status == "fail"
+
+
+def test_fleet_json_and_markdown_hide_home_paths_but_keep_host_names(tmp_path):
+    """Issue 25 item 6: fleet's outputs go through the redactor too (its rows name the reports' files)."""
+    home = tmp_path / "plantuser"
+    (home / "reports").mkdir(parents=True)
+    (home / "reports" / "node7.json").write_text((MACHINES / "v100-pcie-16gb-healthy.json").read_text())
+    env = {"HOME": str(home)}
+    for fmt in ("--json", "--markdown"):
+        out = run_cli("fleet", str(home / "reports"), fmt, env=env).stdout
+        assert "gpu-box" in out and str(home) not in out, fmt
+    kept = run_cli("fleet", str(home / "reports"), "--json", "--no-redact", env=env).stdout
+    assert str(home) in kept  # the search above can fail

@@ -156,3 +156,16 @@ def test_watch_never_signals_the_watched_process(child, monkeypatch, capsys):
 def test_a_missing_model_directory_is_a_usage_error(capsys, fake_machine):
     code = main(["watch", "--model", "/nonexistent/qwen27b", "--seconds", "1"])
     assert code == 3 and "--model /nonexistent/qwen27b" in capsys.readouterr().err
+
+
+def test_watch_config_with_an_api_key_is_redacted_in_json_and_o(tmp_path, capsys, child, fake_machine):
+    """Issue 25 item 6: `watch --config serve.sh` copied the server's --api-key into --json and -o."""
+    cfg = tmp_path / "serve.sh"
+    cfg.write_text("python -m vllm.entrypoints.openai.api_server --cpu-offload-gb 4 --api-key tabbysecret-0042\n")
+    report = tmp_path / "watch.json"
+    main(["watch", "--pid", str(child.pid), "--seconds", "1", "--config", str(cfg), "-o", str(report), "--json"])
+    out = capsys.readouterr().out
+    assert "--cpu-offload-gb 4 --api-key" in report.read_text()  # the line is there, its secret is not
+    assert "tabbysecret-0042" not in out and "tabbysecret-0042" not in report.read_text()
+    main(["watch", "--pid", str(child.pid), "--seconds", "1", "--config", str(cfg), "--json", "--no-redact"])
+    assert "tabbysecret-0042" in capsys.readouterr().out  # the search above can fail
