@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from checks.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor import __version__
+from doctor.cli.suggest import closest, unrecognized
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import EXIT_CODE_HELP
 
@@ -55,8 +56,22 @@ examples:
 
 
 class Parser(argparse.ArgumentParser):
+    subcommands: tuple[str, ...] = ()  # the top-level parser's: suggested for a misspelt first word
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(argv, namespace)
+        if extras:  # a word no option took: say what it most likely was (doctor/cli/suggest.py)
+            self.error(unrecognized(self.prog, argv, extras, self._option_string_actions, self.subcommands))
+        return parsed
+
     def error(self, message: str) -> None:  # argparse would exit 2, which means "a check failed" here
         raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+def lower(text: str) -> str:
+    """A choice in any case (--cache-mode Q8, as TabbyAPI's config writes it)."""
+    return text.lower()
 
 
 # Every number and path the command line takes is checked here, once, for every subcommand: a value argparse
@@ -165,14 +180,15 @@ def gpu_split(text: str) -> tuple[float, ...]:
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("deployment plan (what you intend to run)")
-    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg,
+    g.add_argument("--model", metavar="PATH", action="append", type=path_arg,
                    help="model directory (EXL2, GPTQ, AWQ, FP16/BF16, GGUF), or a Hugging Face id org/name[@revision] "
                         "(from the HF cache; not cached: planned from its config.json and headers); quote paths with spaces")
     g.add_argument("--tabby-config", metavar="FILE", type=path_arg,
                    help="TabbyAPI's config.yml: model, max_seq_len, cache_mode/cache_size, gpu_split and tensor_parallel "
                         "from there (flags given beside it win)")
     g.add_argument("--max-seq-len", type=positive_int, metavar="N", help="context length you will load with (ExLlamaV2 max_seq_len)")
-    g.add_argument("--cache-mode", choices=list(CACHE_MODE_ORDER), default=None, help="KV cache mode (default fp16)")
+    g.add_argument("--cache-mode", type=lower, choices=list(CACHE_MODE_ORDER), default=None,
+                   help="KV cache mode, in any case (default fp16)")
     g.add_argument("--gpu-split", type=gpu_split, metavar="GB[,GB...]", help="ExLlamaV2 gpu_split in GB per GPU")
     g.add_argument("--gpu", type=gpu_index, action="append", default=None, metavar="INDEX", dest="gpu_index",
                    help="judge only this GPU, by NVML/nvidia-smi index (repeatable; default: every GPU)")
@@ -211,7 +227,15 @@ def build_parser() -> Parser:
     g.add_argument("--no-cache", action="store_true",
                    help="neither read nor write ~/.cache/v100-doctor (the only file the doctor ever writes unasked)")
     g.add_argument("--torch-timeout", type=seconds_timeout, default=20.0, metavar="S", help="give up on torch's import/CUDA init after S seconds (default 20)")
+    p.subcommands = tuple(SUBCOMMANDS)
+    p.usage = usage_with_subcommands(p)
     return p
+
+
+def usage_with_subcommands(p: Parser) -> str:
+    """The usage line names the subcommands first, then the options of a plain run (argparse's own wrapping)."""
+    options = p.format_usage().removeprefix("usage: ").rstrip()
+    return f"{p.prog} {{{','.join(SUBCOMMANDS)}}} ...\n       {options}"
 
 
 def _subcommand_help() -> str:
@@ -227,8 +251,8 @@ def plan_from_args(args: argparse.Namespace, base=None):
     plan = _with_tabby_config(args, base or Plan())
     changes = {}
     if getattr(args, "model", None):
-        changes["model_path"] = " ".join(args.model)
-        changes["model_path_parts"] = tuple(args.model)
+        changes["model_path"] = one_model(args.model)
+        changes["model_path_parts"] = (changes["model_path"],)
         if hub := _hub_model(args, changes["model_path"]):  # org/name[@rev]: the HF cache's folder, or the id
             changes["model_path"], changes["model_path_parts"] = hub, (hub,)
     for name in ("max_seq_len", "cache_mode", "gpu_split", "target_gpu"):
@@ -241,6 +265,14 @@ def plan_from_args(args: argparse.Namespace, base=None):
     if getattr(args, "tensor_parallel", False):
         changes["tensor_parallel"] = True
     return replace(plan, **changes)
+
+
+def one_model(paths: list[str] | None) -> str | None:
+    """--model takes exactly one path (a path with a space is quoted); given twice, the run would judge one of them
+    without saying which, so it is a usage error naming both."""
+    if paths and len(paths) > 1:
+        raise UsageError(f"--model was given {len(paths)} times ({', '.join(map(repr, paths))}): one model per run")
+    return paths[0] if paths else None
 
 
 def _with_tabby_config(args: argparse.Namespace, plan):
@@ -272,9 +304,17 @@ def _hub_model(args: argparse.Namespace, text: str) -> str | None:
 
 def source_from_args(args: argparse.Namespace):
     """The Source the flags name: --replay FILE, --target-gpu KEY (this host, that card), or this machine."""
-    from doctor.model.source import SavedFile, TargetCard, ThisMachine  # lazy: --version and --help stay at the parser
+    from doctor.model.source import BundledExample, SavedFile, TargetCard, ThisMachine  # lazy: --version and --help stay at the parser
 
     if getattr(args, "replay", None):
+        if not os.path.lexists(args.replay):  # an example's name where a file is expected: `demo NAME` runs the same
+            from doctor.facts.examples import example_names  # lazy: the examples' folder is listed only for a name that is no file
+
+            if args.replay in example_names():
+                return BundledExample(args.replay)
+            if guess := closest(args.replay, example_names()):
+                raise UsageError(f"{args.replay}: no such file; did you mean the recorded example {guess}? "
+                                 f"(v100-doctor demo {guess}, or --replay {guess})")
         return SavedFile(args.replay)
     if getattr(args, "target_gpu", None):
         return TargetCard(args.target_gpu)

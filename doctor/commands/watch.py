@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.runtime import RUNTIME_CHECKS
-from doctor.cli.options import add_output_arguments, gpu_index, path_arg, positive_int, sample_hz, watch_seconds
+from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, watch_seconds
 from doctor.cli.output import emit
 from doctor.facts.children import interrupts_ignored
 from doctor.facts.hub_model import resolve
@@ -56,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", metavar="FILE", type=path_arg,
                    help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
                         "max_memory and offload settings; a TabbyAPI config.yml also names the model it loads")
-    g.add_argument("--model", metavar="PATH", nargs="+", type=path_arg,
+    g.add_argument("--model", metavar="PATH", action="append", type=path_arg,
                    help="the model directory the server loaded, so its VRAM can be compared with the model's size")
     add_output_arguments(p)
 
@@ -93,6 +93,7 @@ def _model_facts(paths: list[str] | None):
 
 
 def run(args: argparse.Namespace) -> int:
+    one_model(args.model)
     if args.pid is not None and (problem := owner_problem(args.pid)):
         raise UsageError(problem)
     launch = None

@@ -1,4 +1,4 @@
-"""The model checks through the real command line: exit codes, the split-path hint, planning, replay."""
+"""The model checks through the real command line: exit codes, the split-path usage error, planning, replay."""
 
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ def test_missing_model_is_an_input_error_with_a_partial_report(tmp_path):
     assert by_id(report)["model-path"]["status"] == "fail" and by_id(report)["gpu-present"]["status"] == "pass"
 
 
-def test_unquoted_path_split_by_the_shell_gets_did_you_mean(validate):
+def test_unquoted_path_split_by_the_shell_is_a_usage_error_with_the_quoted_path():
+    """--model takes one path: the piece the shell split off is named, with the quoted path, before any run."""
     proc = run_cli("--model", str(MODELS / "qwen27b"), "exl2", "--target-gpu", "v100-pcie-16gb", "--json")
-    f = by_id(validate(json.loads(proc.stdout)))["model-path"]
-    assert f["status"] == "warn" and f"did you mean '{MODELS / 'qwen27b exl2'}'?" in f["summary"]
-    assert f["evidence"]["shell_pieces"] == [str(MODELS / "qwen27b"), "exl2"]
+    assert proc.returncode == 3 and not proc.stdout and "Traceback" not in proc.stderr
+    assert f"--model '{MODELS / 'qwen27b exl2'}'" in proc.stderr and "exl2 was left over" in proc.stderr
 
 
 def test_planning_on_this_gpu_less_machine_reports_the_seed_numbers(validate):
