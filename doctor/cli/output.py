@@ -16,7 +16,8 @@ from doctor.render.redact import shareable
 MIN_TEXT_WIDTH = 40  # a terminal narrower than this still gets lines of 40 columns: words of a fix stay together
 
 
-def exit_code_for(report) -> ExitCode:
+def exit_code_for(report, asked=None) -> ExitCode:
+    """The worst over every finding; `asked` (--check IDs): a run in which one of them was skipped never says 0."""
     every = report.all_findings()  # host findings and each GPU's: the worst over the GPUs judged
     statuses = {f.status for f in every}
     if any(f.evidence.get("input_error") for f in every):  # e.g. --model names nothing
@@ -27,7 +28,15 @@ def exit_code_for(report) -> ExitCode:
         return ExitCode.INTERNAL
     if Status.WARN in statuses:
         return ExitCode.WARNINGS
+    if asked and not_run(report, asked):
+        return ExitCode.NOT_RUN
     return ExitCode.OK
+
+
+def not_run(report, asked) -> list[str]:
+    """The checks asked for by id that did not run: skipped on every GPU, or absent from the report."""
+    ran = {str(f.id) for f in report.all_findings() if f.status is not Status.SKIP}
+    return [str(c) for c in asked if str(c) not in ran]
 
 
 class ReportOutputs:
@@ -83,7 +92,11 @@ def emit(report, args) -> ExitCode:
     for f in report.findings:
         if f.evidence.get("input_error"):
             print(f"v100-doctor: error: {f.evidence['input_error']}", file=sys.stderr)
-    return exit_code_for(report)
+    code = exit_code_for(report, getattr(args, "only", None))
+    if code is ExitCode.NOT_RUN:
+        print(f"v100-doctor: --check {', '.join(not_run(report, args.only))} did not run (skipped): exit "
+              f"{int(code)}, not 0", file=sys.stderr)
+    return code
 
 
 def _shares(args) -> bool:

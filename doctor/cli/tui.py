@@ -54,7 +54,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                     raise
                 report = app.report
             try:
-                code = _after_the_screen(app, report, guard)
+                code = _after_the_screen(app, report, guard, getattr(args, "only", None))
             except OSError:  # the terminal went away while we said goodbye
                 if not guard.hang_up_if_gone():
                     raise
@@ -63,7 +63,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         return code if guard.signum is None else guard.end_now()
 
 
-def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
+def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None) -> int:
     """-o written (once, whoever is first: this or the guard), one line on stderr, the exit code."""
     if guard.signum is None and app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
@@ -77,7 +77,7 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard) -> int:
         return 128 + guard.signum  # (run_tui then ends the process at once)
 
     print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
-    return int(exit_code_for(report))
+    return int(exit_code_for(report, asked))
 
 
 def session_from_args(args: argparse.Namespace, checks) -> Session:

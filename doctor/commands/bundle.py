@@ -9,6 +9,9 @@ and values of variables whose names look like secrets (token, key, secret, passw
 token shapes (hf_..., sk-..., ghp_...). What was replaced is counted in MANIFEST.json and printed;
 the values themselves are not kept anywhere. --no-redact keeps everything as it is.
 
+It exits 0 once the bundle is written, whatever the findings (`bundle && upload` works); their status is printed
+on stderr and kept in MANIFEST.json ("findings"). A bad input (a --model that names nothing) still exits 3.
+
 examples:
   v100-doctor bundle                                      this machine -> v100-doctor-bundle-<time>.tar.gz
   v100-doctor bundle --model /models/qwen27b --log run.log -o ticket.zip
@@ -34,6 +37,7 @@ from doctor.model.report import report_to_dict
 from doctor.model.serialize import to_jsonable
 from doctor.model.source import Origin, SavedFile, ThisMachine
 from doctor.render.log_analysis import render_markdown as render_log_markdown
+from doctor.render.common import counts_line
 from doctor.render.markdown import render_markdown
 from doctor.render.redact import Redactor, shareable, shareable_analysis
 from doctor.run.run import Run
@@ -66,7 +70,8 @@ def run(args: argparse.Namespace) -> ExitCode:
         report = shareable(report, redactor=redactor)
         analysis = shareable_analysis(analysis, redactor=redactor) if analysis is not None else None
     files = _files(report, analysis)
-    files["MANIFEST.json"] = _manifest(files, redactor, report)
+    status = exit_code_for(report)  # the findings' verdict goes into the bundle and on stderr, not into the exit code
+    files["MANIFEST.json"] = _manifest(files, redactor, report, status)
     folder = Path(output).name.removesuffix(".zip").removesuffix(".tgz").removesuffix(".tar.gz") or "v100-doctor-bundle"
     try:
         write_archive(output, folder, {name: _bytes(content) for name, content in files.items()})
@@ -79,7 +84,9 @@ def run(args: argparse.Namespace) -> ExitCode:
               "and any secrets in the log", file=sys.stderr)
     else:
         print(f"v100-doctor: redacted: {redactor.describe()}", file=sys.stderr)
-    return exit_code_for(report)
+    print(f"v100-doctor: findings: {counts_line(report.all_findings())} (a diagnosis would exit {int(status)}: "
+          f"{status.description}); the bundle was written, so it exits 0", file=sys.stderr)
+    return ExitCode.USAGE if status is ExitCode.USAGE else ExitCode.OK  # a bad --model stays an input error
 
 
 def _report(args: argparse.Namespace):
@@ -108,13 +115,15 @@ def _files(report, analysis) -> dict[str, object]:
     return files
 
 
-def _manifest(files: dict[str, object], redactor, report) -> dict:
+def _manifest(files: dict[str, object], redactor, report, status: ExitCode) -> dict:
     return {
         "schema": "v100-doctor/bundle/1",
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "doctor_version": report.doctor_version,
         "source": "replay" if report.source.origin is Origin.REPLAY else report.source.to_wire(),
         "files": sorted(files),
+        "findings": {"summary": counts_line(report.all_findings()), "exit_code": int(status),
+                     "meaning": status.description},
         "redacted": redactor is not None,
         "redactions": dict(sorted(redactor.counts.items())) if redactor else {},
         "secret_named_variables": sorted(redactor.secret_names) if redactor else [],

@@ -17,11 +17,12 @@ class ExitCode(IntEnum):
         member.description = description
         return member
 
-    OK = 0, "all checks passed"
+    OK = 0, "all checks passed; for `bundle`: the bundle was written (its findings' status is on stderr and in MANIFEST.json)"
     WARNINGS = 1, "warnings only"
     FAILURES = 2, "at least one check failed"
     USAGE = 3, "usage or input error (bad flag, missing or broken file, unknown check id)"
     INTERNAL = 4, "the doctor itself failed (a bug: please report it)"
+    NOT_RUN = 5, "a check asked for with --check did not run (skipped: its line says what it needs); nothing failed"
     HANGUP = 129, "interrupted by SIGHUP (the terminal was closed)"
     INTERRUPTED = 130, "interrupted: Ctrl-C (SIGINT), a cancelled probe, or the TUI left before the checks finished"
     BROKEN_PIPE = 141, "stdout's reader went away (`| head -1`): the doctor stops quietly, like other Unix tools"

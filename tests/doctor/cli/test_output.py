@@ -57,3 +57,12 @@ def test_a_redacted_report_replays_to_the_same_findings(path):
     again = parse_document(report_to_dict(shareable(report)), "redacted.json")
     replayed = diagnose(again.plan, again.facts, source=replay_of("redacted.json"))
     assert [(f.id, f.status) for f in replayed.all_findings()] == [(f.id, f.status) for f in report.all_findings()]
+
+
+@pytest.mark.parametrize("flags", [("--no-tui",), ("--json",)])
+def test_check_of_a_skipped_check_never_exits_0(flags):
+    """Issue 23: `--check cuda-pairing` on a machine where it was skipped said "all checks passed" (exit 0)."""
+    proc = run_cli("--replay", str(MACHINES / "no-nvml.json"), "--check", "cuda-pairing", *flags)
+    assert proc.returncode == 5 and "did not run" in proc.stderr, proc.stderr
+    ran = run_cli("--replay", str(MACHINES / "no-nvml.json"), "--check", "gpu-present", *flags)
+    assert ran.returncode != 5  # a check that ran keeps its own code

@@ -28,7 +28,7 @@ def test_every_code_has_a_description_and_appears_in_help():
 
 
 def test_members_keep_their_values_and_stay_ints():
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 129, 130, 141, 143]
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 129, 130, 141, 143]
     assert ExitCode(3) is ExitCode.USAGE and ExitCode.OK == 0 and isinstance(ExitCode.FAILURES, int)
 
 
