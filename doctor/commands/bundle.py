@@ -36,8 +36,8 @@ from doctor.model.log_analysis import analysis_to_dict
 from doctor.model.report import report_to_dict
 from doctor.model.serialize import to_jsonable
 from doctor.model.source import Origin, SavedFile, ThisMachine
-from doctor.render.log_analysis import render_markdown as render_log_markdown
 from doctor.render.common import counts_line
+from doctor.render.log_analysis import render_markdown as render_log_markdown
 from doctor.render.markdown import render_markdown
 from doctor.render.redact import Redactor, shareable, shareable_analysis
 from doctor.run.run import Run
