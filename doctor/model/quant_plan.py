@@ -1,0 +1,114 @@
+"""What `v100-doctor plan` answers, as data: the quantized versions of a model, and for each version, cache type
+and card whether it fits, how fast it should run and how to get it.
+
+The checks build it (checks/plan/), Hub discovery fills the candidates (doctor/facts/hub_quants.py), renderers
+draw it (doctor/render/plan_text.py, plan_markdown.py); the wire form is schema v100-doctor/plan/1
+(doctor/schema/plan-1.json).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+PLAN_SCHEMA = "v100-doctor/plan/1"
+
+
+@dataclass(frozen=True)
+class QuantCandidate:
+    """One downloadable (or convertible) version of the model."""
+
+    fmt: str  # exl2 | gptq | awq | gguf | fp16
+    label: str  # "EXL2 3.75 bpw", "GGUF Q4_K_M"
+    repo: str | None  # Hub repo; None: not on the Hub (convert it yourself, or the local folder)
+    revision: str | None = None  # the EXL2 branch ("3.75bpw")
+    filename: str | None = None  # the GGUF file; for a version on disk, its folder
+    bpw: float | None = None  # bits per weight (EXL2: declared; GGUF: its type's, or from the file size)
+    gguf_type: str | None = None  # Q4_K_M ...
+    group_size: int | None = None  # GPTQ/AWQ
+    download_bytes: int | None = None  # what the download weighs, from the Hub listing
+    found: str = "hub"  # hub | cache | local | config (only config.json on disk) | convert (made with a converter)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure with its range and where it comes from; `estimate` says it is not a measurement of this setup."""
+
+    low: float
+    mid: float
+    high: float
+    source: str
+    confidence: str  # P measured by this project, S published, K recalled / assumed
+    estimate: bool = True
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    option: QuantCandidate
+    engine: str  # exllamav2 | llama.cpp
+    cards: tuple[str, ...]  # target-gpu keys; more than one: a split over them, in that order
+    cache: str  # the engine's cache type: fp16, q8, q6, q4 (ExLlamaV2); f16, q8_0, q4_0 (llama.cpp)
+    context: int
+    fits: bool
+    peak_bytes: tuple[int, ...]  # per GPU, the engine's fixed buffers and the draft model included
+    capacity_bytes: tuple[int, ...]  # per GPU: the idle card's memory as NVML reports it
+    draft_bytes: int  # the draft model's weights and cache, on the first GPU
+    ceiling_tok_s: float  # single stream, with half the context in the cache (mid-conversation)
+    speed: Estimate  # expected single-stream tok/s with half the context in the cache (ceiling x efficiency)
+    speed_full: Estimate  # the same with the whole context in the cache: the slowest point of a conversation
+    max_context: int  # the longest context that fits with this option and cache (0: none)
+    streams: int  # full-context streams the cache budget holds (an estimate)
+    quality: str  # bpw and a published quality figure where one exists
+    quality_source: str
+    commands: dict[str, str] = field(default_factory=dict)  # download, config (TabbyAPI config.yml or llama-server)
+    why_not: str = ""  # when it does not fit: what overflows, by how much
+
+    @property
+    def bpw(self) -> float | None:
+        return self.option.bpw
+
+
+@dataclass(frozen=True)
+class PlanAnswer:
+    """One line of the answer: the row chosen (None: none qualifies) and why, with numbers."""
+
+    question: str
+    row: PlanRow | None
+    context: int  # for the longest-context answer: the longest context at the asked speed
+    sentence: str
+
+
+@dataclass(frozen=True)
+class QuantPlan:
+    model: str
+    model_source: str  # how the model and its versions were found (Hub, cache, local)
+    shape: str  # "64 layers, hidden 5120, 40/8 heads" ...
+    cards: tuple[str, ...]  # the --target-gpu keys asked
+    context: int
+    min_tok_s: float | None
+    min_bpw: float
+    engine: str | None  # --engine, None: every engine that loads the format
+    rows: tuple[PlanRow, ...]
+    answers: tuple[PlanAnswer, ...]
+    notes: tuple[str, ...] = ()
+    schema: str = PLAN_SCHEMA
+
+
+def plan_to_dict(plan: QuantPlan) -> dict:
+    """The wire form (schema v100-doctor/plan/1): the dataclasses as plain JSON types, estimates and sources kept."""
+    doc = asdict(plan)
+    doc["cards"], doc["rows"] = list(plan.cards), [_row(r) for r in plan.rows]
+    doc["answers"] = [{"question": a.question, "row": plan.rows.index(a.row) if a.row in plan.rows else None,
+                       "context": a.context, "sentence": a.sentence} for a in plan.answers]
+    doc["notes"] = list(plan.notes)
+    return {"schema": doc.pop("schema"), **doc}
+
+
+def _row(r: PlanRow) -> dict:
+    d = asdict(r)
+    d["cards"], d["peak_bytes"], d["capacity_bytes"] = list(r.cards), list(r.peak_bytes), list(r.capacity_bytes)
+    return d
+
+
+def plan_to_json(plan: QuantPlan) -> str:
+    return json.dumps(plan_to_dict(plan), indent=2, ensure_ascii=False)

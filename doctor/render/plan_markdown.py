@@ -1,0 +1,28 @@
+"""`v100-doctor plan --markdown`: the answer, the table and the sources, for an issue or a README."""
+
+from __future__ import annotations
+
+from doctor.model.quant_plan import QuantPlan
+from doctor.render.plan_common import HEADERS, cells, sorted_rows, sources
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_plan_markdown(plan: QuantPlan) -> str:
+    out = [f"## Plan for `{plan.model}`", "", f"{plan.shape}; {plan.model_source}.", ""]
+    answered = []
+    for a in plan.answers:
+        out.append(f"- **{a.question}**: {a.sentence}")
+        if a.row is not None and a.row not in answered:
+            answered.append(a.row)
+    for r in answered:
+        out += ["", f"{r.option.label}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:", "", "```"]
+        out += [line for cmd in r.commands.values() for line in cmd.splitlines()] + ["```"]
+    out += ["", f"All options at {plan.context} tokens (tok/s with half of it in the cache; *at ctx* with all of it; "
+                "estimates):", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    out += ["| " + " | ".join(_cell(c) for c in cells(r)) + " |" for r in sorted_rows(plan)]
+    out += ["", "Sources:"] + [f"- {s}" for s in sources(plan)]
+    out += [""] + [f"> {n}" for n in plan.notes]
+    return "\n".join(out)

@@ -1,0 +1,37 @@
+"""`v100-doctor plan` as text: the answer first, then the whole table, the commands, and where each figure comes from."""
+
+from __future__ import annotations
+
+import textwrap
+
+from doctor.model.quant_plan import QuantPlan
+from doctor.render.plan_common import HEADERS, cells, sorted_rows, sources
+
+
+def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -> str:
+    out = [f"Plan for {plan.model} ({plan.shape})", f"  {plan.model_source}", ""]
+    answered = []
+    for a in plan.answers:
+        out += textwrap.wrap(f"{a.question}: {a.sentence}", width, initial_indent="* ", subsequent_indent="  ")
+        if a.row is not None and a.row not in answered:
+            answered.append(a.row)
+    for r in answered:
+        out += ["", f"  {r.option.label}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:"]
+        for kind, cmd in r.commands.items():
+            out += [f"    {kind}:"] + [f"      {line}" for line in cmd.splitlines()]
+    rows = [HEADERS] + [cells(r) for r in sorted_rows(plan)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
+    out += ["", f"All options at {plan.context} tokens (tok/s with half of it in the cache; 'at ctx': with all of it; "
+                "speeds are estimates):"]
+    for row in rows:
+        out.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    if verbose:
+        for r in sorted_rows(plan):
+            out += ["", f"  {r.option.label} / {r.cache} / {'+'.join(r.cards)}:"]
+            out += [f"    {k}: {line}" for k, v in r.commands.items() for line in v.splitlines()]
+    out += ["", "Sources of the speed and quality figures:"]
+    for s in sources(plan):
+        out += textwrap.wrap(s, width, initial_indent="  - ", subsequent_indent="    ")
+    for n in plan.notes:
+        out += textwrap.wrap(n, width, initial_indent="note: ", subsequent_indent="      ")
+    return "\n".join(out)

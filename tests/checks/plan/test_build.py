@@ -1,0 +1,127 @@
+"""The plan's arithmetic on fixtures: the story's V100 case, a P40 (FP16 at 1:64 makes llama.cpp the fastest), a
+T4, two cards of different sizes, a draft model, and llama.cpp's buffers against issue 27's fitted predictions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT
+
+from checks.arithmetic.model_bytes import dims
+from checks.knowledge.gpus import spec_for_key
+from checks.plan import gguf_memory as gm
+from checks.plan.build import build_plan, standard_candidates
+from checks.plan.draft import draft_bytes
+from doctor.facts.model_config import parse_config
+from doctor.model.quant_plan import QuantCandidate
+from doctor.model.units import MIB
+
+CONFIG = parse_config(json.loads((ROOT / "fixtures/models/qwen2-27b-exl2-3.75bpw/config.json").read_text()))
+# what the Hub offered the story: two EXL2 versions (4.25 and 3.75 bpw) and the usual GGUF files
+STORY = (QuantCandidate("exl2", "EXL2 4.25 bpw", "q/x-exl2", revision="4.25bpw", bpw=4.25, download_bytes=14_320_000_000),
+         QuantCandidate("exl2", "EXL2 3.75 bpw", "q/x-exl2", revision="3.75bpw", bpw=3.75, download_bytes=12_730_000_000),
+         *(QuantCandidate("gguf", f"GGUF {t}", "q/x-GGUF", filename=f"x-{t}.gguf", gguf_type=t, download_bytes=size)
+           for t, size in (("Q3_K_M", 13_100_000_000), ("Q4_K_M", 16_340_000_000), ("Q5_K_M", 19_230_000_000),
+                           ("Q8_0", 28_700_000_000))))
+
+
+def cards(*keys: str):
+    return tuple(spec_for_key(k) for k in keys)
+
+
+def plan(*keys: str, candidates=STORY, **kw):
+    return build_plan("story", "test", CONFIG, candidates, cards(*keys), kw.pop("context", 8192), **kw)
+
+
+def fastest(p, where: str):
+    return next(a for a in p.answers if a.question.startswith("fastest") and f"on {where}" in a.question)
+
+
+def test_the_story_v100_lands_where_the_story_did():
+    p = plan("v100-pcie-16gb", min_tok_s=40)
+    best = fastest(p, "v100-pcie-16gb").row
+    assert (best.option.label, best.engine, best.cache, best.fits) == ("EXL2 3.75 bpw", "exllamav2", "q8", True)
+    assert best.max_context >= 8192 and best.peak_bytes[0] <= best.capacity_bytes[0]
+    rows = {(r.option.label, r.cache): r for r in p.rows}
+    # the story's reasons, in numbers: 4.25 bpw does not fit 8K with a Q8 cache, 3.75 bpw needs the cache quantized
+    assert not rows["EXL2 4.25 bpw", "q8"].fits and "do not fit" in rows["EXL2 4.25 bpw", "q8"].why_not
+    assert not rows["EXL2 3.75 bpw", "fp16"].fits and "over on GPU 0" in rows["EXL2 3.75 bpw", "fp16"].why_not
+    assert "exl2-checkpoint" not in best.commands["config"]  # the config itself; the branch is in the notes below
+    assert "cache_mode: Q8" in best.commands["config"] and "max_seq_len: 8192" in best.commands["config"]
+    assert best.commands["download"] == "hf download q/x-exl2 --revision 3.75bpw --local-dir models/x-exl2-3.75bpw"
+    # the expected speed is the story's measured share of the ceiling, and it names its source
+    assert "reference story" in best.speed.source and best.speed.confidence == "S"
+    assert 40 <= best.speed.mid <= 64
+
+
+def test_the_p40s_fp16_rate_makes_gguf_the_fastest_though_exl2_fits():
+    p = plan("p40")
+    best = fastest(p, "p40").row
+    assert best.engine == "llama.cpp"
+    exl2 = [r for r in p.rows if r.engine == "exllamav2" and r.fits]
+    assert exl2 and max(r.speed.mid for r in exl2) * 5 < best.speed.mid  # 24 GB holds EXL2, FP16 makes it crawl
+    assert "exllamav2/issues/40" in exl2[0].speed.source
+
+
+def test_a_t4_is_planned_with_an_assumed_efficiency_said_so():
+    p = plan("t4")
+    r = next(r for r in p.rows if r.engine == "exllamav2")
+    assert "no exllamav2 figure for turing" in r.speed.source and r.speed.confidence == "K"
+    assert r.capacity_bytes == (int(15360 * MIB),)
+
+
+def test_two_cards_of_different_sizes_get_per_card_and_split_plans():
+    p = plan("v100-pcie-16gb", "p40")
+    assert {r.cards for r in p.rows} == {("v100-pcie-16gb",), ("p40",), ("v100-pcie-16gb", "p40")}
+    split = [r for r in p.rows if len(r.cards) == 2]
+    assert all(len(r.peak_bytes) == 2 for r in split)
+    q8 = {r.option.label: r for r in split if r.cache in ("q8", "q8_0")}
+    assert q8["GGUF Q8_0"].fits and not next(r for r in p.rows if r.cards == ("v100-pcie-16gb",)
+                                             and r.option.label == "GGUF Q8_0" and r.cache == "q8_0").fits
+    # ExLlamaV2's autosplit fills the V100 first; what spills to the P40 runs at the P40's pace
+    alone = next(r for r in p.rows if r.cards == ("v100-pcie-16gb",) and r.option.label == "EXL2 4.25 bpw" and r.cache == "q8")
+    both = next(r for r in split if r.option.label == "EXL2 4.25 bpw" and r.cache == "q8")
+    assert both.fits and not alone.fits and all(both.peak_bytes)
+    assert both.ceiling_tok_s < alone.ceiling_tok_s
+    assert any("-ts" in r.commands["run"] for r in split if r.engine == "llama.cpp")
+
+
+def test_a_draft_model_takes_its_room():
+    draft = draft_bytes(CONFIG, QuantCandidate("exl2", "d", None, bpw=3.0), 8192) // 20  # a small model's worth
+    without, with_draft = plan("v100-pcie-16gb"), plan("v100-pcie-16gb", draft_bytes=draft, draft_name="org/small")
+    a = {(r.option.label, r.cache): r for r in without.rows}
+    for r in with_draft.rows:
+        assert r.peak_bytes[0] == a[r.option.label, r.cache].peak_bytes[0] + draft or not r.fits
+        assert r.max_context <= a[r.option.label, r.cache].max_context
+    assert any("draft model" in n for n in with_draft.notes)
+
+
+def test_asking_for_more_speed_never_gives_a_longer_context():
+    longest = [next(a for a in plan("v100-pcie-16gb", min_tok_s=x).answers if a.question.startswith("longest")).context
+               for x in (20, 40, 50, 200)]
+    assert longest[0] >= longest[1] >= longest[2] and longest[3] == 0
+
+
+def test_nothing_fits_says_what_overflows():
+    p = plan("titan-v", candidates=STORY[:2])
+    a = fastest(p, "titan-v")
+    assert a.row is None and "GB over" in a.sentence or "do not fit" in a.sentence
+
+
+def test_streams_and_quality_sources():
+    p = plan("v100-pcie-16gb", candidates=standard_candidates())
+    short = [r for r in p.rows if r.fits and r.option.label == "EXL2 2.5 bpw" and r.cache == "q4"][0]
+    assert short.streams >= 2 and short.option.found == "convert" and "convert.py" in short.commands["download"]
+    gguf = [r for r in p.rows if r.option.gguf_type == "Q4_K_M"][0]
+    assert "+0.1754 ppl" in gguf.quality and "quantize.cpp" in gguf.quality_source
+
+
+@pytest.mark.parametrize("ctx, cache, mib", [(4096, "f16", 1024), (4096, "q8_0", 544), (32768, "f16", 8192),
+                                             (32768, "q8_0", 4352)])
+def test_gguf_kv_matches_issue_27s_fitted_predictions(ctx, cache, mib):
+    assert gm.kv_bytes(dims(CONFIG), ctx, cache) == mib * MIB
+
+
+def test_gguf_compute_buffer_matches_issue_27s_prediction():
+    assert gm.compute_bytes(dims(CONFIG), 4096) == pytest.approx(363.5 * MIB, abs=0.01 * MIB)
