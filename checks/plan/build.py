@@ -13,6 +13,7 @@ from checks.arithmetic.model_bytes import dims
 from checks.arithmetic.vram_budget import SEQ_STEP
 from checks.knowledge.gpus import GpuSpec
 from checks.knowledge.quant_quality import gguf_bpw
+from checks.plan.commands import TABBY_EXL2
 from checks.plan.rows import ENGINE_OF, Setting, caches, row
 from doctor.model.model_dir import ModelConfig
 from doctor.model.quant_plan import PlanAnswer, PlanRow, QuantCandidate, QuantPlan
@@ -72,6 +73,8 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
         group_rows = [row(setting, c, group, cache, context) for c, eng in usable for cache in caches(eng)]
         rows += group_rows
         answers += _answers(setting, group, group_rows, context, min_tok_s, min_bpw)
+    if any(eng == "exllamav2" for _, eng in usable):
+        said.append(TABBY_EXL2)
     if draft_bytes:
         said.append(f"the draft model ({draft_name}, {gb(draft_bytes, 2)} with its cache) is in every budget, on the "
                      "first GPU; the speed it may add is not estimated")
