@@ -1,27 +1,21 @@
-"""llama.cpp's VRAM for a GGUF option planned from the model's shape and the file's size (no header read).
+"""llama.cpp's VRAM for a GGUF option planned from the model's shape, before any file is read.
 
-The buffers llama.cpp prints at load, as /work/prep27/gguf_budget.py (issue 27's prep) fitted them on a CPU build
-of llama.cpp (vendored in llama-cpp-python 0.3.36; KV exact on 15 contexts, compute within 0.1%):
-  model buffer: the GPU tensors, i.e. the file less the token embedding, which llama.cpp keeps on the host;
-  KV cache: ceil(n_ctx / 256) x 256 cells x layers x (K + V row sizes of the cache type);
-  compute buffer with flash attention: mask (n_kv x T, f16) + T x (n_vocab + n_ff + 2 n_embd) x 4 bytes, T = min(512, n_ctx);
-  the CUDA context: the same allowance as ExLlamaV2's budget (checks/knowledge/exllamav2_memory.py).
-Issue 27's header-exact budget replaces the file-size estimate of the weights when it lands.
+KV cache and compute buffer: issue 27's formulas (checks/arithmetic/gguf_budget.py, fitted on llama.cpp's own
+printed sizes). Weights: llama-quantize's mix for the file type (gguf_budget.quant_weights: the GPU tensors as
+ggml-cuda allocates them; the token embedding stays on the host) where the mix is known, else the file's size less
+the embedding. The CUDA context: the same allowance as ExLlamaV2's budget (checks/knowledge/exllamav2_memory.py).
+A split is llama.cpp's default --tensor-split: layers in proportion to each GPU's memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checks.arithmetic import gguf_budget as g27
 from checks.arithmetic.model_bytes import ModelDims, layer_linears
+from doctor.model.gguf import GgufShape as HeaderShape
 
-CTX_PAD = 256  # llama-context.cpp GGML_PAD(n_ctx, 256)
 N_UBATCH = 512  # llama.cpp's default micro-batch
-# bytes per element of llama.cpp's cache types (ggml row sizes: q8_0 34 B per 32, q4_0 18 B per 32)
-CACHE_TYPE_BYTES = {"f16": 2.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
-GGUF_SOURCE = ("llama.cpp buffer formulas fitted on its CPU build (issue 27 prep, /work/prep27/NOTES.md §5); "
-               "weights from the file size less the host-side token embedding")
-
 
 @dataclass(frozen=True)
 class GgufShape:
@@ -38,9 +32,18 @@ def parameters(d: ModelDims) -> tuple[int, int]:
     return d.layers * (layer + 2 * d.hidden) + emb + (0 if d.tied else emb) + d.hidden, emb
 
 
-def gguf_shape(d: ModelDims, file_bytes: int | None, bpw: float | None) -> GgufShape:
-    """The weights of a GGUF of this shape: from its file size when known, else from its type's bits per weight."""
+def header_shape(d: ModelDims) -> HeaderShape:
+    return HeaderShape("llama", d.layers, d.hidden, d.intermediate, d.heads, d.kv_heads, d.head_dim, d.head_dim, d.vocab)
+
+
+def gguf_shape(d: ModelDims, file_bytes: int | None, bpw: float | None, gguf_type: str | None = None) -> GgufShape:
+    """The weights of a GGUF of this shape: llama-quantize's mix for its type when known, else its file size,
+    else its type's bits per weight."""
     params, emb = parameters(d)
+    if gguf_type and gguf_type.upper() in g27.MIXES:
+        w = g27.quant_weights(header_shape(d), gguf_type)
+        gpu = sum(w.layer_alloc_bytes) + w.output_alloc_bytes + w.other_bytes
+        return GgufShape(params, emb, gpu, (file_bytes or w.total_bytes) * 8 / params)
     if file_bytes:
         bpw = file_bytes * 8 / params
     if not bpw:
@@ -50,20 +53,17 @@ def gguf_shape(d: ModelDims, file_bytes: int | None, bpw: float | None) -> GgufS
 
 
 def kv_bytes(d: ModelDims, n_ctx: int, cache: str) -> int:
-    cells = -(-n_ctx // CTX_PAD) * CTX_PAD
-    return int(cells * d.layers * 2 * d.kv_width * CACHE_TYPE_BYTES[cache])
+    return g27.kv_cache_bytes(header_shape(d), n_ctx, cache, cache)
 
 
 def kv_read_bytes(d: ModelDims, past: int, cache: str) -> int:
     """What one decode step reads of the cache with `past` tokens in it: K and V once, in the cache's own type."""
-    return int(past * d.layers * 2 * d.kv_width * CACHE_TYPE_BYTES[cache])
+    return g27.kv_read_bytes(header_shape(d), past, cache, cache)
 
 
 def compute_bytes(d: ModelDims, n_ctx: int) -> int:
-    """The compute buffer llama.cpp reserves with flash attention on (quantized K/V need it)."""
-    t = min(N_UBATCH, n_ctx)
-    n_kv = -(-n_ctx // CTX_PAD) * CTX_PAD
-    return n_kv * t * 2 + t * (d.vocab + d.intermediate + 2 * d.hidden) * 4
+    """The compute buffer llama.cpp reserves on the GPU with flash attention on (quantized K/V need it)."""
+    return g27.compute_buffer_bytes(header_shape(d), n_ctx, N_UBATCH, flash_attn=True)[0]
 
 
 def split_layers(n_layers: int, capacities: list[float]) -> list[int]:

@@ -101,7 +101,7 @@ def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
 
 def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int) -> PlanRow:
     d = s.dims
-    shape = gm.gguf_shape(d, c.download_bytes, c.bpw)
+    shape = gm.gguf_shape(d, c.download_bytes, c.bpw, c.gguf_type)
     caps = [s.capacity_bytes(g) for g in cards]
     ctx_bytes = cuda_context_bytes(cards[0].cc)
 
