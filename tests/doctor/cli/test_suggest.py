@@ -32,7 +32,7 @@ def test_the_real_cli_suggests_and_exits_3_before_any_run():
     assert proc.returncode == 3 and not proc.stdout
     assert proc.stderr.strip().splitlines() == [
         "v100-doctor: error: unknown subcommand 'explian'; did you mean 'explain'? "
-        "(subcommands: explain, bundle, watch, probe, fleet, demo) (see: v100-doctor --help)"]
+        "(subcommands: explain, bundle, watch, probe, fleet, plan, demo) (see: v100-doctor --help)"]
     proc = run_cli("watch", "--secnds", "3")
     assert proc.returncode == 3 and "unknown flag --secnds; did you mean --seconds?" in proc.stderr
 
