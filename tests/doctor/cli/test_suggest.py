@@ -43,7 +43,7 @@ def test_a_word_nothing_is_close_to_is_named_as_before():
 
 def test_the_usage_line_names_the_subcommands():
     usage = build_parser().format_usage()
-    assert usage.startswith("usage: v100-doctor {explain,bundle,watch,probe,fleet,demo} ...\n       v100-doctor [-h]")
+    assert usage.startswith("usage: v100-doctor {explain,bundle,watch,probe,fleet,plan,demo} ...\n       v100-doctor [-h]")
 
 
 def test_choices_take_any_case():
