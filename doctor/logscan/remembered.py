@@ -29,8 +29,7 @@ UNSEEN_CAP = 64  # a block with more lines not seen yet is read line by line
 BLANK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
 UNEXAMINED = "unexamined"  # a line without any keyword: ordinary output, never looked at
-# a line that lines.may_continue() could call a continuation starts with one of these bytes (or holds a "|")
-_MAY_START = re.compile(rb"\n[ \t\r\x0b\x0c\x1c-\x1f(#\[\x80-\xff]")
+CONTEXT = "context"  # a marker: the lines around this one decide it; its outcomes are kept under it with them
 _TRACEBACK = b"Traceback (most recent call last):"
 
 
@@ -45,10 +44,15 @@ class Seen:
 
     raw: bytes | None  # the line itself when its digits matter; None when any digits give the same outcome
     undecodable: bool = False
-    needs_no_continuation: bool = False  # holds only while the next line neither continues it nor starts a traceback
+    needs_no_continuation: bool = False  # a row was looked for over continuation lines and none followed
     matched: tuple[str, ...] = ()  # signature ids, or () for an unmatched line
     kind: str = UNEXAMINED  # unmatched: framing | error | warning | ordinary | unexamined
     group: tuple[str, str] | None = None  # the unexplained group it counts in
+    text: str | None = None  # the line, for its group, when the lines around decided it (its group may not exist yet)
+    hints: tuple[tuple[str, object], ...] = ()  # the plan settings it prints (replayed with a repeat's line number)
+    before: int = 0  # kind CONTEXT: the outcome is remembered under the line with the one above (1) ...
+    after: int = 0  # ... and this many lines below; raw is b"" when their digits matter
+    needs_no_traceback: bool = False  # error- or warning-looking: it holds only while the next line starts no traceback
 
 
 class _Group(Protocol):
@@ -82,15 +86,22 @@ class ScanState(Protocol):
 
     def continues_as(self, nxt: bytes) -> bool: ...
 
+    def traceback_below(self, nxt: bytes) -> bool: ...
 
-def replay_block(run: ScanState, block: bytes) -> bool | list[tuple[int, int]]:
+
+Spans = list[tuple[int, int, list[bytes]]]
+
+
+def replay_block(run: ScanState, block: bytes, keys: list[bytes] | None = None) -> bool | Spans:
     """Replay a whole block when every distinct line in it is remembered and replaying it only counts; False (and
     nothing changed) when it must be read line by line; or, when only lines not seen yet stand in the way, the byte
-    spans (start, end) of their first sightings: those are read line by line, the parts between them tried again."""
+    spans (start, end, the blanked lines of the part before it) of their first sightings, the last one empty: those
+    are read line by line, the parts between them tried again (with their lines: the block is not split again)."""
     if run.pending or not block.endswith(b"\n"):
         return False
-    keys = block.translate(BLANK_DIGITS).split(b"\n")
-    keys.pop()  # after the last newline
+    if keys is None:
+        keys = block.translate(BLANK_DIGITS).split(b"\n")
+        keys.pop()  # after the last newline
     counts = Counter(keys)
     if len(counts) > BULK_DISTINCT_CAP or max(map(len, counts)) > run.max_line:
         return False
@@ -101,11 +112,11 @@ def replay_block(run: ScanState, block: bytes) -> bool | list[tuple[int, int]]:
         seen = run.seen.get(key)
         if seen is None:
             seen = run.unexamined(key, lines.some(key))
-            if seen is None:
-                unseen.append(key)
-                if len(unseen) > UNSEEN_CAP:
-                    return False
-                continue
+        if seen is None or seen.kind == CONTEXT or seen.hints:  # read line by line: the lines around or its number matter
+            unseen.append(key)
+            if len(unseen) > UNSEEN_CAP:
+                return False
+            continue
         if seen.raw is not None and lines.exact_count(seen.raw) != n:
             return False  # the same line with other digits, and its digits matter
         plan.append((key, seen, n))
@@ -117,6 +128,7 @@ def replay_block(run: ScanState, block: bytes) -> bool | list[tuple[int, int]]:
     for key, seen, n in plan:
         _count(run, seen, n)
     _line_numbers(run, keys, plan, first)
+    run.lines_before += len(keys)  # the block's lines, counted here: the split already did
     return True
 
 
@@ -125,7 +137,7 @@ def _may_change_above(line: bytes) -> bool:
     return may_continue(line) or _TRACEBACK in line
 
 
-def _unseen_spans(keys: list[bytes], unseen: list[bytes]) -> list[tuple[int, int]] | bool:
+def _unseen_spans(keys: list[bytes], unseen: list[bytes]) -> Spans | bool:
     """Byte spans (start, end) of the first sighting of each unseen kind of line, widened over lines that may continue
     the one above or start a traceback (so no wrapped message or caption is cut off what decides it) and merged; False when they cover the whole block."""
     spans: list[list[int]] = []
@@ -141,13 +153,16 @@ def _unseen_spans(keys: list[bytes], unseen: list[bytes]) -> list[tuple[int, int
             spans.append([start, end])
     if spans[0][0] == 0 and spans[0][1] >= len(keys):
         return False
-    out, line, offset = [], 0, 0  # line indices -> byte offsets, in one pass
+    out: Spans = []
+    line, offset = 0, 0  # line indices -> byte offsets, in one pass
     for start, end in spans:
         offset += sum(map(len, keys[line:start])) + (start - line)
         begin = offset
         offset += sum(map(len, keys[start:end])) + (end - start)
+        out.append((begin, offset, keys[line:start]))
         line = end
-        out.append((begin, offset))
+    total = offset + sum(map(len, keys[line:])) + (len(keys) - line)
+    out.append((total, total, keys[line:]))
     return out
 
 
@@ -157,7 +172,6 @@ class _Lines:
     def __init__(self, block: bytes, keys: list[bytes]):
         self.block, self.keys = block, keys
         self._raw: list[bytes] | None = None
-        self._by_key: dict[bytes, bytes] | None = None
         self._counts: Counter | None = None
 
     @property
@@ -168,10 +182,13 @@ class _Lines:
         return self._raw
 
     def some(self, key: bytes) -> bytes:
-        """One raw line with these blanked bytes."""
-        if self._by_key is None:
-            self._by_key = dict(zip(self.keys, self.raw))
-        return self._by_key[key]
+        """One raw line with these blanked bytes: the first, found by its offset (blanking keeps every line's length),
+        so the block is not split a second time for the few lines asked for."""
+        if self._raw is not None:
+            return self._raw[self.keys.index(key)]
+        at = self.keys.index(key)
+        offset = sum(map(len, self.keys[:at])) + at
+        return self.block[offset:offset + len(key)]
 
     def exact_count(self, raw: bytes) -> int:
         if self._counts is None:
@@ -183,19 +200,25 @@ def _no_continuations(run: ScanState, lines: _Lines, plan: list[tuple[bytes, See
     """True when no line after a line remembered as "holds while the next line does not change it" (no continuation
     followed, no traceback) changes it, checked as the line-by-line scan does (each distinct next line once), in one
     pass over the block; at once when no line of the block may continue another or start a traceback."""
-    waiting = {key for key, seen, n in plan if seen.needs_no_continuation}
-    block = lines.block
-    if not waiting or (b"|" not in block and not _MAY_START.search(block) and _TRACEBACK not in block):
+    # asked of the distinct lines, not of the block's bytes: blanked digits change neither answer
+    tracebacks = any(_TRACEBACK in key for key, _, _ in plan)
+    wrapped = {key for key, seen, n in plan if seen.needs_no_continuation}
+    if wrapped and not (tracebacks or any(may_continue(key) for key, _, _ in plan)):
+        wrapped = set()
+    captions = {key for key, seen, n in plan if seen.needs_no_traceback} if tracebacks else set()
+    if not wrapped and not captions:
         return True
-    keys, raw = lines.keys, lines.raw
-    verdicts: dict[bytes, bool] = {}
+    keys = lines.keys  # blanked digits never change whether a line continues another or starts a traceback
+    verdicts: dict[tuple[bytes, bool], bool] = {}
     for at in range(len(keys) - 1):
-        if keys[at] in waiting:
-            nxt = raw[at + 1]
-            continues = verdicts.get(nxt)
-            if continues is None:
-                continues = verdicts[nxt] = run.continues_as(nxt)
-            if continues:
+        key = keys[at]
+        if key in wrapped or key in captions:
+            wrap = key in wrapped
+            nxt = keys[at + 1]
+            changes = verdicts.get((nxt, wrap))
+            if changes is None:
+                changes = verdicts[nxt, wrap] = run.continues_as(nxt) if wrap else run.traceback_below(nxt)
+            if changes:
                 return False
     return True
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, Signature
@@ -25,7 +25,7 @@ from doctor.logscan.lines import (
     strip_sgr,
 )
 from doctor.logscan.numbers import convert
-from doctor.logscan.remembered import BLANK_DIGITS, SEEN_BYTES, Seen, reads_digits, replay_block
+from doctor.logscan.remembered import BLANK_DIGITS, CONTEXT, SEEN_BYTES, Seen, reads_digits, replay_block
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
 from doctor.model.log_analysis import GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained, UnexplainedGroup
 
@@ -142,12 +142,12 @@ class _Run:
             return
         # the first sightings of lines not seen yet are read line by line, the parts between them at once if they can be
         at = 0
-        for start, end in replayed + [(len(block), len(block))]:
+        for start, end, gap_keys in replayed:
             if start > at:
                 gap = block[at:start]
                 if at:
                     self._continue_pending(gap)
-                self._part(gap, replay_block(self, gap) is True)
+                self._part(gap, replay_block(self, gap, gap_keys) is True)
             if end > start:
                 if start:
                     self._continue_pending(block[start:end])
@@ -156,9 +156,7 @@ class _Run:
 
     def _part(self, part: bytes, replayed: bool) -> None:
         """Finish a part of a block that was replayed whole, or read it line by line."""
-        if replayed:
-            self.lines_before += part.count(b"\n")
-        else:
+        if not replayed:  # (a replayed part's lines were counted by replay_block)
             self._examine(part)
         self.ends_with_newline = part.endswith(b"\n")
         end = len(part) - 1 if self.ends_with_newline else len(part)
@@ -205,11 +203,38 @@ class _Run:
         raw = block[ls:le]
         key = raw.translate(BLANK_DIGITS)
         seen = self.seen.get(key)
-        if seen is not None and (seen.raw is None or seen.raw == raw) and not (
-                seen.needs_no_continuation and self._continues(block, le)):
+        if seen is not None and seen.kind == CONTEXT:  # the lines around decided it: look it up with them
+            around = self._around(block, ls, le, seen.before, seen.after, seen.raw is not None)
+            found = self.seen.get(around) if around is not None else None
+            if found is not None and (seen.after or not self._changed_below(found, block, le)):
+                self._replay(found, lineno)
+            else:
+                self._classify(block, ls, le, lineno, raw, key)
+            return
+        if seen is not None and (seen.raw is None or seen.raw == raw) and not self._changed_below(seen, block, le):
             self._replay(seen, lineno)
             return
         self._classify(block, ls, le, lineno, raw, key)
+
+    def _around(self, block: bytes, ls: int, le: int, before: int, after: int, exact: bool) -> bytes | None:
+        """The line with the line above (before=1) and the `after` lines below it: the key of an outcome they decided
+        (digits blanked unless they matter); None when the block ends before those lines do."""
+        end = le
+        for _ in range(after):
+            if end + 1 >= len(block):
+                return None
+            nxt = block.find(b"\n", end + 1)
+            end = len(block) if nxt == -1 else nxt
+        here = block[ls:end]
+        if not exact:
+            here = here.translate(BLANK_DIGITS)
+        if not before:
+            return b"\n\x01" + here
+        if ls:
+            above = block[block.rfind(b"\n", 0, ls - 1) + 1:ls - 1]
+        else:
+            above = self.last_line if self.lines_before else b"\x02"
+        return b"\n\x00" + above.translate(BLANK_DIGITS) + b"\n" + here
 
     def _classify(self, block: bytes, ls: int, le: int, lineno: int, raw: bytes, key: bytes | None) -> None:
         """Classify and record one examined line; remember the outcome under `key` when no context decided it."""
@@ -218,21 +243,22 @@ class _Run:
         low = text.lower()
         hinted = self._hints(text, low, lineno)
         candidates = self.sc.candidates.of(low)
-        found, joined = self._signatures(text, candidates, block, le)
-        remember = (self.sc.remember and key is not None and not hinted and joined is not True
-                    and self.remembered_bytes < SEEN_BYTES)
+        found, joins = self._signatures(text, candidates, block, le)
+        joined = None if joins is None else bool(joins)
+        remember = self.sc.remember and key is not None and self.remembered_bytes < SEEN_BYTES
         undecodable = self.undecodable > before
         if found:
             self.matched_lines += 1
             for sig, m in found:
                 self._record_match(sig, m, text, lineno, block, le)
             if remember:
-                digits = self._digits_matter(key, candidates)
-                self._remember(key, Seen(raw if digits else None, undecodable, joined is False, tuple(s.id for s, _ in found)))
+                seen = Seen(None, undecodable, joined is False, tuple(s.id for s, _ in found), hints=hinted)
+                self._remember_outcome(block, ls, le, raw, key, candidates, seen, 0, _below(joins))
             return
         kind, consulted = kind_in_context(text, lambda: self._previous_line(block, ls))
-        if kind in self.kind_counts and self._next_starts_a_traceback(block, le):
-            kind, consulted = "framing", True  # a logged traceback's caption: its error is counted at its end
+        caption = kind in self.kind_counts and self._next_starts_a_traceback(block, le)
+        if caption:
+            kind = "framing"  # a logged traceback's caption: its error is counted at its end
         group = None
         if kind == "framing":
             self.framing_lines += 1
@@ -240,11 +266,34 @@ class _Run:
             self.kind_counts[kind] += 1
             group = (kind, shape(text))
             self._add_unexplained(group, lineno, text)
-        if remember and not consulted:
-            digits = self._digits_matter(key, candidates)
+        if remember:
             # an error- or warning-looking line holds only while no traceback follows it: the replay checks the next line
-            look_below = joined is False or group is not None
-            self._remember(key, Seen(raw if digits else None, undecodable, look_below, (), kind, group))
+            seen = Seen(None, undecodable, joined is False, (), kind, group, text=text[:500] if consulted else None,
+                        hints=hinted, needs_no_traceback=group is not None)
+            self._remember_outcome(block, ls, le, raw, key, candidates, seen, int(consulted), _below(joins, caption))
+
+    def _remember_outcome(self, block: bytes, ls: int, le: int, raw: bytes, key: bytes, candidates, seen: Seen,
+                          before: int, after: int) -> None:
+        """Remember under the line's own key (digits blanked); or, when the line above or wrapped lines below decided
+        it, or its digits matter, under the line with those lines (and the one that ended the wrap), digits kept where
+        they matter, behind a marker on its own key saying which lines to take."""
+        exact = self._digits_matter(key, candidates) or bool(seen.hints)
+        marker = self.seen.get(key)
+        if marker is None or marker.kind != CONTEXT:
+            if not before and not after and not exact:
+                self._remember(key, seen)
+                return
+            if marker is not None:
+                del self.seen[key]  # a plain outcome gives way to the marker: this line's context matters after all
+            marker = Seen(b"" if exact else None, kind=CONTEXT, before=before, after=after)
+            self._remember(key, marker)
+        elif marker.before < before or marker.after < after:
+            marker = replace(marker, before=max(before, marker.before), after=max(after, marker.after))
+            self.seen[key] = marker  # wider: the outcomes kept with less context around are no longer looked up
+        if self.seen.get(key) is marker:
+            around = self._around(block, ls, le, marker.before, marker.after, marker.raw is not None)
+            if around is not None:
+                self._remember(around, seen)
 
     def _add_unexplained(self, key: tuple[str, str], lineno: int, text: str | None) -> None:
         group = self.unexplained.get(key)
@@ -260,6 +309,8 @@ class _Run:
         caps then, and the caps only fill up), so replaying only counts."""
         if seen.undecodable:
             self.undecodable += 1
+        for name, value in seen.hints:
+            self.hints[name] = PlanHint(name, value, lineno)
         if seen.matched:
             self.matched_lines += 1
             for sid in seen.matched:
@@ -272,7 +323,7 @@ class _Run:
             self.framing_lines += 1
         elif seen.group is not None:
             self.kind_counts[seen.kind] += 1
-            self._add_unexplained(seen.group, lineno, None)
+            self._add_unexplained(seen.group, lineno, seen.text)
 
     def unexamined(self, key: bytes, raw: bytes) -> Seen | None:
         """The outcome of a line without any keyword (never looked at), remembered when its digits cannot matter;
@@ -297,21 +348,28 @@ class _Run:
         return (any(w in blanked for w in self.sc.blanked_digit_words)
                 or any(s.id in self.sc.digit_rows for s, _ in candidates))
 
-    def _continues(self, block: bytes, le: int) -> bool:
-        """Is the line after the one ending at `le` a continuation of it (within this block)?"""
+    def _changed_below(self, seen: Seen, block: bytes, le: int) -> bool:
+        """Would the line after the one ending at `le` (within this block) change this remembered outcome: continue the
+        line whose outcome held because none did, or start a traceback under an error-looking line?"""
+        if not (seen.needs_no_continuation or seen.needs_no_traceback):
+            return False
         at = le + 1
         if at >= len(block):
             return False
         end = block.find(b"\n", at)
-        return self.continues_as(block[at:len(block) if end == -1 else end])
+        nxt = block[at:len(block) if end == -1 else end]
+        return self.continues_as(nxt) if seen.needs_no_continuation else self.traceback_below(nxt)
+
+    def traceback_below(self, nxt: bytes) -> bool:
+        """Does this line start a traceback (so the line above is its caption)?"""
+        return _TRACEBACK in nxt and starts_a_traceback(self._decode(nxt[:MAX_LINE]).rstrip("\r"))
 
     def _next_starts_a_traceback(self, block: bytes, le: int) -> bool:
         at = le + 1
         if at >= len(block):
             return False
         end = block.find(b"\n", at)
-        nxt = block[at:len(block) if end == -1 else end]
-        return _TRACEBACK in nxt and starts_a_traceback(self._decode(nxt[:MAX_LINE]).rstrip("\r"))
+        return self.traceback_below(block[at:len(block) if end == -1 else end])
 
     def continues_as(self, nxt: bytes) -> bool:
         """Could this line change the outcome of the one above it: does it continue it (lines.continuation), or start
@@ -334,9 +392,10 @@ class _Run:
         return self._decode(block[start:ls - 1][-MAX_LINE:]).rstrip("\r")
 
     # -- signatures and hints -------------------------------------------------------------------------
-    def _signatures(self, text: str, candidates, block: bytes, le: int) -> tuple[list[tuple[Signature, re.Match]], bool | None]:
-        """The rows that match the line, and whether continuation lines were read for them: None (not needed),
-        False (needed, but the next line starts a new record), True (joined)."""
+    def _signatures(self, text: str, candidates, block: bytes, le: int) -> tuple[list[tuple[Signature, re.Match]],
+                                                                              list[str] | None]:
+        """The rows that match the line, and the continuation lines read for them: None (not needed), [] (needed, but
+        the next line starts a new record), else the line joined with 1, 2 ... of them."""
         found: list[tuple[Signature, re.Match]] = []
         joins: list[str] | None = None
         for sig, regex in candidates:
@@ -350,7 +409,7 @@ class _Run:
             overlaps = any(s.check == sig.check and m.start() < k.end() and k.start() < m.end() for s, k in found)
             if not overlaps:
                 found.append((sig, m))
-        return found, (None if joins is None else bool(joins))
+        return found, joins
 
     def _joins(self, text: str, block: bytes, le: int) -> list[str]:
         """The line joined with 1, 2 ... of the continuation lines below it (docker/journald-wrapped messages),
@@ -404,16 +463,17 @@ class _Run:
         for p in pending:
             self._followup(p, block, 0)
 
-    def _hints(self, text: str, low: str, lineno: int) -> bool:
-        """Record the plan settings the line prints; True when it holds a hint's anchor (its outcome then has a line number)."""
-        anchored = False
+    def _hints(self, text: str, low: str, lineno: int) -> tuple[tuple[str, object], ...]:
+        """Record the plan settings the line prints; (field, value) of each, replayed with the line number of a repeat."""
+        found: list[tuple[str, object]] = []
         for hint in self.sc.hints:
             if hint.anchor in low:
-                anchored = True
                 if m := re.search(hint.pattern, text, re.IGNORECASE):
                     value = m.group("value")
-                    self.hints[hint.field] = PlanHint(hint.field, int(value) if value.isdigit() else value.lower(), lineno)
-        return anchored
+                    found.append((hint.field, int(value) if value.isdigit() else value.lower()))
+        for name, value in found:
+            self.hints[name] = PlanHint(name, value, lineno)
+        return tuple(found)
 
     # -- the result -----------------------------------------------------------------------------------
     def result(self, nbytes: int, seconds: float) -> ScanResult:
@@ -439,6 +499,15 @@ class _Run:
                           title=sig.title, fix=sig.fix, commands=sig.commands, source=sig.source,
                           first_line=g.first_line, text=g.text, matched=g.matched, numbers=g.numbers,
                           count=g.count, lines=tuple(g.lines))
+
+
+def _below(joins: list[str] | None, caption: bool = False) -> int:
+    """How many lines below decided a line's outcome: the wrapped lines joined and the one that ended them; the
+    traceback header under a caption; 0 when only the line itself did (a next line that may change it is checked
+    on replay through Seen.needs_no_continuation)."""
+    if joins:
+        return min(len(joins) + 1, JOIN_LINES)
+    return 1 if caption else 0
 
 
 def _fullest(regex: re.Pattern, joins: list[str], start_before: int, best: re.Match | None) -> re.Match | None:

@@ -82,7 +82,7 @@ def test_which_blocks_are_replayed_whole(data, whole, monkeypatch):
 
     monkeypatch.setattr(source, "CHUNK", 2048)
     replayed = []
-    monkeypatch.setattr(scanner, "replay_block", lambda run, block: replayed.append(remembered.replay_block(run, block))
-                        or replayed[-1])
+    monkeypatch.setattr(scanner, "replay_block", lambda run, block, keys=None: replayed.append(
+        remembered.replay_block(run, block, keys)) or replayed[-1])
     Scanner().scan(open_log("-", stdin=io.BytesIO(data * max(1, 300_000 // len(data)))))
     assert (sum(r is True for r in replayed) > len(replayed) // 2) is whole
