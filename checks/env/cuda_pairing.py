@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.prescription.compat import driver_runs_cuda
+from checks.prescription.forward_compat import forward_compat
 from checks.prescription.machine import machine_prescription
 from checks.prescription.problems import stack_of, torch_archs
 from checks.prescription.quote import route_fix
@@ -15,7 +16,8 @@ from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
-FAILS = frozenset({"driver_too_new_for_card", "torch_broken", "torch_cpu_only", "torch_no_kernel", "driver_too_old_for_torch"})
+FAILS = frozenset({"driver_too_new_for_card", "torch_broken", "torch_cpu_only", "torch_rocm", "torch_no_kernel", "driver_too_old_for_torch",
+                   "torch_sees_no_gpu"})
 WARNS = frozenset({"torch_missing", "torch_ptx_only", "torch_arch_unknown", "nvcc_cannot_target", "nvcc_major_mismatch"})
 
 
@@ -39,6 +41,9 @@ def run(ctx: CheckContext) -> Finding:
         ev["driver_runs_torch_cuda"] = mode or "no"
         if mode == "mvc":
             ev["note"] = f"CUDA {stack.torch_cuda} runs on driver {stack.driver} through minor-version compatibility (no PTX JIT of newer code)"
+    fc = forward_compat(ctx.facts, name)
+    if fc:
+        ev.update(fc.evidence())
     torch_step = next((s for r in rx.routes[:1] for s in r.steps if s.kind == "torch"), None)
     if torch_step:
         ev["recommended_torch"] = torch_step.changes.split(" -> ", 1)[1].split(" ")[0]
@@ -51,12 +56,18 @@ def run(ctx: CheckContext) -> Finding:
         ev["problem_kinds"] = [p.kind for p in rx.problems if p.kind in FAILS | WARNS]
         ev["routes"] = [r.name for r in rx.routes]
     fix, commands = route_fix(rx)
+    if not rx.routes and any(p.kind == "torch_sees_no_gpu" for p in rx.problems):
+        fix, commands = ("torch initialised CUDA and found no device: read its warning above; check CUDA_VISIBLE_DEVICES "
+                         "and NVIDIA_VISIBLE_DEVICES (a container needs the NVIDIA runtime, `docker run --gpus all`) and "
+                         "that `nvidia-smi` works in the same shell.", ["nvidia-smi -L", "env | grep -i visible_devices"])
     if fails:
         also = f"; also: {'; '.join(warns)}" if warns else ""
         return CHECK.finding(Status.FAIL, "; ".join(fails) + also, ev, fix, commands)
     if warns:
         return CHECK.finding(Status.WARN, "; ".join(warns), ev, fix, commands)
     summary = f"torch {torch.version} (CUDA {torch.cuda}) has kernels for sm_{cc.replace('.', '')} and runs on driver {stack.driver}"
+    if fc and fc.torch_ran:
+        summary += f", with {fc.describe()}: torch initialised CUDA, so the older kernel driver is not a fault here"
     return CHECK.finding(Status.PASS, summary, ev)
 
 

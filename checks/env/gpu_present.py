@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
+from checks.env.cuda_visibility import show_cards_fix, visibility
 from checks.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGACY_BRANCH_EOL, legacy_architectures
 from checks.knowledge.gpus import spec_for_pci
 from checks.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
@@ -79,6 +80,14 @@ def run(ctx: CheckContext) -> Finding:
                                  "gpu_count": len(nvml.gpus), "lost_gpus": [i for i, _ in lost],
                                  "nvml_errors": [r for _, r in lost], "source": FALLEN_OFF_BUS_SOURCE},
                              GPU_LOST_FIX, list(GPU_LOST_COMMANDS))
+    vis = visibility(ctx.facts)
+    if vis is not None and vis.hides_all:
+        fix, commands = show_cards_fix(vis.hidden, ctx.facts)
+        return CHECK.finding(Status.FAIL, f"NVML sees {len(nvml.gpus)} GPU(s), but CUDA_VISIBLE_DEVICES={vis.value!r} hides "
+                             f"every one ({vis.hidden_text()}): torch and every engine here see no CUDA device",
+                             {"gpu_count": len(nvml.gpus), **vis.evidence(),
+                              "torch_device_count": ctx.facts.python.torch.device_count
+                              if known(ctx.facts.python.torch.device_count) else None}, fix, commands)
     gpu = ctx.target_gpu()
     if gpu is None:
         return CHECK.finding(Status.FAIL, f"GPU index {ctx.plan.gpu_index} does not exist ({len(nvml.gpus)} GPU(s) visible)",

@@ -7,6 +7,7 @@ PTX (`compute_XY`) can be JIT-compiled for any newer card.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 BUILD_SH = "https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh"
@@ -113,3 +114,15 @@ def arch_list_to_ccs(arch_list: tuple[str, ...]) -> tuple[tuple[str, ...], tuple
         cc = f"{num[:-1]}.{num[-1]}"
         (cubins if kind == "sm" else ptx).append(cc)
     return tuple(cubins), tuple(ptx)
+
+
+# ROCm builds say so in the local version ("2.5.1+rocm6.2", from https://download.pytorch.org/whl/rocm6.2) and leave
+# torch.version.cuda None (torch.version.hip is set instead): "`cuda` throughout PyTorch means ROCm if on ROCm"
+# (AMD maintainer, https://github.com/ROCm/pytorch/issues/513)
+ROCM_SOURCE = "https://github.com/ROCm/pytorch/issues/513"
+
+
+def rocm_of(torch_version: str) -> str | None:
+    """'6.2' for '2.5.1+rocm6.2'; None for a CUDA or CPU build."""
+    m = re.search(r"\+rocm(\d+(?:\.\d+)*)", torch_version)
+    return m.group(1) if m else None

@@ -65,9 +65,10 @@ def card_for(ctx: CheckContext) -> Card | None:
         gpus = [g for g in gpus if g.index == plan.gpu_index]
     elif plan.gpu_split:  # gpu_split is read in CUDA order (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES), not NVML's
         by_index = {g.index: g for g in gpus}
-        order = [by_index[d.nvml_index] for d in cuda_numbering(tuple(gpus), ctx.facts.python.env).devices
-                 if d.nvml_index in by_index]
-        gpus = (order or gpus)[: len(plan.gpu_split)]
+        numbering = cuda_numbering(tuple(gpus), ctx.facts.python.env)
+        order = [by_index[d.nvml_index] for d in numbering.devices if d.nvml_index in by_index]
+        # a card CUDA_VISIBLE_DEVICES hides never takes a share, even when it hides all of them
+        gpus = (order if order or numbering.visible is not None else gpus)[: len(plan.gpu_split)]
     if not gpus:
         return None
     first = gpus[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from checks.arithmetic.gpu_numbering import CUDA_ENV_DOC, cuda_numbering
 from checks.base import Check, CheckContext
+from checks.env.cuda_visibility import show_cards_fix
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known, show
@@ -36,6 +37,14 @@ def run(ctx: CheckContext) -> Finding:
     if n.problems:
         return CHECK.finding(Status.WARN, f"{n.problems[0]}: {summary}", evidence,
                              "Fix CUDA_VISIBLE_DEVICES: list indices or GPU-/MIG- UUIDs from `nvidia-smi -L`.", ["nvidia-smi -L"])
+    wanted = len(ctx.plan.gpu_split) if ctx.plan.gpu_split else 0
+    if hidden and n.visible is not None and wanted > len(n.devices):
+        hidden_idx = tuple(g.index for g in gpus if n.cuda_index_of(g.index) is None)
+        fix, commands = show_cards_fix(tuple(d.nvml_index for d in n.devices) + hidden_idx, ctx.facts)
+        what = f"--gpu-split {','.join(f'{x:g}' for x in ctx.plan.gpu_split or ())}"
+        return CHECK.finding(Status.FAIL, f"{what} plans {wanted} GPUs, but CUDA_VISIBLE_DEVICES={n.visible!r} leaves CUDA "
+                             f"{len(n.devices)}: the split would put layers on {', '.join(hidden)}, which no CUDA program "
+                             f"here can use; {summary}", evidence, fix, commands)
     if mig_cards:
         listed = ", ".join(f"NVML {g.index} {names[g.index]}" for g in mig_cards)
         evidence["mig_cards"] = listed

@@ -11,8 +11,9 @@ from packaging.version import InvalidVersion, Version
 
 from checks.knowledge.attention import cc_at_least
 from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
-from checks.knowledge.torch_wheels import arch_list_to_ccs, lookup
+from checks.knowledge.torch_wheels import arch_list_to_ccs, lookup, rocm_of
 from checks.prescription.compat import driver_runs_cuda, major, wheel_has_kernel
+from checks.prescription.forward_compat import forward_compat, runs_through_compat
 from doctor.model.facts import Facts
 from doctor.model.prescription import Problem
 from doctor.model.unknown import known
@@ -20,8 +21,9 @@ from doctor.model.unknown import known
 # kind -> subject (what must change to clear it)
 KINDS = {
     "driver_too_new_for_card": "driver", "driver_too_old_for_torch": "driver",
-    "torch_missing": "torch", "torch_broken": "torch", "torch_cpu_only": "torch",
+    "torch_missing": "torch", "torch_broken": "torch", "torch_cpu_only": "torch", "torch_rocm": "torch",
     "torch_no_kernel": "torch", "torch_ptx_only": "torch", "torch_arch_unknown": "torch",
+    "torch_sees_no_gpu": "environment",
     "nvcc_cannot_target": "nvcc", "nvcc_major_mismatch": "nvcc", "nvcc_missing": "nvcc", "ninja_missing": "build",
 }
 TORCH_KINDS = frozenset(k for k, s in KINDS.items() if s == "torch") - {"torch_arch_unknown"}
@@ -114,6 +116,8 @@ def find_problems(facts: Facts, stack: Stack) -> tuple[Problem, ...]:
         out.append(_p("torch_missing", "torch is not installed, so no CUDA build can be checked"))
     elif not known(t.version):
         out.append(_p("torch_broken", f"torch is installed but broken: {t.reason}"))
+    elif t.cuda == "none" and (rocm := rocm_of(str(t.version))):
+        out.append(_p("torch_rocm", f"torch {t.version} is a ROCm {rocm} build (for AMD GPUs): it cannot use an NVIDIA GPU"))
     elif t.cuda == "none":
         out.append(_p("torch_cpu_only", f"torch {t.version} is a CPU-only build: it cannot use the GPU at all"))
     else:
@@ -131,9 +135,19 @@ def find_problems(facts: Facts, stack: Stack) -> tuple[Problem, ...]:
             elif kind == "ptx":
                 out.append(_p("torch_ptx_only", f"torch {t.version} has only PTX for {sm}: kernels are JIT-compiled at "
                               "start-up (slow first run, needs the toolkit driver)"))
-        if stack.driver and stack.torch_cuda and driver_runs_cuda(stack.driver, stack.torch_cuda) is None:
+        if (stack.driver and stack.torch_cuda and driver_runs_cuda(stack.driver, stack.torch_cuda) is None
+                and not runs_through_compat(facts, stack.card, stack.torch_cuda)):  # torch ran it: not too old
+            fc = forward_compat(facts, stack.card)
+            says = ("forward compatibility (a cuda-compat libcuda is in reach) works on data-centre GPUs only, so CUDA "
+                    "fails with error 804 \"forward compatibility was attempted on non supported HW\""
+                    if fc and not fc.supported else "torch reports \"The NVIDIA driver on your system is too old\"")
             out.append(_p("driver_too_old_for_torch", f"driver {stack.driver} is too old for torch's CUDA {stack.torch_cuda}: "
-                          "torch reports \"The NVIDIA driver on your system is too old\""))
+                          f"{says}"))
+    blocked = any(p.kind in ("driver_too_new_for_card", "torch_no_kernel", "driver_too_old_for_torch") for p in out)
+    if stack.torch_cuda and t.device_count == 0 and not blocked:  # torch ran and saw no CUDA device
+        why = t.warnings[0] if t.warnings else "torch recorded no reason"
+        out.append(_p("torch_sees_no_gpu", f"torch {t.version} (CUDA {stack.torch_cuda}) sees no CUDA device although "
+                      f"NVML lists {len(facts.nvml.gpus)}: {why}"))
     nv = stack.nvcc_major
     if stack.nvcc_version:
         if not nvcc_targets(nv, cc) and any(r.cuda_major == nv for r in NVCC_ARCHS):

@@ -13,6 +13,7 @@ import re
 
 from checks.base import Check, CheckContext
 from checks.knowledge.engines import JIT_UNITS
+from checks.knowledge.torch_wheels import rocm_of
 from checks.prescription.machine import machine_prescription
 from checks.prescription.probe_install import probe_install_commands
 from checks.prescription.quote import route_fix
@@ -28,8 +29,13 @@ def prebuilt_torch_tag(exllamav2_version: str) -> str | None:
 
 
 # torch cannot run on this card or this driver: nothing the probe loads can run
-BLOCKING = frozenset({"torch_no_kernel", "driver_too_old_for_torch"})
+BLOCKING = frozenset({"torch_no_kernel", "driver_too_old_for_torch", "torch_sees_no_gpu"})
 TOOLCHAIN = frozenset({"nvcc_missing", "nvcc_cannot_target", "nvcc_major_mismatch", "ninja_missing"})
+
+
+def _build_kind(torch_version: str) -> str:
+    rocm = rocm_of(torch_version)
+    return f"a ROCm {rocm} build (for AMD GPUs)" if rocm else "a CPU-only build"
 
 
 def _route(ctx: CheckContext):
@@ -65,7 +71,7 @@ def run(ctx: CheckContext) -> Finding:
     version = str(pk["exllamav2"])
     if not py.torch.installed or not known(py.torch.cuda) or py.torch.cuda == "none":
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} needs torch with CUDA; "
-                             + ("torch is not installed" if not py.torch.installed else f"torch is {py.torch.reason or 'a CPU-only build'}"),
+                             + ("torch is not installed" if not py.torch.installed else f"torch is {py.torch.reason or _build_kind(str(py.torch.version))}"),
                              {**ev, "probe_can_run": False}, *(route_fix(rx) if rx and rx.routes else
                                                               ("See cuda-pairing for a torch build that fits this card.", [])))
     no_kernel = [p for p in (rx.problems if rx else ()) if p.kind in BLOCKING]

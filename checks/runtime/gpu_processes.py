@@ -19,6 +19,15 @@ NOTABLE_MIB = 1024.0  # another process holding this much is worth a warning
 NOTABLE_SHARE = 0.05  # ... or this share of the card
 
 
+# nvitop's maintainer: under WDDM (which WSL2 uses) "the NVML cannot report per-process" GPU use
+WSL_SOURCE = "https://github.com/XuehaiPan/nvitop/issues/55 ; https://github.com/microsoft/WSL/issues/7162"
+
+
+def free_text_of(evidence: dict, total: float | None) -> str:
+    free = evidence["memory_free_mib"]
+    return f"{free:,.0f} of {total:,.0f} MiB free" if free is not None and total is not None else ""
+
+
 def _from_samples(g: GpuSeries, gpu: GpuFacts | None) -> tuple[dict[int, dict], float | None, float | None]:
     """pid -> {name, mib} over the window, the most memory used, the card's total."""
     s = summarize_gpu(g)
@@ -61,6 +70,12 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.SKIP, f"no facts for GPU {ctx.plan.gpu_index}", {})
     evidence: dict = {"measured": measured, "memory_total_mib": total, "memory_used_max_mib": used,
                       "memory_free_mib": round(total - used, 1) if total is not None and used is not None else None}
+    wsl = ctx.facts.host.wsl is True
+    if wsl and not procs:
+        evidence.update(wsl=True, processes="not listed: WSL2's driver reports no per-process GPU use", source=WSL_SOURCE)
+        return CHECK.finding(Status.INFO, f"WSL2: the driver never lists per-process GPU use here, so "
+                             f"{used or 0:,.0f} MiB in use with no process listed is normal; {free_text_of(evidence, total)}"
+                             " (Windows' Task Manager shows the totals only)", evidence)
     if procs is None:
         reason = gpu.processes.reason if gpu is not None and hasattr(gpu.processes, "reason") else "not reported"
         evidence["processes"] = f"not listed: {reason}"
@@ -79,7 +94,7 @@ def run(ctx: CheckContext) -> Finding:
                             "probably runs in a container with its own pid namespace and yours cannot be told apart")
     others_mib = sum(p["mib"] or 0.0 for p in others.values())
     evidence["others_mib"] = round(others_mib, 1)
-    free_text = f"{evidence['memory_free_mib']:,.0f} of {total:,.0f} MiB free" if evidence["memory_free_mib"] is not None else ""
+    free_text = free_text_of(evidence, total)
     if not others:
         who = f"only yours: {', '.join(evidence['yours'])}" if yours else "no process holds this GPU"
         return CHECK.finding(Status.PASS, f"No other process on GPU {ctx.plan.gpu_index} ({who}); {free_text}", evidence)

@@ -60,6 +60,12 @@ def _limits(gpu: GpuFacts | None, g: GpuSeries | None) -> dict:
     }
 
 
+def _at_board_limit(lim: dict) -> bool:
+    """The enforced power limit is the board's default (a T4: 70 W, which is also its maximum): nobody lowered it."""
+    pl, dflt = lim["power_limit_w"], lim["power_default_w"]
+    return pl is not None and bool(dflt) and pl >= dflt * POWER_LIMIT_SLACK
+
+
 def _temperature_problems(temp: float | None, mem_temp: float | None, lim: dict) -> list[tuple[Status, str]]:
     out = []
     if temp is not None and lim["slowdown_c"] is not None:
@@ -82,7 +88,12 @@ def _at_rest(ctx: CheckContext, gpu: GpuFacts) -> Finding:
     temp, mem_temp = value(gpu.temperature_c), value(gpu.memory_temperature_c)
     problems = _temperature_problems(temp, mem_temp, lim)
     active = [r for r in (reasons or ()) if r in THROTTLE_REASONS]
+    mem_clock, mem_max = value(gpu.mem_clock_mhz), value(gpu.mem_clock_max_mhz)
+    mem_holds = mem_clock is not None and mem_max is not None and mem_max > 0 and mem_clock >= mem_max * MEM_CLOCK_FAIL_RATIO
+    board_cap = "sw_power_cap" in active and _at_board_limit(lim) and mem_holds
     for r in active:
+        if r == "sw_power_cap" and board_cap:
+            continue  # the board's own limit with the memory clock holding: how the card is built, not throttling
         problems.append((Status.WARN if r == "sw_power_cap" else Status.FAIL,
                          f"{LABELS[r]} is active right now ({REASONS[r].cause})"))
     evidence = {"measured": "at rest (one NVML snapshot)", "clocks_event_reasons": list(reasons or []),
@@ -107,6 +118,10 @@ def _at_rest(ctx: CheckContext, gpu: GpuFacts) -> Finding:
     if temp is not None and lim["slowdown_c"] is not None:
         temp_text += f", {lim['slowdown_c'] - temp:.0f} °C below the {lim['slowdown_c']} °C slowdown point"
     state = "idle clocks with the idle reason (normal power saving, not throttling)" if idle else "no throttle reason active"
+    if board_cap:
+        state = (f"at the board's own power limit ({lim['power_limit_w']:.0f} W, its default) with the memory clock at "
+                 f"{mem_clock:.0f} of {mem_max:.0f} MHz: the SW power cap trims the SM clock only, which decode barely "
+                 "needs (not throttling)")
     return CHECK.finding(Status.PASS, f"At rest: {temp_text}; {state}. Under load it is judged by "
                          "`v100-doctor watch` or the probe.", evidence)
 
@@ -148,7 +163,9 @@ def _under_load(ctx: CheckContext, gpu: GpuFacts | None, g: GpuSeries, s: GpuSum
         problems.append((Status.FAIL, _reason_text(s, counter_frac)))
     elif heat > 0 or hw > 0:
         problems.append((Status.WARN, _reason_text(s, counter_frac)))
-    if power >= POWER_WARN_FRACTION:
+    board_cap = (power >= POWER_WARN_FRACTION and _at_board_limit(lim) and s.mem_clock_ratio is not None
+                 and not mem_dropped)
+    if power >= POWER_WARN_FRACTION and not board_cap:
         problems.append((Status.WARN, f"SW power cap held the clocks during {pct(power)} of the load "
                          f"(mean {s.power_mean_w} W of {lim['power_limit_w']} W)"))
     if s.mem_clock_ratio_min is not None and mem_dropped > 0:
@@ -163,8 +180,10 @@ def _under_load(ctx: CheckContext, gpu: GpuFacts | None, g: GpuSeries, s: GpuSum
     if not problems:
         temp = (f"peak {s.temperature_max_c} °C, {lim['slowdown_c'] - s.temperature_max_c} °C below slowdown"
                 if s.temperature_max_c is not None and lim["slowdown_c"] else "temperature unknown")
+        cap = (f"; the SW power cap held the SM clock during {pct(power)} of the load at the board's own limit "
+               f"({lim['power_limit_w']:.0f} W, its default), which decode barely needs" if board_cap else "")
         return CHECK.finding(Status.PASS, f"No throttling under load ({s.busy_samples} busy samples over {s.window_s:.0f} s): "
-                             f"{mem_text}, SM clock at {pct(s.sm_clock_ratio)} of max; {temp}", evidence)
+                             f"{mem_text}, SM clock at {pct(s.sm_clock_ratio)} of max; {temp}{cap}", evidence)
     status = max((p[0] for p in problems), key=_rank)
     heat_now = heat > 0 or any("°C" in m for _, m in problems)
     seen = tuple(r for r, f in s.throttle_fraction_busy.items() if f > 0)

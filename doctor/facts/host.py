@@ -6,6 +6,7 @@ import os
 import platform
 import socket
 
+from doctor.facts.runtime_env import compat_libcuda, container_kind, is_wsl
 from doctor.model.facts import HostFacts
 from doctor.model.units import MIB
 from doctor.model.unknown import Maybe, Unknown
@@ -75,6 +76,7 @@ def gather_host() -> HostFacts:
         cpu_model=_cpu_model(),
         cpu_count=os.cpu_count() or Unknown("os.cpu_count() gave nothing"),
         nvidia_pci_devices=nvidia_pci_devices(),
+        wsl=is_wsl(), container=container_kind(), cuda_compat_libcuda=compat_libcuda(),
         ram_total_mib=ram_total, ram_available_mib=ram_available,
         swap_total_mib=swap_total, swap_used_mib=swap_used,
     )

@@ -148,6 +148,11 @@ class HostFacts:
     swap_used_mib: Maybe[float] = NOT_GATHERED
     # NVIDIA display/3D controllers on the PCI bus, seen without the driver ("0000:3b:00.0 10de:1db4")
     nvidia_pci_devices: Maybe[tuple[str, ...]] = NOT_GATHERED
+    # where the doctor runs (doctor/facts/runtime_env.py): WSL2 lists no per-process GPU use; a container may run a
+    # newer CUDA through the forward-compatibility libcuda ("/usr/local/cuda-12.4/compat/libcuda.so.550.54.14", "" = none)
+    wsl: Maybe[bool] = NOT_GATHERED
+    container: Maybe[str] = NOT_GATHERED  # "docker", "podman", "" when none is seen
+    cuda_compat_libcuda: Maybe[str] = NOT_GATHERED
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,24 @@ EXPECTED.update({
     "cuda-visible-uuids": {"gpu-numbering": ("info", {"hidden_from_cuda": []})},
     "mig-a100-beside-v100s": {"gpu-numbering": ("warn", {"mig_cards": "NVML 0 NVIDIA A100-PCIE-40GB"})},
     "h200-live-per-gpu": {"gpu-present": ("pass", {"gpus": ["NVIDIA H200"]}), "cuda-pairing": ("pass", {})},  # recorded live
+    # the machines people really have (issue 24): tests/checks/env/test_field_machines.py judges them whole
+    "v100-ngc-compat-r470-healthy": {"cuda-pairing": ("pass", {"forward_compat_cuda": "12.4", "kernel_driver": "470.239.06",
+                                                               "torch_initialised_cuda": True}),
+                                     "exllamav2-ready": ("pass", {"probe_can_run": True})},
+    "rtx-2080-ti-ngc-compat-804": {"cuda-pairing": ("fail", {"forward_compat_supported_card": False,
+                                                             "torch_initialised_cuda": False}),
+                                   "exllamav2-ready": ("fail", {"probe_can_run": False})},
+    "v100-cuda-visible-hides-only-gpu": {"gpu-present": ("fail", {"cuda_visible_devices": "1", "hidden_nvml": [0],
+                                                                  "torch_device_count": 0}),
+                                         "exllamav2-ready": ("skip", {"needs": "gpu-present"})},
+    "v100-2x-cuda-visible-hides-one": {"gpu-present": ("pass", {"gpu_count": 2}),
+                                       "gpu-numbering": ("pass", {"hidden_from_cuda": ["NVML 1 Tesla V100-PCIE-16GB"]})},
+    "t4-at-board-power-limit-healthy": {"thermal": ("pass", {"power_limit_w": 70.0, "power_default_limit_w": 70.0,
+                                                             "mem_clock_ratio": 1.0})},
+    "t4-power-limit-lowered": {"thermal": ("warn", {"power_limit_w": 60.0, "power_default_limit_w": 70.0})},
+    "titan-v-wsl2-healthy": {"gpu-processes": ("info", {"wsl": True})},
+    "v100-torch-rocm": {"cuda-pairing": ("fail", {"problem_kinds": ["torch_rocm"]}),
+                        "exllamav2-ready": ("fail", {"probe_can_run": False})},
 })
 EXIT = {"v100-pcie-16gb-healthy": 0, "p40-torch-cu126": 1, "h200-live": 0}
 

@@ -114,6 +114,21 @@ def test_thermal_power_cap_warns_and_names_the_lowered_limit():
     assert r.evidence["mem_clock_ratio"] == 1.0
 
 
+def test_thermal_sw_power_cap_at_the_boards_own_limit_is_not_throttling_while_memory_holds():
+    """A T4 decodes at its 70 W limit (its default and maximum): the cap trims the SM clock, the memory clock holds."""
+    t4 = dict(name="Tesla T4", power_limit_w=70.0, power_default_limit_w=70.0, power_draw_w=69.6, mem_clock_max_mhz=5001,
+              sm_clock_max_mhz=1590, sm_clock_mhz=1350, clocks_event_reasons=("sw_power_cap",), temperature_c=68)
+    r = run(thermal, facts(gpu(**t4, mem_clock_mhz=5001)))
+    assert r.status == Status.PASS and "board's own power limit (70 W" in r.summary
+    dropped = run(thermal, facts(gpu(**t4, mem_clock_mhz=3500)))  # the memory clock fell: decode pays
+    assert dropped.status == Status.WARN and "SW power cap is active" in dropped.summary
+    lowered = run(thermal, facts(gpu(**{**t4, "power_limit_w": 60.0}, mem_clock_mhz=5001)))
+    assert lowered.status == Status.WARN and "below the default 70 W" in lowered.summary
+    samples = [busy(t, reasons=("sw_power_cap",), sm_clock_mhz=1300, power_w=249.0) for t in ts()]
+    under_load = run(thermal, facts(samples=series(samples)))  # V100 at its default 250 W, HBM2 clock held
+    assert under_load.status == Status.PASS and "at the board's own limit" in under_load.summary
+
+
 def test_thermal_power_brake_on_sxm2_is_power_delivery_not_heat():
     samples = [busy(t, temperature_c=60, sm_clock_mhz=600, reasons=("hw_slowdown", "hw_power_brake_slowdown")) for t in ts()]
     r = run(thermal, facts(gpu(name="Tesla V100-SXM2-16GB"), samples=series(samples, name="Tesla V100-SXM2-16GB")))
@@ -231,6 +246,17 @@ def test_processes_unlisted_but_memory_used_warns():
     r = run(gpu_processes, facts(g))
     assert r.status == Status.WARN and "No Permission" in r.summary
     assert run(gpu_processes, facts(replace(g, memory_used_mib=300.0))).status == Status.SKIP
+
+
+def test_processes_unlisted_under_wsl2_is_normal_not_a_sudo_warning():
+    g = gpu(processes=(), memory_used_mib=1510.0)
+    f = facts(g)
+    r = run(gpu_processes, replace(f, host=replace(f.host, wsl=True)))
+    assert r.status == Status.INFO and "WSL2" in r.summary and not r.commands
+    unlisted = gpu(processes=Unknown("nvmlDeviceGetComputeRunningProcesses: Not Supported"), memory_used_mib=3000.0)
+    f = facts(unlisted)
+    assert run(gpu_processes, replace(f, host=replace(f.host, wsl=True))).status == Status.INFO
+    assert run(gpu_processes, f).status == Status.WARN  # the same reading off WSL2 still warns
 
 
 def test_processes_under_load_yours_only_passes():
