@@ -10,6 +10,7 @@ from typing import Any
 
 from doctor.facts.build_cache import gather_build_cache
 from doctor.facts.children import stop_all
+from doctor.facts.engines import gather_engines
 from doctor.facts.host import gather_host
 from doctor.facts.nvml import gather_nvml
 from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
@@ -34,6 +35,7 @@ def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: 
         got["nvml"] = gather_nvml(nvml_module)
         got["packages"] = package_versions()
         got["host"] = gather_host()
+        got["engines"] = gather_engines()
         got["nvcc"] = nvcc_future.result()
         got["torch"] = torch.result()
         got["exllamav2_build"] = gather_build_cache(got["torch"].cuda)
@@ -64,7 +66,7 @@ def partial_facts(got: dict[str, Any], missing: str) -> Facts:
     return Facts(
         gathered_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         nvml=got.get("nvml") or NvmlFacts(available=False, reason=missing), python=python,
-        host=got.get("host") or HostFacts(),
+        host=got.get("host") or HostFacts(), engines=got.get("engines"),
     )
 
 

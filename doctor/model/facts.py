@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from doctor.model.engines import EngineFacts
 from doctor.model.launch_config import LaunchConfigFacts
 from doctor.model.model_dir import ModelFacts
 from doctor.model.samples import SampleSeries
@@ -166,6 +167,7 @@ class Facts:
     model: ModelFacts | None = None  # the model directory's facts, when --model was given (doctor/facts/model_dir.py)
     samples: SampleSeries | None = None  # NVML/host time series, when the machine was sampled (watch, probe)
     launch_config: LaunchConfigFacts | None = None  # offload settings found in the server's launch config
+    engines: EngineFacts | None = None  # llama.cpp, Ollama: installed, built for which archs (doctor/facts/engines.py)
 
     def gpu(self, index: int = 0) -> GpuFacts | None:
         for g in self.nvml.gpus:

@@ -41,6 +41,11 @@ class CheckId(_TextId):
     THERMAL = "thermal"
     GPU_PROCESSES = "gpu-processes"
     EXLLAMAV2_READY = "exllamav2-ready"
+    # the engine the plan runs (checks/engine/): llama.cpp, Ollama, ExLlamaV2, Transformers
+    ENGINE = "engine"
+    ENGINE_BUILD = "engine-build"
+    ENGINE_LAUNCH = "engine-launch"
+    GGUF_BUDGET = "gguf-budget"
     # findings of the probe stage (doctor/run/probe_stage.py, doctor/verdict/): no registered check has these
     MODEL_LOAD = "model-load"
     PROBE = "probe"
@@ -78,6 +83,16 @@ class FailureKind(_TextId):
             return cls(text)
         except ValueError:
             return cls.INTERNAL
+
+
+class Engine(_TextId):
+    """The inference engines a plan can name (--engine); checks/knowledge/engines.py says what each supports."""
+
+    EXLLAMAV2 = "exllamav2"
+    LLAMA_CPP = "llama.cpp"
+    OLLAMA = "ollama"
+    TRANSFORMERS = "transformers"
+    TABBYAPI = "tabbyapi"  # TabbyAPI's main branch (EXL3 only); its exl2-checkpoint branch runs exllamav2
 
 
 class CauseId(_TextId):

@@ -1,0 +1,90 @@
+"""Which inference engines are installed, what their CUDA code was built for, and how the user launches them.
+
+Filled by doctor/facts/engines.py (live) and doctor/facts/engine_launch.py (a llama-server command line
+or an Ollama model's parameters); judged by checks/engine/. Every field is a value or Unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from doctor.model.ids import Engine
+from doctor.model.unknown import Maybe, Unknown
+
+NOT_GATHERED = Unknown("not gathered")
+FA_WORDS = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off", "true": "on", "false": "off",
+            "enabled": "on", "disabled": "off"}
+__all__ = ["FA_WORDS", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "LlamaCppFacts", "OllamaFacts"]
+
+
+@dataclass(frozen=True)
+class CudaLibrary:
+    """A ggml CUDA library and the architectures its fat binary holds (read from ELF headers, never loaded)."""
+
+    path: str
+    cubins: Maybe[tuple[int, ...]] = NOT_GATHERED  # SM versions with machine code: 70 = sm_70
+    ptx: Maybe[tuple[int, ...]] = NOT_GATHERED  # SM versions with PTX, which a newer card can JIT-compile
+    runner: str = ""  # Ollama's runner folder (cuda_v12, cuda_v13); "" for llama.cpp
+
+
+@dataclass(frozen=True)
+class LlamaCppFacts:
+    binaries: dict[str, str] = field(default_factory=dict)  # llama-server / llama-cli / llama-bench -> path
+    python_package: Maybe[str] = Unknown("not installed")  # llama-cpp-python's version
+    cuda_libraries: tuple[CudaLibrary, ...] = ()
+
+    @property
+    def installed(self) -> bool:
+        return bool(self.binaries) or not isinstance(self.python_package, Unknown)
+
+
+@dataclass(frozen=True)
+class OllamaFacts:
+    path: Maybe[str] = Unknown("ollama is not on PATH")
+    version: Maybe[str] = NOT_GATHERED
+    runners: tuple[str, ...] = ()  # the folders under lib/ollama: cuda_v12, cuda_v13, ...
+    cuda_libraries: tuple[CudaLibrary, ...] = ()
+
+    @property
+    def installed(self) -> bool:
+        return not isinstance(self.path, Unknown)
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    llama_cpp: LlamaCppFacts = LlamaCppFacts()
+    ollama: OllamaFacts = OllamaFacts()
+    env: dict[str, str] = field(default_factory=dict)  # GGML_CUDA_*, OLLAMA_*, LLAMA_ARG_* as set
+
+
+@dataclass(frozen=True)
+class EngineLaunch:
+    """How the user starts the engine, in llama.cpp's terms (an Ollama model's parameters are mapped onto them)."""
+
+    engine: Engine
+    source: str  # the file it was read from, or "command line"
+    model_path: str | None = None  # -m
+    n_gpu_layers: int | None = None  # -ngl / num_gpu (None: not set, the engine's default)
+    n_ctx: int | None = None  # -c / num_ctx
+    cache_type_k: str | None = None  # -ctk / OLLAMA_KV_CACHE_TYPE
+    cache_type_v: str | None = None  # -ctv / OLLAMA_KV_CACHE_TYPE
+    flash_attn: str | None = None  # "on" | "off" | "auto" (-fa / OLLAMA_FLASH_ATTENTION)
+    split_mode: str | None = None  # -sm none|layer|row
+    tensor_split: tuple[float, ...] | None = None  # -ts
+    n_ubatch: int | None = None  # -ub
+    notes: tuple[str, ...] = ()  # how each setting was read, and what was not understood
+
+    def with_ollama_env(self, env: dict[str, str]) -> EngineLaunch:
+        """The Ollama server's environment under the model's parameters: flash attention, K/V cache type, context
+        (OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE, OLLAMA_CONTEXT_LENGTH: https://github.com/ollama/ollama/blob/main/docs/faq.md)."""
+        changes: dict = {}
+        fa = env.get("OLLAMA_FLASH_ATTENTION")
+        if fa is not None and self.flash_attn is None:
+            changes["flash_attn"] = FA_WORDS.get(fa.strip().lower(), "on" if fa.strip() else "off")
+        kv = env.get("OLLAMA_KV_CACHE_TYPE")
+        if kv and self.cache_type_k is None:
+            changes["cache_type_k"] = changes["cache_type_v"] = kv.strip().lower()
+        ctx = env.get("OLLAMA_CONTEXT_LENGTH")
+        if ctx and ctx.strip().isdigit() and self.n_ctx is None:
+            changes["n_ctx"] = int(ctx)
+        return replace(self, **changes) if changes else self
