@@ -7,6 +7,8 @@ seed's basis) and at the full max_seq_len, next to the seed's reference figures.
 from __future__ import annotations
 
 from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
+from checks.arithmetic.gguf_budget import SOURCE as GGUF_SOURCE
+from checks.arithmetic.gguf_budget import GgufOption, gguf_budget
 from checks.arithmetic.model_bytes import dims, model_bytes
 from checks.arithmetic.split_ceiling import split_ceiling
 from checks.arithmetic.vram_budget import plan_budget
@@ -85,7 +87,10 @@ def _split(ctx: CheckContext, card, m, seq: int):
 
 
 def _gguf(m, card) -> Finding:
-    """No per-tensor split for GGUF here: the file size stands in for bytes per token (an upper bound on reads)."""
+    """Bytes per token from the GGUF's tensor infos when the header has them (checks/arithmetic/gguf_budget.py);
+    otherwise the file size stands in for bytes per token (an upper bound on reads)."""
+    if m.gguf.shape is not None and m.gguf.weights is not None:
+        return _gguf_tensors(m, card)
     size = m.gguf.file_bytes
     if not size:
         return CHECK.finding(Status.SKIP, "skipped: the GGUF file size is unknown")
@@ -96,6 +101,20 @@ def _gguf(m, card) -> Finding:
                          "so a slight underestimate of the ceiling; KV cache not counted)",
                          {"bandwidth_gbs": card.bandwidth_gbs, "gguf_file_bytes": size, "ceiling_tok_s_empty_cache": round(top, 1),
                           "gpu_source": card.source, "counted": "GGUF file size (embedding included)"})
+
+
+def _gguf_tensors(m, card) -> Finding:
+    b = gguf_budget(m.gguf.shape, m.gguf.weights, GgufOption(n_ctx=1))
+    read = b.read_gpu_bytes  # every layer and the head once; the embedding table stays in host memory (one row read)
+    top = ceiling_tok_s(read, card.bandwidth_gbs)
+    where = "" if card.measured else " (planning target, not measured)"
+    return CHECK.finding(Status.INFO, f"decode ceiling {top:.1f} tok/s on {card.name}{where} for this GGUF under llama.cpp: "
+                         f"{card.bandwidth_gbs:g} GB/s / {human_bytes(read)} read per token (its tensors less the "
+                         "embedding table, from the header; KV cache not counted)",
+                         {"bandwidth_gbs": card.bandwidth_gbs, "gguf_file_bytes": m.gguf.file_bytes,
+                          "bytes_per_token_empty": read, "ceiling_tok_s_empty_cache": round(top, 1),
+                          "gpu_source": card.source, "counted": "GGUF tensor bytes less token_embd (header tensor infos)",
+                          "source": GGUF_SOURCE})
 
 
 CHECK = Check(id=CheckId.CEILING, title="Physical decode ceiling", run=run, **AFTER_MODEL_PATH)

@@ -179,6 +179,19 @@ def gpu_split(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected GB per GPU like 16 or 10,14; got {text!r}: {exc}") from None
 
 
+ENGINE_CHOICES = ["exllamav2", "llama.cpp", "ollama", "transformers", "tabbyapi"]  # doctor/model/ids.py Engine
+
+
+def engine_config(text: str):
+    """--engine-config: read and parsed while the arguments are, so a bad one is a usage error (exit 3)."""
+    from doctor.facts.engine_launch import LaunchError, read_engine_config  # lazy: read only when --engine-config is given
+
+    try:
+        return read_engine_config(path_arg(text) if "\n" not in text else text)
+    except LaunchError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("deployment plan (what you intend to run)")
     g.add_argument("--model", metavar="PATH", action="append", type=path_arg,
@@ -195,6 +208,12 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
                    help="judge only this GPU, by NVML/nvidia-smi index (repeatable; default: every GPU)")
     g.add_argument("--tensor-parallel", action="store_true", help="the plan shards every layer over the GPUs (needs P2P)")
     g.add_argument("--target-gpu", metavar="NAME", type=target_gpu, help="plan for a card you do not have (e.g. v100-pcie-16gb); see --list-gpus")
+    g.add_argument("--engine", choices=ENGINE_CHOICES, default=None,
+                   help="the engine you run (default: from the model's format and what is installed; tabbyapi = its "
+                        "EXL3-only main branch, whose exl2-checkpoint branch is exllamav2)")
+    g.add_argument("--engine-config", metavar="CMDLINE|FILE", type=engine_config,
+                   help="how you launch it: a llama-server command line (quoted) or the output of `ollama show MODEL "
+                        "--parameters`, as text or a file; GPU layers, context, K/V cache types, flash attention, split")
 
 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
@@ -265,6 +284,15 @@ def plan_from_args(args: argparse.Namespace, base=None):
         changes.update(gpu_index=chosen[0], gpu_indices=chosen)
     if getattr(args, "tensor_parallel", False):
         changes["tensor_parallel"] = True
+    launch = getattr(args, "engine_config", None)
+    if launch is not None:
+        changes["engine_launch"] = launch
+        if launch.model_path and "model_path" not in changes and not plan.model_path:
+            changes["model_path"], changes["model_path_parts"] = launch.model_path, (launch.model_path,)
+    if getattr(args, "engine", None):
+        from doctor.model.ids import Engine  # lazy: ids load with the plan, after the parser
+
+        changes["engine"] = Engine(args.engine)
     return replace(plan, **changes)
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from doctor.model.engines import EngineLaunch
+from doctor.model.ids import Engine
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -16,3 +19,5 @@ class Plan:
     gpu_indices: tuple[int, ...] | None = None  # --gpu N (repeatable): the GPUs judged; None: every GPU
     tensor_parallel: bool = False  # the plan shards each layer over the GPUs (needs P2P), not a layer split
     target_gpu: str | None = None  # plan for a card from the knowledge base, not this one
+    engine: Engine | None = None  # --engine; None: chosen from the model's format and what is installed
+    engine_launch: EngineLaunch | None = None  # --engine-config: a llama-server command line or Ollama parameters

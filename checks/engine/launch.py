@@ -1,0 +1,80 @@
+"""`engine-launch`: what the user's llama-server flags or Ollama parameters cost on this card.
+
+Partial offload (GPU layers below the model's), a quantized V cache without flash attention (llama.cpp refuses the
+context; Ollama quietly keeps f16), flash attention switched off where llama.cpp's own kernels run (they are not the
+flash-attn package and need no install), and the removed row split mode.
+"""
+
+from __future__ import annotations
+
+from checks.base import Check, CheckContext
+from checks.engine.choice import plan_engine
+from checks.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, QUANT_V_NEEDS_FA, cc_tuple
+from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId, Engine
+
+UNQUANTIZED = ("f16", "f32", "bf16")
+ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
+OLLAMA_KV_NEEDS_FA = "https://github.com/ollama/ollama/blob/main/docs/faq.md (OLLAMA_KV_CACHE_TYPE needs OLLAMA_FLASH_ATTENTION=1)"
+
+
+def run(ctx: CheckContext) -> Finding:
+    engine, _ = plan_engine(ctx.plan, ctx.facts)
+    launch = ctx.plan.engine_launch
+    if launch is None:
+        return CHECK.finding(Status.SKIP, "skipped: no --engine-config (a llama-server command line or an Ollama model's parameters)")
+    if engine not in (Engine.LLAMA_CPP, Engine.OLLAMA):
+        return CHECK.finding(Status.SKIP, f"skipped: the launch config is {launch.engine}'s, the plan's engine is {engine}")
+    env = ctx.facts.engines.env if ctx.facts.engines is not None else {}
+    if engine == Engine.OLLAMA:
+        launch = launch.with_ollama_env(env)
+    fails: list[str] = []
+    warns: list[str] = []
+    fixes: list[str] = []
+    ev: dict = {"engine": str(engine), "launch_source": launch.source, "settings": list(launch.notes)}
+    m = ctx.facts.model
+    shape = m.gguf.shape if m is not None and m.gguf is not None else None
+    quant_v = launch.cache_type_v not in (None, *UNQUANTIZED)
+    fa_off = launch.flash_attn == "off" or (engine == Engine.OLLAMA and launch.flash_attn is None)
+    if quant_v and fa_off:
+        if engine == Engine.LLAMA_CPP:
+            fails.append(f"a {launch.cache_type_v} V cache without flash attention: llama.cpp refuses the context "
+                         f"(\"{QUANT_V_NEEDS_FA[0]}\")")
+            fixes.append("add -fa on (llama.cpp's own flash attention runs on this card; no flash-attn package involved), "
+                         "or drop -ctv to keep an f16 V cache")
+            ev["quant_v_source"] = QUANT_V_NEEDS_FA[1]
+        else:
+            warns.append(f"OLLAMA_KV_CACHE_TYPE={launch.cache_type_v} without OLLAMA_FLASH_ATTENTION=1: Ollama ignores the "
+                         "cache type and keeps an f16 cache (more VRAM than planned)")
+            fixes.append("set OLLAMA_FLASH_ATTENTION=1 in the Ollama server's environment (systemctl edit ollama)")
+            ev["quant_kv_source"] = OLLAMA_KV_NEEDS_FA
+    elif launch.flash_attn == "off":
+        card = ctx.card()
+        if card is not None and cc_tuple(card[0]) >= (7, 0):
+            factor, src = LLAMA_CPP_FA_OFF_DECODE
+            warns.append(f"flash attention is off: llama.cpp's own kernels run on cc {card[0]}; measured off vs on: decode "
+                         f"x{factor:.2f} slower at a short context, more at a long one")
+            fixes.append("-fa on (or leave -fa auto)")
+            ev["flash_attn_source"] = src
+    ngl = launch.n_gpu_layers
+    if ngl is not None and ngl >= 0 and shape is not None and ngl < shape.n_layer + 1:
+        warns.append(f"partial offload: -ngl {ngl} puts {min(ngl, shape.n_layer)} of {shape.n_layer} layers on the GPU "
+                     f"(llama.cpp logs \"offloaded {ngl}/{shape.n_layer + 1} layers to GPU\"); the rest decode from host memory "
+                     "at its bandwidth, which sets the speed")
+        fixes.append(f"-ngl {shape.n_layer + 1} if it fits (gguf-budget says), else a smaller quant or context")
+        ev.update(n_gpu_layers=ngl, model_layers=shape.n_layer)
+    elif ngl is not None and ngl >= 0 and shape is None and ngl < 99:
+        ev["n_gpu_layers"] = ngl
+        warns.append(f"-ngl {ngl}: if the model has more layers, the rest run from host memory (give --model to count them)")
+    if launch.split_mode == "row":
+        warns.append("-sm row was removed from llama.cpp; the flag no longer splits rows")
+        ev["split_mode_source"] = ROW_SPLIT_REMOVED
+    if fails:
+        return CHECK.finding(Status.FAIL, "; ".join(fails + warns), ev, " ".join(fixes))
+    if warns:
+        return CHECK.finding(Status.WARN, "; ".join(warns), ev, " ".join(fixes))
+    return CHECK.finding(Status.PASS, f"launch settings ({', '.join(launch.notes) or 'defaults'}) cost nothing on this card", ev)
+
+
+CHECK = Check(id=CheckId.ENGINE_LAUNCH, title="The engine's launch settings", run=run, depends_on=(CheckId.ENGINE,),
+              blocked_by=(Status.ERROR,))
