@@ -5,14 +5,9 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.engine.choice import plan_engine
-from checks.knowledge.engines import (
-    ENGINE_EFFICIENCY,
-    EngineSupport,
-    efficiency,
-    engine_support,
-    llama_cpp_path,
-    supports,
-)
+from checks.knowledge.engine_efficiency import efficiency, family
+from checks.knowledge.engines import TRANSFORMERS_BNB_NF4, EngineSupport, engine_support, llama_cpp_path, supports
+from checks.model.card import card_for
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, Engine
 
@@ -23,17 +18,22 @@ def engine_gap(ctx: CheckContext, engine: Engine, cc: str) -> tuple[str, dict]:
     top = ceiling.evidence.get("ceiling_tok_s_empty_cache") if ceiling is not None else None
     if not isinstance(top, (int, float)):
         return "", {}
-    rows = {r.engine: r for r in ENGINE_EFFICIENCY if efficiency(r.engine, cc) is r}
-    est = {name: round(top * r.share, 1) for name, r in rows.items()}
-    if not est:
-        return "", {}
-    text = "; ".join(f"{name} about {v:g} tok/s ({rows[name].share:.0%} of it, {rows[name].confidence})"
+    card = card_for(ctx)
+    fam = family(cc, bool(card and card.spec and card.spec.fp16_slow))
+    shares: dict[str, tuple[float, str, str]] = {}
+    for name in ("exllamav2", "llama.cpp"):
+        row, assumed = efficiency(name, fam)
+        shares[name] = (row.mid, row.confidence if not assumed else "K", row.source + (f" ({assumed})" if assumed else ""))
+    t = TRANSFORMERS_BNB_NF4
+    shares["transformers"] = (1 / t.decode_time_factor, t.confidence, f"{t.source}; measured on a {t.card}")
+    est = {name: round(top * share, 1) for name, (share, _, _) in shares.items()}
+    text = "; ".join(f"{name} about {v:g} tok/s ({shares[name][0]:.0%} of it, {shares[name][1]})"
                      for name, v in sorted(est.items(), key=lambda kv: -kv[1]))
     mine = est.get(str(engine) if engine != Engine.OLLAMA else "llama.cpp")
     best = max(est.values())
     gap = f" This engine is the slowest choice here by x{best / mine:.1f}." if mine and best / mine >= 1.5 else ""
     return (f" Other engines here, estimated from the {top:g} tok/s ceiling at the same bytes per token: {text}.{gap}",
-            {"engine_estimates_tok_s": est, "estimate_sources": {n: r.source for n, r in rows.items()},
+            {"engine_estimates_tok_s": est, "estimate_sources": {n: v[2] for n, v in shares.items()},
              "estimate_basis": "ceiling (empty cache) x the engine's published or measured share on this architecture"})
 
 
@@ -67,15 +67,13 @@ def run(ctx: CheckContext) -> Finding:
         row = engine_support("tabbyapi-main")
     elif engine == Engine.TRANSFORMERS:
         row = engine_support("llama.cpp")  # only for the source line below; bitsandbytes' floor is judged by compat
-        eff = efficiency("transformers", cc)
-        status, fix = Status.PASS, ""
-        summary = f"Transformers runs on cc {cc}"
-        if eff is not None:
-            status = Status.WARN
-            summary += (f", but its bitsandbytes 4-bit decode reaches about {eff.share:.0%} of the ceiling here ({eff.what}).")
-            fix = ("Run the same model in an engine with fused quantized kernels: llama.cpp with a GGUF (Q4_K_M) or "
-                   "ExLlamaV2 0.3.2 with EXL2; the reference story's first step went from 4 to 25 tok/s this way")
-            ev.update(efficiency_source=eff.source)
+        t = TRANSFORMERS_BNB_NF4
+        status = Status.WARN
+        summary = (f"Transformers runs on cc {cc}, but with bitsandbytes 4-bit it decodes about x{t.decode_time_factor:g} "
+                   f"slower than the ceiling ({t.what}; {t.card}).")
+        fix = ("Run the same model in an engine with fused quantized kernels: llama.cpp with a GGUF (Q4_K_M) or "
+               "ExLlamaV2 0.3.2 with EXL2; the reference story's first step went from 4 to 25 tok/s this way")
+        ev.update(efficiency_source=t.source)
     else:
         row = engine_support("exllamav2")
         status, summary, fix = _judge(row, cc, name)

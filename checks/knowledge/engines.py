@@ -271,35 +271,3 @@ LLAMA_CPP_Q8_KV_DECODE = (92.67 / 86.88, "llama-bench tg128, f16 K/V 92.67 vs q8
 QUANT_V_NEEDS_FA = ("V cache quantization requires flash_attn",
                     "llama.cpp src/llama-context.cpp (llama_init_from_model); https://github.com/ggml-org/llama.cpp/pull/7527")
 
-
-@dataclass(frozen=True)
-class EngineEfficiency:
-    """Single-stream decode as a share of the bandwidth ceiling, for an engine on an architecture."""
-
-    engine: str
-    cc: str
-    share: float
-    what: str
-    source: str
-    confidence: str
-
-
-ENGINE_EFFICIENCY: tuple[EngineEfficiency, ...] = (
-    EngineEfficiency("exllamav2", "7.0", 0.90, "EXL2 3.75 bpw 27B on a V100: 64 tok/s against a ~71 tok/s ceiling",
-                     "the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt)", "S"),
-    EngineEfficiency("llama.cpp", "7.0", 0.62, "Q4_K_M 27B on a V100-32GB, -fa 1, f16 K/V, 4K context: 33.3 tok/s against "
-                     "~54 tok/s (900 GB/s / ~16.8 GB)", "sudoingX/qwen38-mtp README.md:121 (published)", "S"),
-    EngineEfficiency("transformers", "7.0", round(4.0 / 64.0, 3), "Transformers + bitsandbytes NF4 27B on a V100: 4 tok/s "
-                     "against a ~64 tok/s ceiling", "the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt §1.3)", "S"),
-    EngineEfficiency("llama.cpp", "9.0", 0.35, "llama-bench tg128 of the synthetic 27B-shape Q4_K_M on an H200: 92.67 tok/s, "
-                     "1.47 TB/s effective of ~4.2 TB/s", "/work/prep27/results/call1-h200/bench.jsonl (this project)", "P"),
-    EngineEfficiency("exllamav2", "9.0", 0.32, "EXL2 4.0 bpw of the same shape on the same H200: ~104 tok/s, 1.33 TB/s effective",
-                     "benchmarks/results/issue17-h200/README.md (this project)", "P"),
-)
-
-
-def efficiency(engine: str, cc: str) -> EngineEfficiency | None:
-    """The row for this engine on the card's architecture (same major version), if one is known."""
-    major = cc.split(".")[0]
-    rows = [r for r in ENGINE_EFFICIENCY if r.engine == engine and r.cc.split(".")[0] == major]
-    return rows[0] if rows else None
