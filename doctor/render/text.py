@@ -9,6 +9,7 @@ from __future__ import annotations
 from doctor.model.findings import Status
 from doctor.model.report import Report
 from doctor.render.common import SYMBOLS, WIDTH, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line, wrap
+from doctor.render.panels import no_gpu_hint
 from doctor.render.samples import render_series
 from doctor.render.verdict_text import report_probe_lines
 
@@ -45,4 +46,6 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
     lines += [""] + wrap(f"Summary: {counts_line(report.findings)}." + (f" Over {len(report.gpus)} GPUs: "
                                                                       f"{counts_line(report.all_findings())}."
                                                                       if report.gpus else ""), "", "  ", width)
+    if hint := no_gpu_hint(report):  # the TUI's first hint on a machine without a GPU, in the same words
+        lines += wrap(hint, "", "  ", width)
     return "\n".join(lines) + "\n"

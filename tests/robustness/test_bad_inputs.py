@@ -9,8 +9,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,10 +21,6 @@ FIXTURE = MACHINES / "v100-torch-2.11-cu130.json"
 BAD_NUMBERS = ["nan", "inf", "-inf", "1e309", "-1", "0", "banana", ""]
 OK_REPORT = {0, 1, 2}  # a replay whose bad facts became unknown still runs every check
 USAGE = {3}
-
-
-def _snapshot(root: Path) -> dict:
-    return {str(p): (p.read_bytes() if p.is_file() else b"", p.lstat().st_mtime_ns) for p in sorted(root.rglob("*"))}
 
 
 def _report(tmp: Path, name: str, mutate) -> str:
@@ -156,30 +152,54 @@ def _run(args: list[str], home: Path, cwd: Path, timeout: float = 20) -> subproc
                           env=_env(home), cwd=cwd)
 
 
-def test_bad_inputs_and_faults(tmp_path):
-    inputs, home, cwd = tmp_path / "in", tmp_path / "home", tmp_path / "cwd"
+def _case_names() -> list[str]:
+    """The cases' names, known at collection so each case is its own test (`-k "replay fifo"` runs one alone, and
+    pytest-xdist spreads them); the inputs themselves are built once per worker by `bad_inputs`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        names = [name for name, _, _ in _cases(Path(tmp), Path(tmp) / "model")]
+    assert len(names) == len(set(names)), "two bad-input cases share a name"
+    return names
+
+
+CASE_NAMES = _case_names()
+
+
+@pytest.fixture(scope="module")
+def bad_inputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad-inputs")
+    inputs, home, cwd = root / "in", root / "home", root / "cwd"
     for d in (inputs, home, cwd):
         d.mkdir()
     _fixtures(inputs)
-    model = _model_dir(inputs)
-    cases = _cases(inputs, model)
-    assert len(cases) >= 150, len(cases)
-    before = _snapshot(inputs)
-    with ThreadPoolExecutor(max_workers=max(4, (os.cpu_count() or 2) * 2)) as pool:
-        results = list(pool.map(lambda c: _run(c[1], home, cwd), cases))
-    bad = []
-    for (name, _, codes), r in zip(cases, results):
-        err = r.stderr.decode("utf-8", "replace")
-        if r.returncode not in codes or "Traceback" in err or "internal error" in err:
-            bad.append(f"{name}: exit {r.returncode} (expected {sorted(codes)}): {err.strip()[-300:]}")
-        if name.startswith("explain escapes") and (b"\x1b" in r.stdout or b"\x07" in r.stdout):
-            bad.append(f"{name}: an escape sequence from the log reached the terminal")
-        if name == "non-UTF-8 model name --json":
-            json.loads(r.stdout.decode("utf-8"))  # valid JSON, whatever the path's bytes
-    assert not bad, "\n".join(bad)
-    written = [p for p in _snapshot(inputs) if p not in before]
+    cases = {name: (args, codes) for name, args, codes in _cases(inputs, _model_dir(inputs))}
+    return inputs, home, cwd, cases
+
+
+def _stat_snapshot(root: Path) -> dict:
+    return {str(p): (p.lstat().st_size, p.lstat().st_mtime_ns) for p in sorted(root.rglob("*"))}
+
+
+def test_there_are_enough_bad_inputs():
+    assert len(CASE_NAMES) >= 150, len(CASE_NAMES)
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_bad_inputs_and_faults(bad_inputs, name):
+    inputs, home, cwd, cases = bad_inputs
+    args, codes = cases[name]
+    before = _stat_snapshot(inputs)
+    r = _run(args, home, cwd)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode in codes, f"{name}: exit {r.returncode} (expected {sorted(codes)}): {err.strip()[-300:]}"
+    assert "Traceback" not in err and "internal error" not in err, f"{name}: {err.strip()[-300:]}"
+    if name.startswith("explain escapes"):
+        assert b"\x1b" not in r.stdout and b"\x07" not in r.stdout, "an escape sequence from the log reached the terminal"
+    if name == "non-UTF-8 model name --json":
+        json.loads(r.stdout.decode("utf-8"))  # valid JSON, whatever the path's bytes
+    after = _stat_snapshot(inputs)
+    written = [p for p in after if p not in before]
     assert all(p.endswith("out-nonutf8.json") for p in written), written
-    assert {k: v for k, v in _snapshot(inputs).items() if k in before} == before  # inputs byte- and mtime-identical
+    assert {k: v for k, v in after.items() if k in before} == before  # inputs untouched: same size and mtime
     assert not list(cwd.iterdir())
     assert all(p.is_relative_to(home / ".cache") for p in home.rglob("*") if p.is_file())
 

@@ -17,7 +17,8 @@ import pytest
 from conftest import ROOT
 from robust_support import _env, _model_dir
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+# timing-sensitive: one pytest-xdist worker runs them in turn (--dist loadgroup)
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"), pytest.mark.xdist_group("terminal")]
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 FAKES = ROOT / "tests" / "doctor" / "probe" / "probe_fakes"
 

@@ -14,7 +14,8 @@ import pytest
 from doctor.cli.hangup import SIGNALS, hangup_guard
 from doctor.facts.children import spawn
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+# timing-sensitive: one pytest-xdist worker runs them in turn (--dist loadgroup)
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="POSIX signals"), pytest.mark.xdist_group("terminal")]
 
 
 def ended_within(proc, timeout: float) -> bool:

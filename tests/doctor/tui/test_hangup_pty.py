@@ -28,7 +28,8 @@ import pytest
 from conftest import ROOT
 from tui_support import HANGING_WORKER
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux pseudo-terminal and /proc")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux pseudo-terminal and /proc"),
+              pytest.mark.xdist_group("terminal")]  # timing-sensitive: one pytest-xdist worker runs them in turn (--dist loadgroup)
 
 GONE_WITHIN_S = 2.0  # issue 13: a dropped terminal ends the doctor and its children within 2 s
 MARKER_WAIT_S = 30.0  # how long a moment's marker may take to appear on a loaded machine
