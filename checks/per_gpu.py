@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from checks.arithmetic.gpu_numbering import cuda_numbering
 from checks.base import Check
+from checks.prescription.machine import machine_prescription
 from checks.runner import run_checks
 from doctor.model.facts import Facts
 from doctor.model.findings import SEVERITY, GpuJudgement
@@ -41,5 +42,6 @@ def judge_each_gpu(facts: Facts, plan: Plan, checks: tuple[Check, ...]) -> tuple
         findings = run_checks(facts, replace(plan, gpu_index=i), gate + per_card)
         out.append(GpuJudgement(index=i, name=show(gpu.name) if gpu else "not present",
                                 findings=tuple(f for f in findings if f.id in PER_GPU_CHECK_IDS or gpu is None),
-                                cuda_index=numbering.cuda_index_of(i)))
+                                cuda_index=numbering.cuda_index_of(i),
+                                prescription=machine_prescription(facts, replace(plan, gpu_index=i)) if gpu else None))
     return tuple(sorted(out, key=lambda g: (-SEVERITY[g.status], g.index)))

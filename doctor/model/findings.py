@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from doctor.model.ids import CheckId
+from doctor.model.prescription import Prescription
 
 
 class Status(str, Enum):
@@ -55,6 +56,7 @@ class GpuJudgement:
     name: str
     findings: tuple[Finding, ...] = ()
     cuda_index: int | None = None  # where CUDA (and so ExLlamaV2's gpu_split) numbers it; None: CUDA does not see it
+    prescription: Prescription | None = None  # this card's route (checks/prescription/machine.py), as the host's is
 
     @property
     def status(self) -> Status:

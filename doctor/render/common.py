@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from collections import Counter
 
-from doctor.model.findings import Finding, Status
+from doctor.model.findings import SEVERITY, Finding, GpuJudgement, Status
+from doctor.model.prescription import Prescription
 from doctor.model.report import Report
 from doctor.model.source import Origin
 from doctor.model.unknown import known, show
@@ -72,17 +73,18 @@ def evidence_items(evidence: dict) -> list[tuple[str, str]]:
     return out
 
 
-def route_script(report: Report) -> list[str]:
-    """The prescription as shell lines: each route a block, each step's why and change as comments."""
-    rx = report.prescription
+def prescription_script(rx: Prescription | None, gpu: str = "") -> list[str]:
+    """One prescription as shell lines: each route a block, each step's why and change as comments; `gpu` names
+    the card the route is for when the GPUs of a host need different ones."""
     if rx is None or not rx.routes:
         return []
     out: list[str] = []
+    whose = f" for {gpu}" if gpu else ""
     for n, route in enumerate(rx.routes):
         if len(rx.routes) > 1:
-            out.append(f"# {'Either' if n == 0 else 'Or'} route {chr(65 + n)}: {route.name} ({route.cost})")
+            out.append(f"# {'Either' if n == 0 else 'Or'} route {chr(65 + n)}{whose}: {route.name} ({route.cost})")
         else:
-            out.append(f"# route: {route.name} ({route.cost})")
+            out.append(f"# route{whose}: {route.name} ({route.cost})")
         for i, step in enumerate(route.steps, 1):
             out.append(f"# {i}. {step.changes}: {step.why}")
             if step.action:
@@ -94,11 +96,61 @@ def route_script(report: Report) -> list[str]:
     return out
 
 
+def gpu_label(report: Report, g: GpuJudgement) -> str:
+    cuda = f"CUDA {g.cuda_index}" if g.cuda_index is not None else "hidden from CUDA"
+    return f"GPU {g.index} {g.name} ({cuda})"
+
+
+def routes(report: Report) -> list[tuple[str, Prescription]]:
+    """(which GPU, route) for each route the machine needs: the host's alone, unnamed, when every GPU judged needs
+    that one (or none); else one per GPU whose route differs, each named."""
+    shown = report.plan.gpu_index
+    main = report.prescription
+    others = [(g, g.prescription) for g in report.gpus if g.index != shown and g.prescription is not None
+              and g.prescription.routes and g.prescription.routes != (main.routes if main else ())]
+    if not others:
+        return [("", main)] if main is not None and main.routes else []
+    first = next((g for g in report.gpus if g.index == shown), None)
+    named = [(gpu_label(report, first) if first else f"GPU {shown}", main)] if main is not None and main.routes else []
+    return named + [(gpu_label(report, g), rx) for g, rx in others]
+
+
+def route_script(report: Report) -> list[str]:
+    """Every route the machine needs as shell lines, each named by its GPU when the GPUs need different ones."""
+    out: list[str] = []
+    for gpu, rx in routes(report):
+        out += ([""] if out else []) + prescription_script(rx, gpu)
+    return out
+
+
+def worst_per_check(report: Report) -> list[Finding]:
+    """One finding per check: the worst of the host's and every GPU's (what summary lines count)."""
+    worst: dict[str, Finding] = {}
+    for f in report.all_findings():
+        key = str(f.id)
+        if key not in worst or SEVERITY[f.status] > SEVERITY[worst[key].status]:
+            worst[key] = f
+    return list(worst.values())
+
+
+def summary_counts(report: Report) -> str:
+    """The summary line's counts: each check once, at its worst over the GPUs judged."""
+    counts = counts_line(worst_per_check(report))
+    return f"{counts} (each check at its worst over {len(report.gpus)} GPUs)" if report.gpus else counts
+
+
+def gpus_needing_care(report: Report) -> list[tuple[GpuJudgement, list[Finding]]]:
+    """The GPUs other than the one the host's list shows that fail, crash or warn, with those findings: each gets
+    its own lines, fix and route in every face."""
+    bad = (Status.FAIL, Status.ERROR, Status.WARN)
+    return [(g, [f for f in g.findings if f.status in bad]) for g in report.gpus
+            if g.index != report.plan.gpu_index and g.status in bad]
+
+
 def quoted_by_route(report: Report, commands: tuple[str, ...]) -> bool:
     """True when every command of a finding is a line of the route: print it once, at the end."""
     script = set(route_script(report))
-    rx = report.prescription
-    actions = {f"# {s.action}" for r in (rx.routes if rx else ()) for s in r.steps if s.action}
+    actions = {f"# {s.action}" for _, rx in routes(report) for r in rx.routes for s in r.steps if s.action}
     return bool(commands) and all(c in script or c in actions for c in commands)
 
 

@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from doctor.model.report import Report
-from doctor.render.common import SYMBOLS, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line
+from doctor.render.common import (
+    SYMBOLS,
+    evidence_items,
+    gpu_label,
+    gpu_lines,
+    gpus_needing_care,
+    machine_line,
+    quoted_by_route,
+    route_script,
+    source_line,
+    summary_counts,
+)
 from doctor.render.samples import render_series
 from doctor.render.verdict_text import report_probe_lines
 
@@ -13,19 +24,25 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    out = [f"### v100-doctor {report.doctor_version}: {counts_line(report.findings)}", "",
+    out = [f"### v100-doctor {report.doctor_version}: {summary_counts(report)}", "",
            f"_{source_line(report)}_ — {machine_line(report)}", "",
            "| | check | result |", "|---|---|---|"]
     out += [f"| {SYMBOLS[f.status]} | `{f.id}` | {_cell(f.summary)} |" for f in report.findings]
     if report.gpus:  # several GPUs: one line each, worst first
         out += ["", f"**GPUs judged** ({len(report.gpus)}, NVML numbers, worst first):", ""]
         out += [f"- {_cell(l)}" for l in gpu_lines(report)]
+        for g, findings in gpus_needing_care(report):  # each other GPU that fails or warns: its rows, fixes below
+            out += ["", f"**{_cell(gpu_label(report, g))}**", "", "| | check | result |", "|---|---|---|"]
+            out += [f"| {SYMBOLS[f.status]} | `{f.id}` | {_cell(f.summary)} |" for f in findings]
+            fixes = dict.fromkeys(f.fix for f in findings if f.fix)  # one line per fix, in the order of the rows
+            out += [""] + [f"**Fix:** {_cell(fix)}" for fix in fixes] if fixes else []
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict, as measured
         out += ["", "```text", *report_probe_lines(report), "```"]
     out += [f"> **Partial report:** {_cell(e)}" for e in report.errors]
     out += ["", "<details><summary>Evidence and fixes</summary>", ""]
-    for f in report.findings:
-        out.append(f"#### `{f.id}` — {f.status.value}")
+    cared = [(f, f"{gpu_label(report, g)}: ") for g, findings in gpus_needing_care(report) for f in findings]
+    for f, whose in [(f, "") for f in report.findings] + cared:
+        out.append(f"#### {_cell(whose)}`{f.id}` — {f.status.value}")
         out.append("")
         out += [f"- **{k}**: {_cell(v)}" for k, v in evidence_items(f.evidence)]
         if f.fix:

@@ -8,7 +8,20 @@ from __future__ import annotations
 
 from doctor.model.findings import Status
 from doctor.model.report import Report
-from doctor.render.common import SYMBOLS, WIDTH, counts_line, evidence_items, gpu_lines, machine_line, quoted_by_route, route_script, source_line, wrap
+from doctor.render.common import (
+    SYMBOLS,
+    WIDTH,
+    evidence_items,
+    gpu_label,
+    gpu_lines,
+    gpus_needing_care,
+    machine_line,
+    quoted_by_route,
+    route_script,
+    source_line,
+    summary_counts,
+    wrap,
+)
 from doctor.render.panels import no_gpu_hint
 from doctor.render.samples import render_series
 from doctor.render.verdict_text import report_probe_lines
@@ -18,23 +31,17 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
     lines = wrap(f"v100-doctor {report.doctor_version} — {source_line(report)}", "", "  ", width)
     lines += wrap(machine_line(report), "", "  ", width) + [""]
     for f in report.findings:
-        lines += wrap(f"{f.id}: {f.summary}", f"[{SYMBOLS[f.status]}] ", "    ", width)
-        show_detail = verbose or f.status in (Status.WARN, Status.FAIL, Status.ERROR)
-        if verbose and f.evidence:
-            for k, v in evidence_items(f.evidence):
-                lines += wrap(f"{k}: {v}", "      ", "        ", width)
-        if show_detail and f.fix:
-            lines += wrap(f.fix, "    fix: ", "         ", width)
-        if show_detail and quoted_by_route(report, f.commands):
-            lines.append("      (commands: \"Do this, in this order\", below)")
-        elif show_detail and f.commands:
-            lines += [f"      $ {c}" if not c.startswith("#") else f"      {c}" for c in f.commands]
+        lines += _finding_lines(report, f, verbose, width, "")
     if report.gpus:  # several GPUs: each judged on its own, worst first; -v lists each GPU's checks
         lines += ["", f"GPUs judged ({len(report.gpus)}, NVML numbers, worst first):"]
         lines += [w for l in gpu_lines(report) for w in wrap(l, "  ", "    ", width)]
         for g in report.gpus if verbose else ():
             lines += [w for f in g.findings for w in wrap(f"{f.id}: {f.summary}", f"    GPU {g.index} [{SYMBOLS[f.status]}] ",
                                                             "      ", width)]
+        for g, findings in gpus_needing_care(report):  # each other GPU that fails or warns: its lines and fix
+            lines += ["", f"{gpu_label(report, g)}:"]
+            for f in findings:
+                lines += _finding_lines(report, f, verbose, width, "  ")
     for extra in report.errors:  # the run was cut short: the report is partial, not a crashed check
         lines += wrap(f"partial report: {extra}", "[!] ", "    ", width)
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict
@@ -43,9 +50,23 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
         lines += [""] + render_series(report.facts.samples, verbose)
     if script := route_script(report):
         lines += ["", "Do this, in this order:"] + [f"  {c}" if c else "" for c in script]
-    lines += [""] + wrap(f"Summary: {counts_line(report.findings)}." + (f" Over {len(report.gpus)} GPUs: "
-                                                                      f"{counts_line(report.all_findings())}."
-                                                                      if report.gpus else ""), "", "  ", width)
+    lines += [""] + wrap(f"Summary: {summary_counts(report)}.", "", "  ", width)
     if hint := no_gpu_hint(report):  # the TUI's first hint on a machine without a GPU, in the same words
         lines += wrap(hint, "", "  ", width)
     return "\n".join(lines) + "\n"
+
+
+def _finding_lines(report: Report, f, verbose: bool, width: int, indent: str) -> list[str]:
+    """One finding: its line, then (failing or warning, or -v) its evidence, fix and commands."""
+    lines = wrap(f"{f.id}: {f.summary}", f"{indent}[{SYMBOLS[f.status]}] ", indent + "    ", width)
+    show_detail = verbose or f.status in (Status.WARN, Status.FAIL, Status.ERROR)
+    if verbose and f.evidence:
+        for k, v in evidence_items(f.evidence):
+            lines += wrap(f"{k}: {v}", indent + "      ", indent + "        ", width)
+    if show_detail and f.fix:
+        lines += wrap(f.fix, indent + "    fix: ", indent + "         ", width)
+    if show_detail and quoted_by_route(report, f.commands):
+        lines.append(indent + "      (commands: \"Do this, in this order\", below)")
+    elif show_detail and f.commands:
+        lines += [f"{indent}      $ {c}" if not c.startswith("#") else f"{indent}      {c}" for c in f.commands]
+    return lines

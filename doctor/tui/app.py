@@ -229,7 +229,7 @@ class DoctorApp(App["Report | None"]):
             self.action_probe()
 
     def _mark_new_findings(self, report: Report) -> None:
-        for finding in report.findings:
+        for finding in report.findings + _other_gpus_findings(report):
             if self.checklist.findings.get(finding.id) != finding:
                 self.checklist.mark_finished(finding)
 
@@ -244,7 +244,7 @@ class DoctorApp(App["Report | None"]):
 
     def _show_saved(self, report: Report) -> None:
         self._paint_source()
-        self.checklist.show_findings(report.findings)
+        self.checklist.show_findings(report.findings + _other_gpus_findings(report))
         self.banner.set_status(self._summary_text())
         self._show_highlighted()
         self._show_probe_of(report)
@@ -635,12 +635,12 @@ class DoctorApp(App["Report | None"]):
         self.banner.set_source(self._source_text(), machine_line(self.report) if self.report is not None else "")
 
     def _summary_text(self) -> str:
-        from doctor.render.common import counts_line  # lazy: after the first frame: render.common loads the report model (15 modules)
+        from doctor.render.common import summary_counts  # lazy: after the first frame: render.common loads the report model (15 modules)
 
         report = self.report
         if report is None:
             return ""
-        text = f"{counts_line(report.findings)}"
+        text = summary_counts(report)
         if report.gpus:  # several GPUs: each one's worst, worst first (the text report has a line per GPU)
             from doctor.render.common import SYMBOLS  # lazy: after the first frame: render.common loads the report model (15 modules)
 
@@ -649,6 +649,15 @@ class DoctorApp(App["Report | None"]):
         if report.errors:
             text += f" · ☠ {'; '.join(report.errors)}"
         return text
+
+
+def _other_gpus_findings(report: Report) -> tuple:
+    """Each other GPU that fails or warns gets its own lines in the list ("gpu1/cuda-pairing"), with its fix and its
+    route's commands in the detail pane, as the text and Markdown reports give them."""
+    from doctor.render.common import gpu_label, gpus_needing_care  # lazy: after the first frame (the report model)
+
+    return tuple(replace(f, id=f"gpu{g.index}/{f.id}", title=f"{gpu_label(report, g)}: {f.title}")
+                 for g, findings in gpus_needing_care(report) for f in findings)
 
 
 STORY_HIDES = {"filter", "probe", "rerun", "save_json", "save_markdown", "copy_fix", "story"}

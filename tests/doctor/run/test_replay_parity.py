@@ -74,7 +74,8 @@ def tui_faces(path: str):
         await pilot.pause()
 
     def seen():
-        symbols = {cid: app.checklist.symbol_of(cid) for cid in app.checklist.findings}
+        symbols = {cid: app.checklist.symbol_of(cid) for cid in app.checklist.findings
+                   if "/" not in cid}  # not another GPU's own lines ("gpu1/cuda-pairing", issue 23)
         return symbols, app.report, app.query_one("VerdictPanel").view
 
     async def script():

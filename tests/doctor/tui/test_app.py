@@ -385,3 +385,22 @@ def test_the_tuis_save_and_clipboard_are_redacted_unless_no_redact(tmp_path):
 
     assert leaked(_save_planted(tmp_path)) == []
     assert HOSTNAME in _save_planted(tmp_path, redact=False)
+
+
+def test_a_failing_gpu_other_than_gpu_0_gets_its_lines_fix_and_route_in_the_tui():
+    """Issue 23: on the mixed box the V100 (GPU 1) fails; the list holds its findings, the detail its fix and route."""
+    from tui_support import fixture_session, run_app, settle
+
+    from doctor.tui.app import DoctorApp
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        assert app.checklist.go_to("gpu1/cuda-pairing")
+        await pilot.pause()
+        return app.checklist.check_ids, app.detail.finding, app._summary_text()
+
+    ids, finding, summary = run_app(DoctorApp(fixture_session("mixed-2080ti-v100.json", checks=None)), script)
+    assert "gpu1/cuda-pairing" in ids and "gpu0/cuda-pairing" not in ids
+    assert finding.status.value == "fail" and "Tesla V100" in finding.title
+    assert "cu126" in finding.fix and any("download.pytorch.org/whl/cu12" in c for c in finding.commands)
+    assert summary.startswith("2 failed")  # each check at its worst over the GPUs
