@@ -247,6 +247,8 @@ def build_parser() -> Parser:
     g.add_argument("--no-cache", action="store_true",
                    help="neither read nor write ~/.cache/v100-doctor (the only file the doctor ever writes unasked)")
     g.add_argument("--torch-timeout", type=seconds_timeout, default=20.0, metavar="S", help="give up on torch's import/CUDA init after S seconds (default 20)")
+    g.add_argument("--nvml-timeout", type=seconds_timeout, default=15.0, metavar="S",
+                   help="give up on the NVIDIA driver's NVML (read in a child process) after S seconds (default 15)")
     p.subcommands = tuple(SUBCOMMANDS)
     p.usage = usage_with_subcommands(p)
     return p
@@ -357,6 +359,7 @@ def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None, pr
     from doctor.run.run import Run  # lazy: the run and its gatherers load when a run is built, not for --version or --help
 
     options = GatherOptions(torch_timeout_s=getattr(args, "torch_timeout", 20.0), fresh=getattr(args, "fresh", False),
+                            nvml_timeout_s=getattr(args, "nvml_timeout", 15.0),
                             use_cache=not getattr(args, "no_cache", False), torch_gatherer=torch_gatherer)
     return Run(source_from_args(args), plan_overrides=lambda base: plan_from_args(args, base), checks=checks,
                options=options, probe=probe)

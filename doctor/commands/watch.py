@@ -30,7 +30,8 @@ from dataclasses import replace
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.runtime import RUNTIME_CHECKS
-from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, watch_seconds
+from doctor.cli.options import (add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz,
+                                 seconds_timeout, watch_seconds)
 from doctor.cli.output import emit
 from doctor.facts.children import interrupts_ignored
 from doctor.facts.hub_model import resolve
@@ -52,6 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seconds", type=watch_seconds, default=30.0, metavar="N",
                    help="how long to sample (default 30; send the server requests meanwhile)")
     g.add_argument("--hz", type=sample_hz, default=5.0, metavar="HZ", help="samples per second, 0.2 to 10 (default 5)")
+    g.add_argument("--nvml-timeout", type=seconds_timeout, default=15.0, metavar="S",
+                   help="give up on the NVIDIA driver's NVML (read in a child process) after S seconds (default 15)")
     g.add_argument("--gpu", type=gpu_index, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
     g.add_argument("--config", metavar="FILE", type=path_arg,
                    help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
@@ -71,12 +74,12 @@ def _progress_line(sampler, index: int, seconds: float, label: str) -> str:
             f"mem {s.mem_clock_mhz} MHz · util {s.util_gpu_pct}% · {s.temperature_c} °C · PCIe RX {rx} · {reasons}")
 
 
-def _gather(plan: Plan):
+def _gather(plan: Plan, nvml_timeout_s: float):
     """The machine's facts, read before sampling starts: the torch child initialises CUDA, and its short-lived
     context would otherwise show up in the samples as a process competing for the GPU."""
     print("v100-doctor: reading the machine (driver, torch, host)...", file=sys.stderr)
     try:
-        return pipeline.gather(plan)
+        return pipeline.gather(plan, pipeline.GatherOptions(nvml_timeout_s=nvml_timeout_s))
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         raise UsageError(f"could not read this machine's facts: {type(exc).__name__}: {exc}") from None
 
@@ -111,9 +114,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"v100-doctor: {found[1]}", file=sys.stderr)
     plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None)
     model = _model_facts(args.model)
-    machine = _gather(plan)
+    machine = _gather(plan, args.nvml_timeout)
     label = f"pid {args.pid}" if args.pid else f"GPU {args.gpu_index}"
-    sampler = sampling.Sampler([args.gpu_index], pids=[args.pid] if args.pid else None, hz=args.hz).start()
+    # NVML is opened in this process only once the snapshot's child read it within its deadline and lived
+    refused = "" if machine.nvml.available else f"NVML not read: {machine.nvml.reason}"
+    sampler = sampling.Sampler([args.gpu_index], pids=[args.pid] if args.pid else None, hz=args.hz,
+                               nvml_refused=refused).start()
     errors: list[str] = []
     exit_override: int | None = None
     interrupted = False

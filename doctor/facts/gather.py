@@ -13,6 +13,8 @@ from doctor.facts.children import stop_all
 from doctor.facts.engines import gather_engines
 from doctor.facts.host import gather_host
 from doctor.facts.nvml import gather_nvml
+from doctor.facts.nvml.isolated import DEFAULT_TIMEOUT_S as DEFAULT_NVML_TIMEOUT_S
+from doctor.facts.nvml.isolated import NvmlChild
 from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
 from doctor.facts.torch_facts import TorchGatherer
 from doctor.model.errors import Interrupted
@@ -21,8 +23,12 @@ from doctor.model.unknown import Unknown
 
 
 def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True,
-                 nvml_module: Any = None, torch: TorchGatherer | None = None) -> Facts:
+                 nvml_module: Any = None, torch: TorchGatherer | None = None,
+                 nvml_timeout_s: float = DEFAULT_NVML_TIMEOUT_S) -> Facts:
     """Never raises for a broken environment: each part reports what it could not read.
+
+    The real NVML is read in a child with a deadline (doctor/facts/nvml/isolated.py); a fake `nvml_module`
+    (tests) is read in this process.
 
     `torch` may be a gatherer the caller started earlier, so torch's slow import overlaps the
     caller's own start-up as well as the rest of the gathering.
@@ -31,8 +37,9 @@ def gather_facts(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: 
     pool = ThreadPoolExecutor(max_workers=2)
     try:
         torch = torch or TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache)
+        nvml_child = NvmlChild(nvml_timeout_s) if nvml_module is None else None  # native code: in a child with a deadline
         nvcc_future = pool.submit(gather_nvcc)
-        got["nvml"] = gather_nvml(nvml_module)
+        got["nvml"] = nvml_child.collect() if nvml_child is not None else gather_nvml(nvml_module)
         got["packages"] = package_versions()
         got["host"] = gather_host()
         got["engines"] = gather_engines()

@@ -26,6 +26,7 @@ class GatherOptions:
     """How this machine's facts are gathered (a live source only)."""
 
     torch_timeout_s: float = 20.0
+    nvml_timeout_s: float = 15.0  # the NVML child's deadline (doctor/facts/nvml/isolated.py)
     fresh: bool = False  # re-import torch even if the per-wheel cache has its static facts
     use_cache: bool = True
     torch_gatherer: Any = None  # a TorchGatherer already started (the CLI starts it before its heavy imports)
@@ -57,7 +58,7 @@ def gather_live(options: GatherOptions = GatherOptions()) -> Facts:
     from doctor.facts.gather import gather_facts  # lazy: a replay never reads this machine (NVML, torch, host)
 
     return gather_facts(torch_timeout_s=options.torch_timeout_s, fresh=options.fresh, use_cache=options.use_cache,
-                        torch=options.torch_gatherer)
+                        torch=options.torch_gatherer, nvml_timeout_s=options.nvml_timeout_s)
 
 
 def resolve(source: Source, options: GatherOptions = GatherOptions()) -> Resolved:

@@ -34,6 +34,7 @@ NVML_RANGES: dict[str, tuple[float, float]] = {
     **{k: (0, 20_000) for k in ("sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "mem_clock_max_mhz")},
     **{k: (0, 10_000) for k in ("power_draw_w", "power_limit_w", "power_default_limit_w")},
     "pcie_gen": (1, 8), "pcie_gen_max": (1, 8), "pcie_width": (1, 32), "pcie_width_max": (1, 32),
+    "device_count": (0, 64), "mig_device_count": (0, 64),  # the largest hosts have 16 GPUs, a GPU 7 MIG slices
     "memory_bus_width_bits": (8, 16_384), "clocks_event_mask": (0, (1 << 32) - 2),
     "power_w": (0, 10_000), "pcie_rx_mbs": (0, 1e6), "pcie_tx_mbs": (0, 1e6),  # one sample (PCIe 6 x16: 128 GB/s)
 }

@@ -50,6 +50,7 @@ def _cases(tmp: Path, model: Path) -> list[tuple[str, list[str], set[int]]]:
     for v in BAD_NUMBERS:  # flags: every subcommand shares one set of argparse types
         add(f"gpu-split {v}", ["--replay", str(FIXTURE), "--gpu-split", v], USAGE)
         add(f"torch-timeout {v}", ["--torch-timeout", v], USAGE)
+        add(f"nvml-timeout {v}", ["--nvml-timeout", v], USAGE)
         add(f"max-seq-len {v}", ["--replay", str(FIXTURE), "--max-seq-len", v], USAGE)
         add(f"probe synthetic-gb {v}", ["probe", "--synthetic", "--synthetic-gb", v], USAGE)
         add(f"watch seconds {v}", ["watch", "--seconds", v], USAGE)

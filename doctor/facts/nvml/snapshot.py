@@ -141,9 +141,11 @@ def _mig(d: Device) -> dict[str, Any]:
         return {"mig_mode": mode, "mig_devices": mode}
     if not mode[0]:
         return {"mig_mode": "disabled", "mig_devices": ()}
-    count = d.read("mig_device_count", "nvmlDeviceGetMaxMigDeviceCount")
+    count = d.check("mig_device_count", d.read("mig_device_count", "nvmlDeviceGetMaxMigDeviceCount"))  # bounded first
+    if isinstance(count, Unknown):
+        return {"mig_mode": "enabled", "mig_devices": count}
     uuids = []
-    for i in range(count if isinstance(count, int) else 0):
+    for i in range(count):
         mig = d.call("nvmlDeviceGetMigDeviceHandleByIndex", i)
         if isinstance(mig, Unknown):
             continue

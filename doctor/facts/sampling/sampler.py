@@ -33,7 +33,10 @@ def clamp_hz(hz: float) -> float:
 
 class Sampler:
     def __init__(self, gpu_indices: Iterable[int], pids: Iterable[int] | None = None, hz: float = DEFAULT_HZ, *,
-                 nvml_module: Any = None, psutil_module: Any = None, clock: Callable[[], float] = time.monotonic):
+                 nvml_module: Any = None, psutil_module: Any = None, clock: Callable[[], float] = time.monotonic,
+                 nvml_refused: str = ""):
+        """`nvml_refused`: why NVML must not be opened in this process (the snapshot's child found it hanging,
+        crashing or absent: doctor/facts/nvml/isolated.py); the series then carries that reason."""
         self.gpu_indices = tuple(gpu_indices)
         self.pids = tuple(pids or ())
         self.hz = clamp_hz(hz)
@@ -43,6 +46,7 @@ class Sampler:
         self._t0 = 0.0
         self._started_at = ""
         self._nvml_reason = ""
+        self._nvml_refused = nvml_refused
         self._readers: list[GpuReader] = []
         self._counters_start: dict[int, CounterSnapshot] = {}
         self._samples: dict[int, list[GpuSample]] = {}
@@ -142,6 +146,9 @@ class Sampler:
         self._thread_cpu_s = time.thread_time() - cpu0
 
     def _open_nvml(self) -> None:
+        if self._nvml_refused:
+            self._nvml_reason = self._nvml_refused
+            return
         if not self._nvml.open():
             self._nvml_reason = self._nvml.reason
             return

@@ -25,7 +25,7 @@ class FakeSampler:
     exit_after_s: float | None = None
     interrupt: bool = False
 
-    def __init__(self, gpu_indices, pids=None, hz=5.0):
+    def __init__(self, gpu_indices, pids=None, hz=5.0, nvml_refused=""):
         self.pids, self.hz, self.t0 = tuple(pids or ()), hz, time.monotonic()
 
     def start(self):
