@@ -30,8 +30,7 @@ from dataclasses import replace
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.runtime import RUNTIME_CHECKS
-from doctor.cli.options import (add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz,
-                                 seconds_timeout, watch_seconds)
+from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, seconds_timeout, watch_seconds
 from doctor.cli.output import emit
 from doctor.facts.children import interrupts_ignored
 from doctor.facts.hub_model import resolve
