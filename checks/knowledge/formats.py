@@ -116,6 +116,15 @@ FORMAT_PATHS: tuple[FormatPath, ...] = (
 )
 
 
+# The engine the doctor plans a format for (its memory budget, probe and knobs): ExLlamaV2, except for the formats
+# of other engines' own: GGUF (llama.cpp, and Ollama built on it) and EXL3 (ExLlamaV3)
+PLAN_ENGINES = {"gguf": "llama.cpp", "exl3": "ExLlamaV3"}
+
+
+def plan_engine(fmt: str) -> str:
+    return PLAN_ENGINES.get(fmt, "ExLlamaV2")
+
+
 def paths_for(fmt: str, cc: str | None) -> list[FormatPath]:
     """Every known runtime path for this format on a card of this cc (all cards when cc is None)."""
     return [p for p in FORMAT_PATHS if p.fmt == fmt and p.applies_to(cc)]

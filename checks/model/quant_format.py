@@ -8,7 +8,7 @@ fail when nothing known runs it on this card.
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.formats import FormatPath, paths_for
+from checks.knowledge.formats import FormatPath, paths_for, plan_engine
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.model.findings import Finding, Status
@@ -53,6 +53,13 @@ def _row(p: FormatPath) -> str:
     return f"{p.runtime}: {p.outcome} via {p.kernel} [{p.confidence}]"
 
 
+def _engine_cannot_load(q, rows: list[FormatPath]) -> list[FormatPath] | None:
+    """The plan's engine's rows when it cannot load this format at all (every row cannot-load or refused), else None."""
+    engine = plan_engine(q.method)
+    own = [r for r in rows if r.runtime == engine]
+    return own if own and all(r.outcome in ("cannot-load", "refused") for r in own) else None
+
+
 def _verdict(rows: list[FormatPath]) -> tuple[Status, FormatPath | None]:
     exl = [r for r in rows if r.runtime == "ExLlamaV2" and r.confidence in ("P", "S")]
     best_exl = next((r for r in exl if r.outcome == "fast"), None)
@@ -90,6 +97,17 @@ def run(ctx: CheckContext) -> Finding:
     if key_row and key_row.detail:
         summary += f"; {key_row.detail}"
     fix = ""
+    refused = _engine_cannot_load(q, rows)
+    if refused:  # one severity for "the engine cannot load this", whatever else could run it
+        engine = refused[0].runtime
+        others = [r for r in rows if r.runtime != engine and r.outcome in ("fast", "works", "slow")]
+        can = "; ".join(f"{r.runtime}: {r.outcome} ({r.detail or r.kernel})" for r in others)
+        evidence.update(plan_engine=engine, engines_that_can=[_row(r) for r in others])
+        summary = (f"{what}{on}: {engine} {refused[0].outcome} ({refused[0].detail}); "
+                   + (f"engines that run it on this card: {can}" if others else "no engine known to the doctor runs it on this card"))
+        fix = ((f"Run it with an engine that can ({'; '.join(_row(r) for r in others)}), or " if others else "")
+               + EXL2_HINT[0].lower() + EXL2_HINT[1:])
+        return CHECK.finding(Status.FAIL, summary, evidence, fix)
     if q.disagreement:
         status = max(status, Status.WARN, key=[Status.PASS, Status.WARN, Status.FAIL].index)
         summary += f"; {q.disagreement}"

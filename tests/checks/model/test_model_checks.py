@@ -28,7 +28,7 @@ CASES = {
     "tiny-gptq-desc-act": ({}, {"quant-format": (PASS, {"format": "gptq"}, "reordered at load")}),
     "tiny-awq": ({}, {"quant-format": (FAIL, {"format": "awq", "cc": "7.0"}, "cannot-load"),
                       "memory-budget": (SKIP, {}, "ExLlamaV2 cannot load awq")}),
-    "tiny-bnb-nf4": ({}, {"quant-format": (WARN, {"format": "bnb-4bit"}, "4 tok/s"),
+    "tiny-bnb-nf4": ({}, {"quant-format": (FAIL, {"format": "bnb-4bit", "plan_engine": "ExLlamaV2"}, "4 tok/s"),
                           "dtype": (WARN, {"bnb_compute_dtype": "bfloat16"}, "no native BF16"),
                           "memory-budget": (SKIP, {}, "cannot load bnb-4bit")}),
     "tiny-fp16": ({}, {"quant-format": (WARN, {"format": "fp16"}, "torch.matmul"), "dtype": (PASS, {}, "no BF16")}),
@@ -147,7 +147,19 @@ def test_target_gpu_changes_the_verdict():
     p40 = findings(MODELS / "tiny-exl2", target_gpu="p40")["quant-format"]
     assert p40.status is WARN and "1/64 of FP32" in p40.summary
     t4 = findings(MODELS / "tiny-awq", target_gpu="t4")["quant-format"]
-    assert t4.status is WARN and any("vLLM: works" in p for p in t4.evidence["paths"])
+    assert any("vLLM: works" in p for p in t4.evidence["paths"])
+
+
+def test_one_severity_when_the_engine_cannot_load_the_model():
+    """AWQ on a T4 fails like EXL3 does, though vLLM could run it: the plan's engine (ExLlamaV2) cannot; the fix names
+    the engines that can, with their support on this card; on a V100 none can (issue 24)."""
+    t4 = findings(MODELS / "tiny-awq", target_gpu="t4")["quant-format"]
+    assert t4.status is FAIL and t4.evidence["plan_engine"] == "ExLlamaV2"
+    assert t4.evidence["engines_that_can"] == ["vLLM: works via AWQ kernel [P]"] and "vLLM: works" in t4.fix
+    v100 = findings(MODELS / "tiny-awq")["quant-format"]
+    assert v100.status is FAIL and v100.evidence["engines_that_can"] == [] and "no engine known" in v100.summary
+    gguf = findings(MODELS / "tiny-gguf")["quant-format"]  # planned for llama.cpp, which runs it: not this failure
+    assert gguf.status is WARN and "plan_engine" not in gguf.evidence
 
 
 # ---- the path: what breaks, and the exact command ---------------------------------------------------------
