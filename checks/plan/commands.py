@@ -39,7 +39,8 @@ def download(c: QuantCandidate, base_repo: str | None) -> str:
 
 def tabby_config(c: QuantCandidate, context: int, cache: str, split: tuple[float, ...] | None,
                  draft: str | None) -> str:
-    lines = ["model:", "  model_dir: models", f"  model_name: {folder_name(c)}", f"  max_seq_len: {context}",
+    lines = ["# TabbyAPI on its exl2-checkpoint branch (main runs EXL3 only)", "model:", "  model_dir: models",
+             f"  model_name: {folder_name(c)}", f"  max_seq_len: {context}",
              f"  cache_mode: {TABBY_CACHE[cache]}"]
     if split:
         lines += ["  gpu_split_auto: false", f"  gpu_split: [{', '.join(f'{g:g}' for g in split)}]"]

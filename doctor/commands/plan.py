@@ -24,6 +24,7 @@ found, not readable, unknown card); 4 the doctor itself failed.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from checks.arithmetic.model_bytes import ArithmeticUnavailable
@@ -63,6 +64,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--markdown", action="store_true", help="the plan as Markdown")
     o.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON plan to FILE")
     o.add_argument("-v", "--verbose", action="store_true", help="every row's commands, not only the answers'")
+    o.add_argument("--no-tui", action="store_true", help="plain text even on a terminal (the screen: s sorts, Enter "
+                                                          "shows a row's commands)")
 
 
 def make_plan(args: argparse.Namespace) -> QuantPlan:
@@ -85,6 +88,13 @@ def make_plan(args: argparse.Namespace) -> QuantPlan:
         raise UsageError(f"{args.model}: {exc}") from None
 
 
+def wants_screen(args: argparse.Namespace) -> bool:
+    """The sortable screen on an interactive terminal; text for pipes, files, --json, --markdown or --no-tui."""
+    if args.json or args.markdown or args.no_tui or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty() and sys.stdin.isatty()
+
+
 def run(args: argparse.Namespace) -> ExitCode:
     plan = make_plan(args)
     if args.output:
@@ -93,7 +103,11 @@ def run(args: argparse.Namespace) -> ExitCode:
                 fh.write(plan_to_json(plan) + "\n")
         except OSError as exc:
             raise UsageError(f"cannot write the plan to {args.output}: {exc.strerror}") from None
-    if args.json:
+    if wants_screen(args):
+        from doctor.tui.plan_screen import PlanApp  # lazy: textual loads only when the plan opens on a terminal
+
+        PlanApp(plan).run()
+    elif args.json:
         print(plan_to_json(plan))
     elif args.markdown:
         print(render_plan_markdown(plan))

@@ -1,0 +1,79 @@
+"""`v100-doctor plan` on a terminal: the answer on top, every option in a sortable table, Enter shows a row's
+commands (download, TabbyAPI config.yml or llama-server). Draws a QuantPlan only: the plan is made before the
+screen opens, by the same code as the text output."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+
+from doctor.model.quant_plan import PlanRow, QuantPlan
+from doctor.render.plan_common import HEADERS, cells, sorted_rows
+
+# what `s` cycles through: (name, key, reverse)
+SORTS = (
+    ("expected speed", lambda r: (not r.fits, -r.speed.mid), False),
+    ("longest context", lambda r: -r.max_context, False),
+    ("peak memory", lambda r: max(r.peak_bytes), False),
+    ("download size", lambda r: r.option.download_bytes or 0, False),
+    ("bits per weight", lambda r: -(r.option.bpw or 16), False),
+)
+
+
+def commands_text(r: PlanRow) -> str:
+    head = f"{r.option.label}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}"
+    if not r.fits:
+        head += f" (does not fit: {r.why_not})"
+    body = [f"{kind}:\n" + "\n".join(f"  {line}" for line in text.splitlines()) for kind, text in r.commands.items()]
+    return "\n".join([head, *body, f"speed: {r.speed.source}"])
+
+
+class PlanApp(App):
+    """One screen: answers, table, the chosen row's commands."""
+
+    TITLE = "v100-doctor plan"
+    CSS = """
+    #answers { height: auto; max-height: 8; padding: 0 1; }
+    DataTable { height: 1fr; }
+    #commands { height: auto; max-height: 14; border-top: solid $accent; padding: 0 1; }
+    """
+    BINDINGS = [Binding("s", "sort", "sort"), Binding("q", "quit", "quit"), Binding("escape", "quit", "quit", show=False)]
+
+    def __init__(self, plan: QuantPlan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.sort_index = 0
+        self.rows: list[PlanRow] = sorted_rows(plan)
+
+    def compose(self) -> ComposeResult:
+        answers = "\n".join(f"* {a.question}: {a.sentence}" for a in self.plan.answers)
+        yield Static(f"{self.plan.model} ({self.plan.shape})\n{answers}", id="answers")
+        yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="commands"):
+            yield Static("Enter: this row's commands   s: sort   q: quit", id="commands-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns(*HEADERS)
+        self._fill()
+        table.focus()
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        for i, r in enumerate(self.rows):
+            table.add_row(*cells(r), key=str(i))
+
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(SORTS)
+        name, key, reverse = SORTS[self.sort_index]
+        self.rows = sorted(self.plan.rows, key=key, reverse=reverse)
+        self._fill()
+        self.sub_title = f"sorted by {name}"
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        row = self.rows[int(str(event.row_key.value))]
+        self.query_one("#commands-text", Static).update(commands_text(row))
