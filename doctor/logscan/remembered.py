@@ -25,6 +25,7 @@ from doctor.model.log_analysis import LIST_CAP
 
 SEEN_BYTES = 8 << 20  # how much the remembered lines may hold (their bytes plus ~200 per entry); then no more are kept
 BULK_DISTINCT_CAP = 4_096  # a block with more distinct lines than this is read line by line
+FEW = 8  # lines looked up one by one in a block before an index of all is built
 UNSEEN_CAP = 64  # a block with more lines not seen yet is read line by line
 BLANK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
@@ -36,6 +37,64 @@ _TRACEBACK = b"Traceback (most recent call last):"
 def reads_digits(pattern: str, anchors: tuple[str, ...]) -> bool:
     """Does a digit's value change what this row matches (a literal digit in its pattern or anchors)?"""
     return any(c.isdigit() for c in _QUANTIFIERS.sub("", pattern)) or any(c.isdigit() for a in anchors for c in a)
+
+
+def any_digits(pattern: str) -> str | None:
+    """The pattern with each literal digit made any digit, so it matches every line it matches with other digits
+    (a superset): if it does not match a line, no variant of that line's digits can match the original either.
+    None when that cannot be made safely (a negated class or negative lookaround holding a digit, an escaped digit)."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            nxt = pattern[i + 1:i + 2]
+            if nxt.isdigit():
+                return None  # a backreference or octal escape
+            width = {"x": 4, "u": 6, "U": 10}.get(nxt, 2)
+            out.append(pattern[i:i + width])
+            i += width
+        elif pattern.startswith(("(?P<", "(?P="), i):  # a group's name may hold digits
+            end = pattern.find(">" if pattern[i + 3] == "<" else ")", i)
+            out.append(pattern[i:end + 1])
+            i = end + 1
+        elif pattern.startswith(("(?!", "(?<!"), i):
+            depth, j = 0, i
+            while j < n:
+                depth += pattern[j] == "(" and pattern[j - 1:j] != "\\"
+                depth -= pattern[j] == ")" and pattern[j - 1:j] != "\\"
+                if depth == 0:
+                    break
+                j += 1
+            if any(ch.isdigit() for ch in pattern[i:j]):
+                return None
+            out.append(pattern[i:i + 3])
+            i += 3
+        elif c == "{":  # a quantifier's counts stay
+            end = pattern.find("}", i)
+            end = n - 1 if end == -1 else end
+            out.append(pattern[i:end + 1])
+            i = end + 1
+        elif c == "[":
+            end = i + 1
+            end += pattern[end:end + 1] == "^"
+            end += pattern[end:end + 1] == "]"
+            while end < n and pattern[end] != "]":
+                end += 2 if pattern[end] == "\\" else 1
+            body = pattern[i:end]
+            if any(ch.isdigit() for ch in body):
+                if body.startswith(("[^", "[]")):
+                    return None
+                body = "[\\d" + body[1:]
+            out.append(body + "]")
+            i = end + 1
+        elif c.isdigit():
+            out.append("\\d")
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -68,6 +127,7 @@ class ScanState(Protocol):
 
     pending: list
     max_line: int
+    last_line: bytes
     seen: dict[bytes, Seen]
     lines_before: int
     undecodable: int
@@ -88,6 +148,8 @@ class ScanState(Protocol):
 
     def traceback_below(self, nxt: bytes) -> bool: ...
 
+    def unexamined_exact(self, raw: bytes) -> Seen | None: ...
+
 
 Spans = list[tuple[int, int, list[bytes]]]
 
@@ -107,29 +169,79 @@ def replay_block(run: ScanState, block: bytes, keys: list[bytes] | None = None) 
         return False
     lines = _Lines(block, keys)
     plan: list[tuple[bytes, Seen, int]] = []
-    unseen: list[bytes] = []
+    unseen: list[int] = []  # line indices of first sightings
+    markers: dict[bytes, Seen] = {}
     for key, n in counts.items():
         seen = run.seen.get(key)
         if seen is None:
             seen = run.unexamined(key, lines.some(key))
-        if seen is None or seen.kind == CONTEXT or seen.hints:  # read line by line: the lines around or its number matter
-            unseen.append(key)
+        if seen is not None and seen.kind == CONTEXT:
+            markers[key] = seen
+            continue
+        if seen is None or seen.hints:  # read line by line: not seen yet, or its line number matters
+            unseen.append(lines.first(key))
             if len(unseen) > UNSEEN_CAP:
                 return False
             continue
         if seen.raw is not None and lines.exact_count(seen.raw) != n:
             return False  # the same line with other digits, and its digits matter
         plan.append((key, seen, n))
+    resolved: dict[bytes, tuple[Seen, list[int]]] = {}
+    if markers:
+        unresolved = _resolve(run, lines, markers, resolved)
+        if len(unseen) + len(unresolved) > UNSEEN_CAP:
+            return False
+        unseen += unresolved
     if unseen:
-        return _unseen_spans(keys, unseen)
+        return _unseen_spans(keys, sorted(unseen))
     if not _no_continuations(run, lines, plan):
         return False
     first = run.lines_before + 1
     for key, seen, n in plan:
         _count(run, seen, n)
-    _line_numbers(run, keys, plan, first)
+    for seen, at in resolved.values():
+        _count(run, seen, len(at))
+    _line_numbers(run, keys, [(seen, n, key) for key, seen, n in plan] + [(seen, len(at), at) for seen, at in
+                                                                         resolved.values()], first)
     run.lines_before += len(keys)  # the block's lines, counted here: the split already did
     return True
+
+
+def _resolve(run: ScanState, lines: _Lines, markers: dict[bytes, Seen],
+             resolved: dict[bytes, tuple[Seen, list[int]]]) -> list[int]:
+    """Look up each occurrence of a line the lines around decide, with those lines (as scanner._Run._around builds
+    the key), into `resolved` (key -> outcome and line indices); the indices that must be read line by line: outcome
+    not remembered, the block ends before its lines do, a next line that changes it, a line number that matters."""
+    keys = lines.keys
+    last = len(keys)
+    unresolved: list[int] = []
+    for at in [i for i, k in enumerate(keys) if k in markers]:
+        marker = markers[keys[at]]
+        if at + marker.after >= last:
+            unresolved.append(at)
+            continue
+        here = b"\n".join((lines.raw if marker.raw is not None else keys)[at:at + marker.after + 1])
+        if not marker.before:
+            around = b"\n\x01" + here
+        else:
+            above = keys[at - 1] if at else run.last_line.translate(BLANK_DIGITS) if run.lines_before else b"\x02"
+            around = b"\n\x00" + above + b"\n" + here
+        seen = run.seen.get(around)
+        if seen is None and marker.raw is not None and not marker.before and not marker.after:
+            seen = run.unexamined_exact(lines.raw[at])  # a line without keywords that shares a key with one that has
+        if (seen is None or seen.hints or (seen.group is not None and seen.text is not None
+                                           and seen.group not in run.unexplained)
+                or (not marker.after and at + 1 < last and (
+                    (seen.needs_no_continuation and run.continues_as(keys[at + 1]))
+                    or (seen.needs_no_traceback and run.traceback_below(keys[at + 1]))))):
+            unresolved.append(at)
+            continue
+        entry = resolved.get(around)
+        if entry is None:
+            resolved[around] = (seen, [at])
+        else:
+            entry[1].append(at)
+    return unresolved
 
 
 def _may_change_above(line: bytes) -> bool:
@@ -137,11 +249,11 @@ def _may_change_above(line: bytes) -> bool:
     return may_continue(line) or _TRACEBACK in line
 
 
-def _unseen_spans(keys: list[bytes], unseen: list[bytes]) -> Spans | bool:
+def _unseen_spans(keys: list[bytes], unseen: list[int]) -> Spans | bool:
     """Byte spans (start, end) of the first sighting of each unseen kind of line, widened over lines that may continue
     the one above or start a traceback (so no wrapped message or caption is cut off what decides it) and merged; False when they cover the whole block."""
     spans: list[list[int]] = []
-    for first in sorted(keys.index(key) for key in unseen):
+    for first in unseen:
         start, end = first, first + 1
         while start > 0 and _may_change_above(keys[start]):
             start -= 1
@@ -172,6 +284,8 @@ class _Lines:
     def __init__(self, block: bytes, keys: list[bytes]):
         self.block, self.keys = block, keys
         self._raw: list[bytes] | None = None
+        self._asked = self._firsts = 0
+        self._first_at: dict[bytes, int] | None = None
         self._counts: Counter | None = None
 
     @property
@@ -182,13 +296,25 @@ class _Lines:
         return self._raw
 
     def some(self, key: bytes) -> bytes:
-        """One raw line with these blanked bytes: the first, found by its offset (blanking keeps every line's length),
-        so the block is not split a second time for the few lines asked for."""
-        if self._raw is not None:
-            return self._raw[self.keys.index(key)]
-        at = self.keys.index(key)
-        offset = sum(map(len, self.keys[:at])) + at
-        return self.block[offset:offset + len(key)]
+        """One raw line with these blanked bytes: the first. For the first few asked, found by its offset (blanking keeps
+        every line's length), so the block is not split a second time; then from the split lines."""
+        self._asked += 1
+        if self._asked <= FEW:
+            at = self.first(key)
+            offset = sum(map(len, self.keys[:at])) + at
+            return self.block[offset:offset + len(key)]
+        return self.raw[self.first(key)]
+
+    def first(self, key: bytes) -> int:
+        """The index of the first line with these blanked bytes (one pass for all, once more than a few are asked)."""
+        self._firsts += 1
+        if self._firsts <= FEW:
+            return self.keys.index(key)
+        if self._first_at is None:
+            self._first_at = {}
+            for at, k in enumerate(self.keys):
+                self._first_at.setdefault(k, at)
+        return self._first_at[key]
 
     def exact_count(self, raw: bytes) -> int:
         if self._counts is None:
@@ -245,21 +371,27 @@ def _count(run: ScanState, seen: Seen, n: int) -> None:
             group.count += n
 
 
-def _line_numbers(run: ScanState, keys: list[bytes], plan: list[tuple[bytes, Seen, int]], first: int) -> None:
-    """Groups that still keep fewer than LIST_CAP line numbers get this block's, in line order."""
+def _line_numbers(run: ScanState, keys: list[bytes], plan: list[tuple[Seen, int, bytes | list[int]]],
+                  first: int) -> None:
+    """Groups that still keep fewer than LIST_CAP line numbers get this block's, in line order (from each outcome's
+    line indices, or from where its line's key occurs)."""
     wanting: dict[int, list[int]] = {}  # id(group) -> its new line numbers
     groups = {}
-    for key, seen, n in plan:
+    for seen, n, where in plan:
         targets = ([run.matches.get(s) for s in seen.matched] if seen.matched
                    else [run.unexplained.get(seen.group)] if seen.group is not None else [])
         for group in targets:
             if group is None or len(group.lines) >= LIST_CAP:
                 continue
             room = LIST_CAP - len(group.lines)
-            at, found = -1, wanting.setdefault(id(group), [])
+            found = wanting.setdefault(id(group), [])
             groups[id(group)] = group
+            if isinstance(where, list):
+                found.extend(first + at for at in where[:room])
+                continue
+            at = -1
             for _ in range(min(room, n)):
-                at = keys.index(key, at + 1)
+                at = keys.index(where, at + 1)
                 found.append(first + at)
     for gid, numbers in wanting.items():
         group = groups[gid]

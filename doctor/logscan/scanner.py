@@ -25,12 +25,22 @@ from doctor.logscan.lines import (
     strip_sgr,
 )
 from doctor.logscan.numbers import convert
-from doctor.logscan.remembered import BLANK_DIGITS, CONTEXT, SEEN_BYTES, Seen, reads_digits, replay_block
+from doctor.logscan.remembered import (
+    BLANK_DIGITS,
+    CONTEXT,
+    SEEN_BYTES,
+    Seen,
+    any_digits,
+    reads_digits,
+    replay_block,
+)
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
 from doctor.model.log_analysis import GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained, UnexplainedGroup
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
 _TRACEBACK = TRACEBACK_HEADER.encode()
+MIN_BULK_LINES = 500  # a part between first sightings with fewer lines is read line by line (cheaper than a try)
+MAX_SPLITS = 3  # how often a part between first sightings is split again around its own
 JOIN_LINES = 4  # a wrapped message is looked for over at most this many continuation lines
 BULK_SHARE = 0.25  # whole-block replay is tried when a quarter of the last block was examined (issue 17, CPU s over
 # 200 MB: 1 line in 10 examined, line by line 1.12 vs whole blocks 1.37; every line, 6.15 vs 2.4)
@@ -76,6 +86,9 @@ class Scanner:
         self.finder = KeywordFinder(minimal_keywords(words), accelerated=accelerated)
         self.candidates = SignatureIndex(self.signatures, accelerated)
         self.digit_rows = frozenset(s.id for s in self.signatures if reads_digits(s.pattern, s.anchors))
+        # a digit-reading row that cannot match a line even with any digits leaves that line's digits unread
+        self.any_digits = {s.id: _compiled(any_digits(s.pattern), s.regex.flags) for s in self.signatures
+                           if s.id in self.digit_rows}
         # a line holding one of these (digits blanked) might hold a digit-bearing keyword: its digits matter
         self.blanked_digit_words = tuple({w.encode().translate(BLANK_DIGITS) for w in words if any(c.isdigit() for c in w)}
                                          | {b"0x"})  # lines.shape() reads "0x" as hex
@@ -140,14 +153,22 @@ class _Run:
             self.bulk_wait = self.bulk_backoff
             self._part(block, replayed)
             return
-        # the first sightings of lines not seen yet are read line by line, the parts between them at once if they can be
+        self._spans(block, replayed, 0)
+
+    def _spans(self, block: bytes, spans, depth: int) -> None:
+        """The first sightings of lines not seen yet (and lines whose surroundings are new) are read line by line, the
+        parts between them at once if they can be, else split again around what stands in their way (a few levels)."""
         at = 0
-        for start, end, gap_keys in replayed:
+        for start, end, gap_keys in spans:
             if start > at:
                 gap = block[at:start]
                 if at:
                     self._continue_pending(gap)
-                self._part(gap, replay_block(self, gap, gap_keys) is True)
+                replayed = replay_block(self, gap, gap_keys) if len(gap_keys) >= MIN_BULK_LINES else False
+                if isinstance(replayed, list) and depth < MAX_SPLITS:
+                    self._spans(gap, replayed, depth + 1)
+                else:
+                    self._part(gap, replayed is True)
             if end > start:
                 if start:
                     self._continue_pending(block[start:end])
@@ -253,7 +274,8 @@ class _Run:
                 self._record_match(sig, m, text, lineno, block, le)
             if remember:
                 seen = Seen(None, undecodable, joined is False, tuple(s.id for s, _ in found), hints=hinted)
-                self._remember_outcome(block, ls, le, raw, key, candidates, seen, 0, _below(joins))
+                self._remember_outcome(block, ls, le, raw, key, self._digits_matter(key, candidates, text, joins, found),
+                                       seen, 0, _below(joins))
             return
         kind, consulted = kind_in_context(text, lambda: self._previous_line(block, ls))
         caption = kind in self.kind_counts and self._next_starts_a_traceback(block, le)
@@ -270,14 +292,15 @@ class _Run:
             # an error- or warning-looking line holds only while no traceback follows it: the replay checks the next line
             seen = Seen(None, undecodable, joined is False, (), kind, group, text=text[:500] if consulted else None,
                         hints=hinted, needs_no_traceback=group is not None)
-            self._remember_outcome(block, ls, le, raw, key, candidates, seen, int(consulted), _below(joins, caption))
+            self._remember_outcome(block, ls, le, raw, key, self._digits_matter(key, candidates, text, joins, found),
+                                   seen, int(consulted), _below(joins, caption))
 
-    def _remember_outcome(self, block: bytes, ls: int, le: int, raw: bytes, key: bytes, candidates, seen: Seen,
+    def _remember_outcome(self, block: bytes, ls: int, le: int, raw: bytes, key: bytes, digits: bool, seen: Seen,
                           before: int, after: int) -> None:
         """Remember under the line's own key (digits blanked); or, when the line above or wrapped lines below decided
         it, or its digits matter, under the line with those lines (and the one that ended the wrap), digits kept where
         they matter, behind a marker on its own key saying which lines to take."""
-        exact = self._digits_matter(key, candidates) or bool(seen.hints)
+        exact = digits or bool(seen.hints)
         marker = self.seen.get(key)
         if marker is None or marker.kind != CONTEXT:
             if not before and not after and not exact:
@@ -330,8 +353,22 @@ class _Run:
         None when the line holds a keyword (it must be examined) or might, with other digits."""
         if self.sc.finder.positions(raw.lower()):
             return None
-        seen = Seen(raw if any(w in key.lower() for w in self.sc.blanked_digit_words) else None)
-        self._remember(key, seen)
+        if not any(w in key.lower() for w in self.sc.blanked_digit_words):
+            seen = Seen(None)
+            self._remember(key, seen)
+            return seen
+        marker = Seen(b"", kind=CONTEXT)  # its digits matter: each variant is looked up as itself
+        self._remember(key, marker)
+        self.unexamined_exact(raw)
+        return marker
+
+    def unexamined_exact(self, raw: bytes) -> Seen | None:
+        """unexamined() for one variant of a line whose digits matter, remembered under its exact bytes (as _around
+        keys it)."""
+        if self.sc.finder.positions(raw.lower()):
+            return None
+        seen = Seen(None)
+        self._remember(b"\n\x01" + raw, seen)
         return seen
 
     def _remember(self, key: bytes, seen: Seen) -> None:
@@ -341,12 +378,20 @@ class _Run:
             self.remembered_bytes += size
             self.seen[key] = seen
 
-    def _digits_matter(self, key: bytes, candidates) -> bool:
-        """Could other digits in this line change its outcome: a digit-bearing keyword might be there, or a candidate row
-        reads digits? Then it is remembered only as these exact bytes."""
-        blanked = key.lower()
-        return (any(w in blanked for w in self.sc.blanked_digit_words)
-                or any(s.id in self.sc.digit_rows for s, _ in candidates))
+    def _digits_matter(self, key: bytes, candidates, text: str, joins: list[str] | None, found) -> bool:
+        """Could other digits in this line change its outcome: a digit-bearing keyword might be there, a candidate row
+        that reads digits matched, or would match with some digits (its any-digit form matches the line or its joins)?
+        Then it is remembered only as these exact bytes."""
+        if any(w in key.lower() for w in self.sc.blanked_digit_words):
+            return True
+        for sig, _ in candidates:
+            if sig.id not in self.sc.digit_rows:
+                continue
+            loose = self.sc.any_digits[sig.id]
+            if loose is None or any(s.id == sig.id for s, _ in found) or loose.search(text) or (
+                    joins and any(loose.search(j) for j in joins)):
+                return True
+        return False
 
     def _changed_below(self, seen: Seen, block: bytes, le: int) -> bool:
         """Would the line after the one ending at `le` (within this block) change this remembered outcome: continue the
@@ -499,6 +544,13 @@ class _Run:
                           title=sig.title, fix=sig.fix, commands=sig.commands, source=sig.source,
                           first_line=g.first_line, text=g.text, matched=g.matched, numbers=g.numbers,
                           count=g.count, lines=tuple(g.lines))
+
+
+def _compiled(pattern: str | None, flags: int) -> re.Pattern | None:
+    try:
+        return None if pattern is None else re.compile(pattern, flags)
+    except re.error:
+        return None
 
 
 def _below(joins: list[str] | None, caption: bool = False) -> int:
