@@ -33,3 +33,25 @@ def companion_pin(name: str, torch_minor: int) -> str | None:
     if rule is None:
         return None
     return rule[0].format(minor=torch_minor, minor_plus_15=torch_minor + 15) + ".*"
+
+
+# packages that require a torch at least this new from a version on: (from version, torch >=, source). exllamav2's
+# requirements went to torch>=2.2.0 in the first release after 0.0.12 ("I'll bump the Torch requirement to 2.2.x for
+# the next release", the maintainer), and every later release keeps it; its 0.1.x wheels were built for torch 2.3.1
+MIN_TORCH: dict[str, tuple[str, str, str]] = {
+    "exllamav2": ("0.0.13", "2.2", "https://github.com/turboderp-org/exllamav2/issues/298 ; "
+                  "https://github.com/turboderp-org/exllamav2/blob/master/requirements.txt"),
+}
+
+
+def torch_floor(package: str, version: str) -> tuple[str, str] | None:
+    """(the torch this package version needs at least, source); None when no floor is known for it."""
+    from packaging.version import InvalidVersion, Version  # lazy: packaging is only needed for this comparison
+
+    rule = MIN_TORCH.get(package)
+    if rule is None:
+        return None
+    try:
+        return (rule[1], rule[2]) if Version(version.split("+")[0]) >= Version(rule[0]) else None
+    except InvalidVersion:
+        return None

@@ -48,3 +48,31 @@ def test_volta_dropped_exactly_where_published():
     no70 = {f"{r.torch}+{r.cuda}" for r in torch_wheels.WHEELS if "7.0" not in r.archs}
     assert {"2.7+12.8", "2.11+12.8", "2.11+13.0", "2.9+13.0"} <= no70
     assert "2.8+12.8" not in no70 and "2.10+12.8" not in no70
+
+
+def test_the_bundled_examples_stack_is_installable_as_written():
+    """exllamav2 >= 0.0.13 requires torch >= 2.2 (issue 24): every example `demo` replays pairs them so; the rule
+    itself is shown to catch the old 0.1.8-beside-2.1.2 pairing."""
+    import json
+    from pathlib import Path
+
+    from packaging.version import Version
+
+    from checks.knowledge.torch_companions import torch_floor
+
+    assert torch_floor("exllamav2", "0.1.8") is not None and torch_floor("exllamav2", "0.0.12") is None
+    examples = sorted((Path(__file__).resolve().parents[3] / "doctor" / "examples").glob("*.json"))
+    checked = 0
+    for path in examples:
+        facts = json.loads(path.read_text())["facts"]
+        if facts is None:
+            continue
+        packages = facts["python"]["packages"]
+        exl, torch = packages.get("exllamav2"), packages.get("torch")
+        if not (isinstance(exl, str) and isinstance(torch, str)):
+            continue
+        floor = torch_floor("exllamav2", exl)
+        assert floor is None or Version(torch.split("+")[0]) >= Version(floor[0]), (path.name, exl, torch)
+        checked += 1
+    assert checked >= 5  # the four seed stages and the H200 run
+    assert Version("2.1.2") < Version(torch_floor("exllamav2", "0.1.8")[0])  # the pairing the examples used to have
