@@ -356,13 +356,13 @@ def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None, pr
     """The one Run the flags ask for: its source, the flags over the source's plan, the checks, how to gather,
     and (probe=True, the plain CLI) the timed probe after the checks of a live run with --model."""
     from doctor.facts.source import GatherOptions  # lazy: the run and its gatherers load when a run is built, not for --version or --help
-    from doctor.run.run import Run  # lazy: the run and its gatherers load when a run is built, not for --version or --help
+    from doctor.run.run import ProbeRequest, Run  # lazy: the run and its gatherers load when a run is built, not for --version or --help
 
     options = GatherOptions(torch_timeout_s=getattr(args, "torch_timeout", 20.0), fresh=getattr(args, "fresh", False),
                             nvml_timeout_s=getattr(args, "nvml_timeout", 15.0),
                             use_cache=not getattr(args, "no_cache", False), torch_gatherer=torch_gatherer)
     return Run(source_from_args(args), plan_overrides=lambda base: plan_from_args(args, base), checks=checks,
-               options=options, probe=probe)
+               options=options, probe=ProbeRequest() if probe else None)
 
 
 def select_checks(only: list[str] | None):

@@ -19,16 +19,14 @@ import argparse
 from checks.env import ENV_CHECKS
 from checks.probe import PROBE_CHECKS
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
-from doctor.cli.output import emit
-from doctor.facts.children import interrupts_ignored
+from doctor.cli.output import ReportOutputs
 from doctor.facts.model_dir import gather_model
 from doctor.model.errors import UsageError
-from doctor.model.exitcodes import ExitCode, interrupt_exit
-from doctor.probe.console import ConsoleProgress
+from doctor.model.exitcodes import ExitCode
+from doctor.model.source import ThisMachine
 from doctor.probe.runner import SyntheticRequest
 from doctor.probe.synthetic import FORMATS
-from doctor.run.pipeline import diagnose
-from doctor.run.probe_stage import after_checks
+from doctor.run.run import ProbeRequest, Run
 
 FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like layers, ExLlamaV2's quantized kernels and "
                "CUDA graphs, like the models people run), gptq-sequential, gptq-act-order, fp16 (plain torch matmuls)")
@@ -57,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
 
-def run(args: argparse.Namespace) -> ExitCode:
+def run(args: argparse.Namespace) -> int:
     if args.synthetic == bool(args.model):
         raise UsageError("give either --model PATH or --synthetic")
     if args.synthetic_format not in FORMATS:
@@ -67,17 +65,14 @@ def run(args: argparse.Namespace) -> ExitCode:
         model = gather_model(plan.model_path)
         if model.kind in ("missing", "unreadable"):
             raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
-    checks = tuple(ENV_CHECKS) + tuple(PROBE_CHECKS)  # the probe alone: only what decides whether it can run
-    report = diagnose(plan, checks=checks)  # the one pipeline: gather, --model, checks
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
-    report = after_checks(report, asked=True, synthetic=synthetic, on_event=ConsoleProgress(), sampling=not args.no_sampling,
-                          prompt_tokens=args.prompt_tokens, warmup_tokens=args.warmup, runs=args.runs, tokens=args.tokens,
-                          settle_pct=args.settle_pct, settle_budget_s=args.settle_budget, second_pass=args.second_pass, measure_bandwidth=not args.no_bandwidth)
-
-    cancelled = report.probe is not None and report.probe.status == "cancelled"
-    with interrupts_ignored(cancelled):
-        code = emit(report, args)
-    if cancelled:
-        return interrupt_exit(report.probe.interrupted_by)  # 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP
-    return code
+    settings = (("prompt_tokens", args.prompt_tokens), ("warmup_tokens", args.warmup), ("runs", args.runs),
+                ("tokens", args.tokens), ("settle_pct", args.settle_pct), ("settle_budget_s", args.settle_budget),
+                ("second_pass", args.second_pass), ("measure_bandwidth", not args.no_bandwidth))
+    # the probe alone: only the checks that decide whether it can run, then the probe, in the one Run
+    run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=tuple(ENV_CHECKS) + tuple(PROBE_CHECKS),
+              probe=ProbeRequest(asked=True, synthetic=synthetic, sampling=not args.no_sampling, settings=settings))
+    outputs = ReportOutputs(args)  # progress on stderr, the report where asked; 130/143/129 when cancelled
+    run.execute(outputs)
+    return outputs.code if outputs.code is not None else ExitCode.INTERNAL  # ReportReady always comes last

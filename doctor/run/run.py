@@ -20,8 +20,19 @@ from doctor.run.pipeline import default_checks, diagnose
 if TYPE_CHECKING:
     from checks.base import Check
     from doctor.model.report import Report
+    from doctor.probe.runner import SyntheticRequest
 
 Subscriber = Callable[[RunEvent], None]
+
+
+@dataclass(frozen=True)
+class ProbeRequest:
+    """The timed probe a live Run takes after its checks: the plain CLI's with --model, or `v100-doctor probe`'s."""
+
+    asked: bool = False  # `probe`: a probe that cannot run is a failure, not a skip, and it runs without --model
+    synthetic: SyntheticRequest | None = None  # measure a random-weight model sized for the card instead of --model
+    sampling: bool = True  # NVML sampled during the timed runs
+    settings: tuple[tuple[str, object], ...] = ()  # ProbeSpec fields the user set (tokens, runs, warm-up, ...)
 
 
 @dataclass(frozen=True)
@@ -30,7 +41,7 @@ class Run:
     plan_overrides: Callable[[Plan], Plan] | None = None  # the user's flags over the source's own plan
     checks: tuple[Check, ...] | None = None  # None: the checks that apply to the plan and the GPUs seen
     options: GatherOptions = GatherOptions()  # how a live source is gathered
-    probe: bool = False  # a live run with --model: the timed probe after the checks, or a `probe` line saying why not
+    probe: ProbeRequest | None = None  # a live run: the timed probe after the checks, or a `probe` line saying why not
 
     @property
     def live(self) -> bool:
@@ -61,10 +72,11 @@ class Run:
             from doctor.run.probe_stage import with_probe  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe
 
             report = with_probe(report, resolved.probe)
-        elif self.probe and self.live and report.plan.model_path:  # measured here, now; its events to the subscribers
+        elif self.probe is not None and self.live and (self.probe.asked or report.plan.model_path):
             from doctor.run.probe_stage import after_checks  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe
 
-            report = after_checks(report, on_event=emit)
+            report = after_checks(report, asked=self.probe.asked, synthetic=self.probe.synthetic, on_event=emit,
+                                  sampling=self.probe.sampling, **dict(self.probe.settings))  # measured here, now
         emit(ReportReady(report))
         return report
 

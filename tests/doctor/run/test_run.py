@@ -47,3 +47,20 @@ def test_a_target_card_is_this_host_planning_for_that_card():
     facts = load_document(str(MACHINES / "no-nvml.json")).facts
     report = Run(TargetCard("v100-pcie-16gb"), options=GatherOptions(reader=lambda: facts)).execute()
     assert report.source == LIVE and report.plan.target_gpu == "v100-pcie-16gb"
+
+
+def test_an_asked_probe_is_part_of_the_run_and_a_probe_that_cannot_run_fails_it():
+    """`v100-doctor probe` is a subscriber of the Run too: on a machine without a GPU the asked probe is a failure
+    (a probe after the plain run's checks would only be skipped), reported before the report event."""
+    from checks.probe import PROBE_CHECKS
+    from doctor.model.findings import Status
+    from doctor.probe.runner import SyntheticRequest
+    from doctor.run.run import ProbeRequest
+
+    facts = load_document(str(MACHINES / "no-nvml.json")).facts
+    asked = Run(ThisMachine(), checks=tuple(ENV_CHECKS) + tuple(PROBE_CHECKS), options=GatherOptions(reader=lambda: facts),
+                probe=ProbeRequest(asked=True, synthetic=SyntheticRequest(format="gptq")))
+    probe = events_of(asked)[-1].report.finding("probe")
+    assert probe is not None and probe.status is Status.FAIL and "no usable GPU" in probe.summary
+    plain = Run(ThisMachine(), checks=ENV_CHECKS, options=GatherOptions(reader=lambda: facts)).execute()
+    assert plain.finding("probe") is None  # no probe asked, none taken
