@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from checks.knowledge.cuda import MVC, NVCC_GCC_SUMMARY
+from checks.knowledge.engine_signatures import ENGINE_SIGNATURE_ROWS
 from checks.knowledge.engines import TRITON
 from checks.knowledge.hardware import DEVICE_HANDLE_SOURCE, FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX
 from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
@@ -654,7 +655,7 @@ SIGNATURES: tuple[Signature, ...] = (
         rules_out_on_pass=x.severity == "error",
         pass_note="" if x.severity == "error" else "an application fault the driver reports; the card may be healthy")
     for x in XIDS.values() if x.code not in XID_ROWS_ELSEWHERE
-)
+) + tuple(Signature(**row) for row in ENGINE_SIGNATURE_ROWS)  # llama.cpp and Ollama (checks/knowledge/engine_signatures.py)
 
 
 LOG_SIGNATURES = tuple(s for s in SIGNATURES if s.in_logs)  # what `explain` looks for in a log

@@ -336,6 +336,29 @@ CASES = [
      "NVRM: Xid (PCI:0000:18:00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link 2", {"xid": 74}),
     ("xid-95", "https://docs.nvidia.com/deploy/xid-errors/index.html",
      "NVRM: Xid (PCI:0000:18:00): 95, pid='<unknown>', name=<unknown>, Uncontained: FBHUB. RST: Yes, D-RST: No", {"xid": 95}),
+    # llama.cpp and Ollama (checks/knowledge/engine_signatures.py)
+    ("llama-partial-offload", "https://github.com/ollama/ollama/issues/3711",
+     "Apr 17 23:09:46 athena ollama.listener[2840147]: llm_load_tensors: offloaded 39/41 layers to GPU",
+     {"gpu_layers": 39, "layers": 41}),
+    ("ggml-no-cuda-arch", "https://github.com/ggml-org/llama.cpp/issues/15589",
+     "common.cuh:112: ggml was not compiled with any CUDA arch <= 750", {"arch": 750}),
+    ("ggml-cuda-op-failed", "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/210",
+     "ggml_cuda_compute_forward: SCALE failed\nCUDA error: no kernel image is available for execution on the device",
+     {"op": "SCALE"}),
+    ("ggml-cuda-alloc-oom", "https://github.com/ggml-org/llama.cpp/issues/20431",
+     "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory",
+     {"size_mib": 144817.04, "device": 0}),
+    ("ggml-buffer-alloc-failed", "https://github.com/ggml-org/llama.cpp/issues/20431",
+     "alloc_tensor_range: failed to allocate CUDA0 buffer of size 151851674624", {"buffer": "CUDA0", "bytes": 151851674624}),
+    ("llama-quant-v-needs-fa", "https://github.com/ggml-org/llama.cpp/issues/10378",
+     "llama_new_context_with_model: V cache quantization requires flash_attn", {}),
+    ("llama-quant-v-needs-fa", "https://github.com/ggml-org/llama.cpp/issues/28524",
+     "failed to initialize the context: quantized V cache was requested, but this requires Flash Attention", {}),
+    ("ollama-skipping-cuda-device", "https://github.com/ollama/ollama/issues/17841",
+     "msg=\"skipping CUDA device — compute capability not in compiled architectures\"\n"
+     "device=\"NVIDIA RTX A6000\" cc=860 archs=\"[750 890 1000 1200]\"", {"cc": 860, "archs": "750 890 1000 1200"}),
+    ("ollama-no-gpu-library", "https://github.com/ollama/ollama/issues/10833",
+     "time=2025-08-04T20:51:03.466+10:00 level=DEBUG source=server.go:291 msg=\"compatible gpu libraries\" compatible=[]", {}),
 ]
 
 
