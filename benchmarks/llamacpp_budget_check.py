@@ -16,6 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from checks.arithmetic.gguf_budget import GgufOption, compute_buffer_bytes, gguf_budget  # noqa: E402
 from doctor.facts.gguf_header import read_gguf  # noqa: E402
+from doctor.model.engine_probe import LlamaCppProbe  # noqa: E402
+from doctor.model.serialize import from_jsonable  # noqa: E402
+from doctor.verdict.llamacpp import attribute  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -29,6 +32,8 @@ def main() -> int:
     ap.add_argument("--model", required=True)
     ap.add_argument("--probes", required=True, help="folder of probe_*.json files (doctor.probe.llamacpp --json)")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--bandwidth", type=float, default=4800.0, help="the card's GB/s for the ceiling (H200: 4800, datasheet)")
+    ap.add_argument("--cc", default="9.0")
     a = ap.parse_args()
     g = read_gguf(a.model)
     assert g.shape is not None and g.weights is not None, g.problem
@@ -54,7 +59,8 @@ def main() -> int:
                          "gpu_memory_used_mib": p.get("gpu_memory_used_mib"),
                          "buffers": {k: {"measured_mib": meas[k], "predicted_mib": round(pred[k], 2), "err_pct": pct(meas[k], pred[k])}
                                      for k in meas},
-                         "log_tail": p.get("log_tail", "")[-600:]})
+                         "log_tail": p.get("log_tail", "")[-600:],
+                         "verdict": attribute(from_jsonable(LlamaCppProbe, p), g.shape, g.weights, a.bandwidth, a.cc).summary})
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "budget_and_probe.json").write_text(json.dumps({"model": a.model, "tensor_bytes": g.weights.total_bytes,
@@ -66,6 +72,8 @@ def main() -> int:
                           if v["measured_mib"] is not None)
         lines.append(f"| {r['file']} | {r['backend']} | {r['outcome']} | {r['n_ctx']} | {r['flash_attn']} | {r['cache']} | "
                      f"{r['median_tok_s']} | {r['spread_pct']} | {r['wall_vs_perf_pct']} | {cells} |")
+    (out / "budget_and_probe.md").write_text("\n".join(lines) + "\n")
+    lines += ["", *[f"- {r['file']}: {r['verdict']}" for r in rows]]
     (out / "budget_and_probe.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

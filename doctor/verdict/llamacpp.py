@@ -1,0 +1,76 @@
+"""The verdict for a llama.cpp probe: the decode ceiling for the bytes this GGUF reads per token, and what explains
+the gap for this engine: partial offload, flash attention off, the kernel path of this card (FP16 cuBLAS instead of
+MMQ on a V100, FP16 at 1/64 on a P40), CUDA graphs off, and llama.cpp itself against what it reaches elsewhere on the
+same architecture. A probe that did not finish gets no attribution: its outcome is the finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from checks.arithmetic.gguf_budget import GgufOption, decode_ceiling, gguf_budget
+from checks.knowledge.engine_efficiency import efficiency, family
+from checks.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, llama_cpp_path
+from doctor.model.engine_probe import LlamaCppProbe
+from doctor.model.gguf import GgufShape, GgufWeights
+from doctor.model.ids import CauseId
+
+
+@dataclass(frozen=True)
+class LlamaCppVerdict:
+    outcome: str
+    summary: str
+    ceiling_tok_s: float | None = None
+    measured_tok_s: float | None = None
+    efficiency: float | None = None  # measured / ceiling
+    expected_efficiency: float | None = None  # llama.cpp's published or measured share on this architecture
+    expected_source: str = ""
+    causes: tuple[dict, ...] = field(default_factory=tuple)  # {"cause", "text", "source"}
+
+
+def _offload(probe: LlamaCppProbe) -> tuple[int, int] | None:
+    parts = probe.offloaded.split()[1].split("/") if probe.offloaded.startswith("offloaded ") else []
+    return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else None
+
+
+def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, bandwidth_gbs: float, cc: str,
+              env: dict[str, str] | None = None, fp16_slow: bool = False) -> LlamaCppVerdict:
+    if probe.outcome != "ok" or not probe.median_tok_s:
+        what = {"died-silently": "llama.cpp died without an error of its own (not a slow engine)",
+                "timeout": "llama.cpp gave no result in time", "not-installed": "llama.cpp is not installed"}
+        return LlamaCppVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}")
+    env = env or {}
+    off = _offload(probe)
+    ngl = None if off is None or off[0] >= off[1] else off[0]
+    budget = gguf_budget(shape, weights, GgufOption(n_ctx=max(probe.n_ctx, 1), cache_type_k=probe.cache_type_k,
+                                                    cache_type_v=probe.cache_type_v, flash_attn=probe.flash_attn != "off",
+                                                    n_gpu_layers=ngl))
+    causes: list[dict] = []
+    if ngl is not None:
+        causes.append({"cause": CauseId.CPU_OFFLOAD.value, "text": f"partial offload: {probe.offloaded}; the other layers "
+                       "decode from host memory, whose bandwidth then sets the speed", "source": "the probe's llama.cpp log"})
+        return LlamaCppVerdict("ok", f"{probe.median_tok_s:g} tok/s with {probe.offloaded}: the layers in host memory set "
+                               "the speed, not the card", measured_tok_s=probe.median_tok_s, causes=tuple(causes))
+    ceiling = decode_ceiling(budget, bandwidth_gbs)
+    eff = probe.median_tok_s / ceiling
+    expected, assumed = efficiency("llama.cpp", family(cc, fp16_slow))
+    if probe.flash_attn == "off":
+        factor, src = LLAMA_CPP_FA_OFF_DECODE
+        causes.append({"cause": CauseId.KERNEL_PATH.value, "text": f"flash attention off: llama.cpp's own kernels would "
+                       f"decode about x{factor:.2f} faster (measured on an H200 at a short context)", "source": src})
+    path = llama_cpp_path(cc)
+    if path is not None:
+        causes.append({"cause": CauseId.KERNEL_PATH.value, "text": f"kernel path on cc {cc}: {path.kernels}",
+                       "source": path.source})
+    if env.get("GGML_CUDA_DISABLE_GRAPHS"):
+        causes.append({"cause": CauseId.LAUNCH_BOUND.value, "text": "CUDA graphs are off (GGML_CUDA_DISABLE_GRAPHS): "
+                       "every token launches its kernels one by one", "source": "https://github.com/ggml-org/llama.cpp/pull/25749"})
+    verdict = ("as llama.cpp does elsewhere on this architecture" if eff >= expected.low
+               else "below what llama.cpp reaches elsewhere on this architecture")
+    causes.append({"cause": CauseId.UNEXPLAINED.value if eff < expected.low else "engine",
+                   "text": f"llama.cpp itself: {eff:.0%} of the ceiling, {verdict} ({expected.low:.0%}-{expected.high:.0%}"
+                           f"{'; ' + assumed if assumed else ''})", "source": expected.source})
+    return LlamaCppVerdict("ok", f"{probe.median_tok_s:g} tok/s = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "
+                           f"({bandwidth_gbs:g} GB/s / {budget.read_gpu_bytes / 1e9:.2f} GB per token), {verdict}",
+                           ceiling_tok_s=round(ceiling, 1), measured_tok_s=probe.median_tok_s, efficiency=round(eff, 3),
+                           expected_efficiency=expected.mid, expected_source=expected.source, causes=tuple(causes))
