@@ -5,11 +5,12 @@ Each yield is (source, dict) or (source, ReplayError); a broken file is a row of
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Iterator
 
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
+from doctor.facts.replay import MAX_REPORT_BYTES, json_document
+from doctor.facts.safe_open import read_capped
 from doctor.model.errors import ReplayError
 
 SUFFIXES = (".json", ".tar.gz", ".tgz", ".zip")
@@ -27,19 +28,18 @@ def report_paths(paths: list[str]) -> Iterator[str]:
 
 
 def read_document(path: str) -> dict | ReplayError:
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+    try:  # a FIFO, /dev/zero or a 10 GB file is refused by type and size before it is read
+        raw = read_capped(path, MAX_REPORT_BYTES, "report")
     except OSError as exc:
-        return ReplayError(f"cannot read it ({exc.strerror})")
+        return ReplayError(f"cannot read it ({exc.strerror or exc})")
     if looks_like_archive(raw[:4]):
         try:
             raw = read_member(path)
         except ArchiveError as exc:
             return ReplayError(str(exc))
     try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = json_document(raw)
+    except ReplayError as exc:
         return ReplayError(f"not a report: {exc}")
     if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("v100-doctor/"):
         return ReplayError("not a v100-doctor report (no schema field)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
 from doctor.facts.safe_open import read_capped
@@ -32,13 +33,22 @@ def load_document(path: str) -> Loaded:
         except ArchiveError as exc:
             raise ReplayError(f"{path}: {exc}") from None
     try:
+        data = json_document(raw)
+    except ReplayError as exc:
+        raise ReplayError(f"{path}: {exc}") from None
+    return parse_document(data, path)
+
+
+def json_document(raw: bytes) -> Any:
+    """The JSON in a report's bytes, its nesting checked before json.loads (whose recursion has no limit of its
+    own); ReplayError with the reason. The replay and fleet both read reports through it."""
+    try:
         text = raw.decode("utf-8")
         if _nesting(text) > MAX_NESTING:
-            raise ReplayError(f"{path}: JSON nested more than {MAX_NESTING} levels deep; not a v100-doctor report")
-        data = json.loads(text)
+            raise ReplayError(f"JSON nested more than {MAX_NESTING} levels deep; not a v100-doctor report")
+        return json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise ReplayError(f"{path}: {_why_unparsable(exc)}") from None
-    return parse_document(data, path)
+        raise ReplayError(_why_unparsable(exc)) from None
 
 
 def _why_unparsable(exc: BaseException) -> str:

@@ -10,12 +10,13 @@ A key neither version has is reported, never fatal: a newer TabbyAPI adds keys, 
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeGuard
 
-from doctor.facts.safe_open import read_capped
+from doctor.facts.safe_open import RefusedRead, read_capped
 from doctor.model.errors import UsageError
 from doctor.model.launch_config import TabbySettings
 
@@ -44,16 +45,21 @@ def load_yaml(path: str) -> object:
     """The parsed YAML; UsageError (exit 3) with one line for a missing, oversized or unparsable file."""
     import yaml  # lazy: PyYAML (15 ms) loads only for a TabbyAPI config.yml
 
+    from doctor.facts import bounded_yaml  # lazy: imports PyYAML, which loads only for a TabbyAPI config.yml
+
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p) or p.is_dir():  # a FIFO or a device goes on to read_capped, which says what it is
         raise UsageError(f"{path}: {'is a directory' if p.is_dir() else 'no such file'}, expected TabbyAPI's config.yml")
     try:
         text = read_capped(p, MAX_BYTES, "TabbyAPI config").decode("utf-8")
-        return yaml.safe_load(text)
+        return bounded_yaml.load(text)
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        raise UsageError(f"{path}: cannot read it: it {exc.strerror or exc}" if isinstance(exc, RefusedRead)
+                         else f"{path}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not a text file (expected TabbyAPI's config.yml)") from None
+    except bounded_yaml.YamlLimit as exc:
+        raise UsageError(f"{path}: refused: {exc.problem}; TabbyAPI's config.yml is a few KB, ~4 levels deep") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""

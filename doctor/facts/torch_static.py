@@ -15,10 +15,14 @@ import struct
 from collections import Counter
 from pathlib import Path
 
+from doctor.facts.safe_open import open_regular, read_capped
+
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_SECTION = b".nv_fatbin"
 CUDA_LIBS = ("libtorch_cuda.so",)
 KIND_PTX, KIND_CUBIN = 1, 2
+VERSION_PY_LIMIT = 1 << 20  # torch's version.py is ~300 bytes
+MAX_CONTAINERS = 1 << 20  # libtorch_cuda.so holds a few thousand; more is a file that is not one
 
 
 class StaticReadError(Exception):
@@ -28,8 +32,8 @@ class StaticReadError(Exception):
 def read_version_py(torch_dir: Path) -> dict[str, str | None]:
     """`__version__`, `cuda` and `hip` as torch/version.py assigns them (string or None literals only)."""
     try:
-        tree = ast.parse((torch_dir / "version.py").read_text())
-    except (OSError, SyntaxError, ValueError) as exc:
+        tree = ast.parse(read_capped(torch_dir / "version.py", VERSION_PY_LIMIT, "torch/version.py").decode())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise StaticReadError(f"torch/version.py unreadable: {exc}") from None
     out: dict[str, str | None] = {}
     for node in tree.body:
@@ -65,19 +69,22 @@ def _section(buf, name: bytes) -> tuple[int, int] | None:
 
 def fatbin_archs(path: Path) -> list[tuple[frozenset[int], frozenset[int]]]:
     """For each fatbin container in the library: (cubin SM versions, PTX SM versions)."""
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+    # a FIFO or a device is refused by type before it is opened for reading (open_regular never blocks)
+    with open_regular(path) as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         sec = _section(buf, FATBIN_SECTION)
         if sec is None:
             return []
         pos, end = sec
         end += pos
-        containers = []
+        containers: list[tuple[frozenset[int], frozenset[int]]] = []
         while pos + 16 <= end:
             magic, _version, hsize, fat_size = struct.unpack_from("<IHHQ", buf, pos)
             if magic != FATBIN_MAGIC:  # containers are 8-byte aligned; skip padding
                 pos += 8
                 continue
             entry, stop = pos + hsize, pos + hsize + fat_size
+            if stop <= pos or len(containers) >= MAX_CONTAINERS:  # a size of 0 would read the same header forever
+                raise StaticReadError(f"a fat-binary container at offset {pos} has size 0 or the file holds too many")
             cubins: set[int] = set()
             ptx: set[int] = set()
             while entry + 32 <= stop:
