@@ -141,7 +141,7 @@ def run_python(model: str, o: ProbeOptions, python: str = sys.executable, extra_
 def run_bench(model: str, o: ProbeOptions, binary: str = "llama-bench", extra_env: dict | None = None,
               sampler: Callable[[int, int], Any] = _sampler) -> LlamaCppProbe:
     """The llama-bench way in: its own warm-up run, then `runs` timed runs of `tokens` tokens (tg), samples per run."""
-    fa = {"on": "1", "off": "0", "auto": "1"}[o.flash_attn]
+    fa = o.flash_attn  # llama-bench of llama-cpp-python 0.3.36's llama.cpp takes -fa on|off|auto (older builds: 1|0)
     o = replace(o, n_ctx=o.tokens, warmup=o.tokens)  # llama-bench's context is its prompt + generated tokens; one warm-up run
     cmd = [binary, "-m", model, "-ngl", str(o.n_gpu_layers if o.n_gpu_layers >= 0 else 999), "-p", "0",
            "-n", str(o.tokens), "-r", str(o.runs), "-fa", fa, "-ctk", o.cache_type_k, "-ctv", o.cache_type_v,
