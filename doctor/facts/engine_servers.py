@@ -1,0 +1,106 @@
+"""Read a running llama-server or Ollama server, read-only and on loopback only: what `watch` shows for an engine.
+
+llama-server: /metrics (Prometheus text; only when started with --metrics) and /slots (JSON; on by default in recent
+builds); Ollama: /api/ps (the loaded models and how much of each is in VRAM). Sources: llama.cpp
+tools/server/README.md (https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md), Ollama docs/api.md
+(https://github.com/ollama/ollama/blob/main/docs/api.md#list-running-models). Nothing is ever sent but a GET.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+TIMEOUT_S = 2.0
+MAX_BYTES = 1 << 20
+
+
+class NotLoopback(ValueError):
+    """The doctor only reads servers on this machine's loopback interface."""
+
+
+@dataclass(frozen=True)
+class ServerReading:
+    url: str
+    kind: str  # llama-server | ollama
+    metrics: dict[str, float] = field(default_factory=dict)  # llama-server /metrics, names without the llamacpp: prefix
+    slots: tuple[dict, ...] = ()  # llama-server /slots: id, n_ctx, is_processing
+    models: tuple[dict, ...] = ()  # Ollama /api/ps: name, size, size_vram, vram_share
+    error: str = ""
+
+
+def loopback_url(url: str) -> str:
+    """The URL if it names a loopback host (127.0.0.0/8, ::1, localhost), else NotLoopback naming the fix."""
+    parts = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
+    host = parts.hostname or ""
+    try:
+        ok = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        ok = False
+    if parts.scheme != "http" or not ok:
+        raise NotLoopback(f"{url}: the doctor reads engine servers only on loopback over http (e.g. http://127.0.0.1:8080); "
+                          "run it on the server's machine")
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """llama-server's Prometheus text: `llamacpp:predicted_tokens_seconds 31.2` -> {"predicted_tokens_seconds": 31.2}."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("llamacpp:"):
+            continue
+        name, _, value = line.partition(" ")
+        try:
+            out[name.split(":", 1)[1].split("{")[0]] = float(value.split()[0])
+        except (ValueError, IndexError):
+            continue
+    return out
+
+
+def parse_ps(doc: dict) -> tuple[dict, ...]:
+    """Ollama's /api/ps: each model's size and the share of it in VRAM (below 1: part runs on the CPU)."""
+    rows = []
+    for m in doc.get("models") or ():
+        size, vram = int(m.get("size") or 0), int(m.get("size_vram") or 0)
+        rows.append({"name": m.get("name", "?"), "size": size, "size_vram": vram,
+                     "vram_share": round(vram / size, 3) if size else None, "context_length": m.get("context_length")})
+    return tuple(rows)
+
+
+def _get(url: str) -> tuple[int, str]:
+    req = urllib.request.Request(url, method="GET", headers={"User-Agent": "v100-doctor"})
+    with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 - loopback http only (loopback_url)
+        return resp.status, resp.read(MAX_BYTES).decode("utf-8", "replace")
+
+
+def read_server(url: str, get=_get) -> ServerReading:
+    """One reading of the server at `url` (loopback only); what cannot be read is said in `error`."""
+    base = loopback_url(url)
+    try:
+        status, body = get(f"{base}/api/ps")
+        if status == 200 and body.lstrip().startswith("{") and '"models"' in body:
+            return ServerReading(base, "ollama", models=parse_ps(json.loads(body)))
+    except (OSError, ValueError, socket.timeout):
+        pass
+    errors = []
+    metrics: dict[str, float] = {}
+    slots: tuple[dict, ...] = ()
+    try:
+        status, body = get(f"{base}/metrics")
+        metrics = parse_metrics(body) if status == 200 else {}
+        if not metrics:
+            errors.append("no /metrics (start llama-server with --metrics)")
+    except (OSError, ValueError) as exc:
+        errors.append(f"/metrics: {exc}")
+    try:
+        status, body = get(f"{base}/slots")
+        data = json.loads(body) if status == 200 else []
+        slots = tuple({"id": s.get("id"), "n_ctx": s.get("n_ctx"), "is_processing": s.get("is_processing")}
+                      for s in data if isinstance(s, dict))
+    except (OSError, ValueError) as exc:
+        errors.append(f"/slots: {exc}")
+    return ServerReading(base, "llama-server", metrics=metrics, slots=slots, error="; ".join(errors))
