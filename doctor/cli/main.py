@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import Sequence
 
-from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, wants_tui
+from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, source_from_args, wants_tui
 from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
 from doctor.facts.children import interrupts_ignored, stop_all
 from doctor.model.errors import InputError, Interrupted, OutputFailed
@@ -57,7 +57,14 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
         from doctor.cli.tui import run_tui  # lazy: the only road to textual: a terminal on both ends
 
         # wrong --check ids still exit 3 before any screen; the default list loads after the first frame
-        return run_tui(args, select_checks(args.only) if args.only else None)
+        checks = select_checks(args.only) if args.only else None
+        if args.replay and args.gpu_index:  # --gpu N that the saved report lacks: exit 3 before any screen, as plain
+            from doctor.facts.source import resolve  # lazy: a replay's facts are read here only to check --gpu
+            from doctor.run.run import require_recorded_gpus  # lazy: as above
+
+            resolved = resolve(source_from_args(args))
+            require_recorded_gpus(plan_from_args(args, resolved.plan), resolved.facts)
+        return run_tui(args, checks)
 
     # with --model, the timed probe after the checks (or a `probe` line saying why not); --check runs only those
     run = run_from_args(args, select_checks(args.only), torch_gatherer=early_torch,

@@ -94,6 +94,23 @@ def _model_facts(paths: list[str] | None):
     return model
 
 
+NVML_BROKEN = ("NVML did not answer", "NVML crashed")  # doctor/facts/nvml/isolated.py's reasons for a broken driver
+
+
+def _needs_the_gpu(machine, index: int) -> None:
+    """watch samples a GPU: without one (or without that index) it says so at once, instead of sampling nothing."""
+    if machine.gpu(index) is not None:
+        return
+    if not machine.nvml.available and machine.nvml.reason.startswith(NVML_BROKEN):
+        return  # a hung or crashing NVML is a finding of its own: the report says NVML was not read (issue 25)
+    if not machine.nvml.available or not machine.nvml.gpus:
+        why = machine.nvml.reason or "NVML sees no GPU"
+        raise UsageError(f"watch samples a GPU through NVML, and this machine has none ({why}); run it on the GPU "
+                         "server, or judge a saved report with v100-doctor --replay REPORT")
+    have = ", ".join(str(g.index) for g in machine.nvml.gpus)
+    raise UsageError(f"--gpu {index}: this machine has GPU {have} (NVML numbers, as nvidia-smi shows them)")
+
+
 def run(args: argparse.Namespace) -> int:
     one_model(args.model)
     if args.pid is not None and (problem := owner_problem(args.pid)):
@@ -114,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None)
     model = _model_facts(args.model)
     machine = _gather(plan, args.nvml_timeout)
+    _needs_the_gpu(machine, args.gpu_index)
     label = f"pid {args.pid}" if args.pid else f"GPU {args.gpu_index}"
     # NVML is opened in this process only once the snapshot's child read it within its deadline and lived
     refused = "" if machine.nvml.available else f"NVML not read: {machine.nvml.reason}"

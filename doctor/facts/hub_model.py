@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
 
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.facts.model_weights import assemble, weights_facts
@@ -86,7 +89,7 @@ def header_only(ident: HubId) -> ModelFacts:
     except ConfigError as exc:
         raise UsageError(f"--model {ident.label}: the Hub's config.json: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - huggingface_hub's HTTP and repo errors, one line each
-        raise UsageError(f"--model {ident.label}: {_why(exc)}") from None
+        raise UsageError(f"--model {ident.label}: {_why(exc, ident)}") from None
     headers = {name: _header(name, fm) for name, fm in meta.files_metadata.items()}
     names = sorted(["config.json", *headers] + (["quantize_config.json"] if qc is not None else []))
     weights, _, act = weights_facts(Path("."), names, headers=headers, source=HEADER_SOURCE)
@@ -114,7 +117,19 @@ def _header(name: str, fm):
                              tensors=tensors, metadata=dict(fm.metadata or {}))
 
 
-def _why(exc: Exception) -> str:
+def download_command(ident: HubId) -> str:
+    """The command that puts the model in the Hugging Face cache, where a later run finds it offline: `hf download`
+    from huggingface_hub 0.34 on, `huggingface-cli download` before."""
+    import huggingface_hub  # lazy: huggingface_hub loads only for --model org/name
+
+    try:
+        tool = "hf" if Version(huggingface_hub.__version__) >= Version("0.34") else "huggingface-cli"
+    except InvalidVersion:
+        tool = "hf"
+    return f"{tool} download {ident.repo}" + (f" --revision {shlex.quote(ident.revision)}" if ident.revision else "")
+
+
+def _why(exc: Exception, ident: HubId | None = None) -> str:
     kind = type(exc).__name__
     reasons = {"RepositoryNotFoundError": "no such model on the Hub (or it is private: set HF_TOKEN)",
                "GatedRepoError": "the model is gated: accept its licence on the Hub and set HF_TOKEN",
@@ -125,7 +140,8 @@ def _why(exc: Exception) -> str:
     if kind in reasons:
         return reasons[kind]
     first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else kind
-    return f"cannot reach the Hugging Face Hub ({first}); download it first, or set HF_HUB_OFFLINE=1 to use the cache only"
+    how = f"download it first ({download_command(ident)})" if ident else "download it first"
+    return f"cannot reach the Hugging Face Hub ({first}); {how}, or set HF_HUB_OFFLINE=1 to use the cache only"
 
 
 def resolve(text: str) -> tuple[str, str] | None:
@@ -138,7 +154,7 @@ def resolve(text: str) -> tuple[str, str] | None:
         return local, f"--model {ident.label}: read from the Hugging Face cache ({local})"
     if offline():
         raise UsageError(f"--model {ident.label}: not in the Hugging Face cache ({cache_folder()}) and HF_HUB_OFFLINE "
-                         f"is set; download it (hf download {ident.repo}) or pass its directory")
+                         f"is set; download it ({download_command(ident)}) or pass its directory")
     header_only(ident)
     return ident.label, (f"--model {ident.label}: not in the Hugging Face cache; planned from its config.json and "
                          "safetensors headers on the Hub, without downloading weights")

@@ -137,7 +137,7 @@ def _hub_config(ident: HubId) -> dict:
         if type(exc).__name__ in ("EntryNotFoundError", "RemoteEntryNotFoundError"):
             raise UsageError(f"{ident.label}: no config.json on the Hub (a GGUF-only repo?); plan its base model "
                              "instead, e.g. v100-doctor plan ORG/BASE-MODEL") from None
-        raise UsageError(f"{ident.label}: {_why(exc)}") from None
+        raise UsageError(f"{ident.label}: {_why(exc, ident)}") from None
 
 
 def fmt_of(repo: str, tags: list[str] | None) -> str | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from doctor.facts.source import GatherOptions, base_plan, is_live, resolve
+from doctor.model.errors import UsageError
 from doctor.model.events import ChecksChosen, ReportReady, RunEvent
 from doctor.model.plan import Plan
 from doctor.model.source import Source, ThisMachine
@@ -64,6 +65,8 @@ class Run:
                 options = control.started(options)
         resolved = resolve(self.source, options)
         plan = self.planned(resolved.plan)
+        if resolved.provenance.recorded:
+            require_recorded_gpus(plan, resolved.facts)
         checks = self.checks if self.checks is not None else default_checks(plan, resolved.facts)
         emit(ChecksChosen(_ids(checks), False, resolved.provenance))
         report = diagnose(plan, resolved.facts, source=resolved.provenance, note=resolved.note, checks=checks,
@@ -109,6 +112,16 @@ class RunControl:
             child = getattr(self._torch, "child", None)
         if child is not None:
             child.kill()
+
+
+def require_recorded_gpus(plan: Plan, facts) -> None:
+    """--gpu N on a saved report that has no GPU N is a usage error naming the GPUs it has: nvidia-smi on this
+    machine cannot help (on a live run, gpu-present says which GPUs NVML sees and how to list them)."""
+    have = [g.index for g in facts.nvml.gpus]
+    missing = [i for i in (plan.gpu_indices or ()) if i not in have]
+    if have and missing:
+        raise UsageError(f"--gpu {missing[0]}: the report has GPU {', '.join(map(str, have))} (NVML numbers, as "
+                         "recorded); pick one of those, or leave --gpu out to judge every GPU")
 
 
 def _ids(checks) -> tuple[tuple[str, str], ...]:

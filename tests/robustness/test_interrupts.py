@@ -37,10 +37,25 @@ def _gone(pids, seconds: float = 5.0) -> list[int]:
     return [p for p in pids if _alive(p)]
 
 
+WATCHED = ROOT / "fixtures" / "samples" / "v100-decode-healthy.json"
+WATCH_PARENT = """
+import sys
+from dataclasses import replace
+import doctor.run.pipeline as pipeline
+from doctor.facts.replay import load_document
+
+# watch as it is, on a recorded V100's facts (watch refuses at once a machine without a GPU); the sampler is the real one
+facts = replace(load_document({facts!r}).facts, samples=None)
+pipeline.gather = lambda plan, options=None: facts
+from doctor.cli import main
+sys.exit(main(["watch", "--seconds", "60", "--json", "-o", {out!r}]))
+"""
+
+
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_watch_exits_with_the_signal_and_writes_what_it_sampled(tmp_path, sig):
     out = tmp_path / "watch.json"
-    p = subprocess.Popen([sys.executable, "-m", "doctor", "watch", "--seconds", "60", "--json", "-o", str(out)],
+    p = subprocess.Popen([sys.executable, "-c", WATCH_PARENT.format(facts=str(WATCHED), out=str(out))],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(tmp_path), cwd=tmp_path)
     seen = [p.stderr.readline() for _ in range(2)]  # "reading the machine", then "watching GPU 0": sampling runs
     assert b"watching" in seen[-1], seen

@@ -169,3 +169,21 @@ def test_watch_config_with_an_api_key_is_redacted_in_json_and_o(tmp_path, capsys
     assert "tabbysecret-0042" not in out and "tabbysecret-0042" not in report.read_text()
     main(["watch", "--pid", str(child.pid), "--seconds", "1", "--config", str(cfg), "--json", "--no-redact"])
     assert "tabbysecret-0042" in capsys.readouterr().out  # the search above can fail
+
+
+def test_watch_without_a_gpu_says_so_at_once(monkeypatch, capsys):
+    """No GPU: one line and exit 3 before any sampling, instead of a 30 s window of nothing (issue 26)."""
+    no_gpu = load_document(str(ROOT / "fixtures" / "machines" / "no-nvml.json")).facts
+    monkeypatch.setattr("doctor.run.pipeline.gather", lambda plan, options=None: no_gpu)
+    started = []
+    monkeypatch.setattr("doctor.facts.sampling.sampler.Sampler", lambda *a, **k: started.append(a))
+    t0 = time.monotonic()
+    assert main(["watch", "--seconds", "30"]) == 3
+    err = capsys.readouterr().err
+    assert time.monotonic() - t0 < 10 and not started
+    assert "watch samples a GPU through NVML, and this machine has none" in err and "Traceback" not in err
+
+
+def test_watch_on_a_gpu_index_the_machine_lacks_names_the_ones_it_has(fake_machine, capsys):
+    assert main(["watch", "--gpu", "3", "--seconds", "1"]) == 3
+    assert "--gpu 3: this machine has GPU 0" in capsys.readouterr().err

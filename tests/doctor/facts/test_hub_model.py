@@ -88,3 +88,19 @@ def test_an_unknown_repo_on_the_hub_is_exit_3(tmp_path):
         done = run_cli("--replay", MACHINE, "--model", "someone/nothing", "--json",
                        env={"HF_ENDPOINT": endpoint, "HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "0"})
     assert done.returncode == 3 and "someone/nothing" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unreachable_hub_names_the_download_command(tmp_path):
+    """No network: the one-line error says which command puts the model in the cache (issue 26)."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = run_cli("--replay", MACHINE, "--model", "Qwen/Qwen2.5-32B-Instruct@main", "--json",
+                   env={"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "0",
+                        "HF_HUB_ETAG_TIMEOUT": "2", "HF_HUB_DOWNLOAD_TIMEOUT": "2"})
+    assert done.returncode == 3 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "cannot reach the Hugging Face Hub" in done.stderr
+    assert "download Qwen/Qwen2.5-32B-Instruct --revision main)" in done.stderr
+    assert ("hf download" in done.stderr) or ("huggingface-cli download" in done.stderr)
