@@ -692,6 +692,8 @@ class PlanHint:
 PLAN_HINTS: tuple[PlanHint, ...] = (
     PlanHint("max_seq_len", "seq_len", r"max_seq_len[\"']?\s*[:=]\s*(?P<value>\d+)"),
     PlanHint("max_seq_len", "seq-len", r"--max-seq-len[= ](?P<value>\d+)"),
+    PlanHint("max_seq_len", "max_model_len", r"max_model_len[\"']?\s*[:=]\s*(?P<value>\d+)"),  # vLLM's name for it
+    PlanHint("max_seq_len", "max-model-len", r"--max-model-len[= ](?P<value>\d+)"),
     PlanHint("cache_mode", "cache_mode", r"cache_mode[\"']?\s*[:=]\s*[\"']?(?P<value>FP16|FP8|Q8|Q6|Q4)\b"),
     PlanHint("cache_mode", "cache-mode", r"--cache-mode[= ](?P<value>FP16|FP8|Q8|Q6|Q4)\b"),
 )

@@ -35,6 +35,7 @@ import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
+from checks.knowledge.paste import fit_to_paste
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width
 from doctor.facts.replay import load_document
@@ -115,7 +116,7 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
         print(f"v100-doctor: note: {result.stats.undecodable_lines} examined line(s) of {source.name} are not valid "
               f"{result.stats.encoding}; they were read with � in place of the bad bytes (pass --encoding NAME "
               "if the log is in another encoding)", file=sys.stderr)
-    matches = result.matches
+    matches = fit_to_paste(result.matches, result.plan_hints)  # Windows shell lines, the log's own settings
     confirm = bool(matches) and not getattr(args, "no_live", False)
     if confirm and facts is None:
         facts, base_plan, facts_source = _facts_for(args)
