@@ -566,6 +566,18 @@ SIGNATURES: tuple[Signature, ...] = (
         "torch.utils.cpp_extension import _get_build_directory as g; print(g('exllamav2_ext', False))\"), then import "
         "again.",
         "https://github.com/pytorch/pytorch/issues/189245", "S"),
+    # --- decode speed ------------------------------------------------------------------------------------------
+    Signature(
+        "exllamav2-single-digit-decode", "exllamav2 (test_inference)", "** position",
+        r"\*\* Position\s+\d+ \+\s+\d+ tokens:\s+(?P<tok_s>\d\.\d+) t/s",
+        (CheckId.COMPUTE_CAPABILITY, CheckId.CPU_OFFLOAD),
+        "ExLlamaV2 decodes at single-digit tok/s: on a P40 (sm_61) its FP16 kernels run at 1/64 of the FP32 rate; on a "
+        "card with full-rate FP16 weights are spilling to the CPU",
+        "On a P40 use llama.cpp with a GGUF quant (it can compute in FP32), not EXL2; on a V100/T4 make the model fit the "
+        "GPU (smaller bpw, shorter context, Q8/Q4 cache) so nothing is offloaded.",
+        "https://github.com/turboderp-org/exllamav2/issues/40", "S", severity="warning", rules_out_on_pass=False,
+        pass_note="the card has full-rate FP16 here; a crawl then comes from offload or the memory budget "
+                  "(`v100-doctor watch --pid PID` while it generates)"),
     # --- engines the card cannot run -------------------------------------------------------------------------
     Signature(
         "ptxas-needs-sm80", "ptxas (ExLlamaV3 and other Ampere-only kernels)", "requires .target sm_80",

@@ -264,6 +264,8 @@ CASES = [
      "in wait\n    time.sleep(self.wait_seconds)\nKeyboardInterrupt", {}),
     ("torch-extension-stale-lock", "https://github.com/apache/tvm-ffi/issues/190",
      '  File "/usr/local/lib/python3.12/site-packages/torch/utils/file_baton.py", line 50, in wait', {}),
+    ("exllamav2-single-digit-decode", "https://github.com/turboderp-org/exllamav2/issues/40",
+     " ** Position     1 + 127 tokens:    1.1905 t/s", {"tok_s": "1.1905"}),
     ("ptxas-needs-sm80", "https://github.com/turboderp-org/exllamav3/issues/14",
      "ptxas /tmp/tmpxft_00003015_00000000-6_exl3_gemm.ptx, line 466427; error   : Feature 'cp.async' requires .target "
      "sm_80 or higher", {"feature": "cp.async", "min_cc": "8.0"}),
@@ -401,6 +403,7 @@ def test_every_probe_kind_has_a_row():
     "[pip3] nvidia-ml-py==13.580.82",  # the NVML bindings, not a CUDA 13 runtime
     "train.py: error: unrecognized arguments: --queries-offline 20",  # a wrong flag, not a split path
     "INFO:     Loading model: /home/derp/exl2-models/llama-3-8B-iterative-DPO-final-exl2",
+    " ** Position   128 + 128 tokens:   20.3362 t/s",  # a V100's healthy EXL2 speed, not a crawl
 ])
 def test_lookalike_lines_do_not_match(text):
     assert scan_text(text).matches == ()
