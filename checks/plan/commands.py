@@ -32,6 +32,8 @@ def download(c: QuantCandidate, base_repo: str | None) -> str:
                 f"--outfile base-f16.gguf && llama-quantize base-f16.gguf {c.gguf_type}.gguf {c.gguf_type}   "
                 "(llama.cpp's tools; no such file found on the Hub)")
     if c.fmt == "gguf" and c.filename:
+        if "-00001-of-" in c.filename:  # a split GGUF: every part (llama.cpp loads them from the first)
+            return f"hf download {c.repo} --include \"{c.filename.split('-00001-of-')[0]}-*-of-*.gguf\" --local-dir models"
         return f"hf download {c.repo} {c.filename} --local-dir models"
     rev = f" --revision {c.revision}" if c.revision and c.revision != "main" else ""
     return f"hf download {c.repo}{rev} --local-dir models/{folder_name(c)}"

@@ -55,6 +55,26 @@ def test_a_base_model_lists_every_version_on_the_hub(tmp_path):
     assert "versions listed by the Hub" in done.stderr
 
 
+def test_a_quantized_repo_lists_its_other_branches(tmp_path):
+    with plan_hub(STORY) as (url, _):
+        done = run_in_child("quanter/Qwen-27B-Instruct-exl2@4.25bpw", "--json",
+                            env={"HF_ENDPOINT": url, "HF_HUB_CACHE": str(tmp_path / "c"), "HF_HUB_OFFLINE": "0"})
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert {r["option"]["revision"] for r in doc["rows"]} == {"3.75bpw", "4.25bpw"}
+    q8 = next(r for r in doc["rows"] if r["option"]["gguf_type"] is None and r["option"]["revision"] == "3.75bpw")
+    assert "--revision 3.75bpw" in q8["commands"]["download"]
+
+
+def test_a_split_gguf_downloads_every_part(tmp_path):
+    with plan_hub(STORY) as (url, _):
+        done = run_in_child("story/Qwen-27B-Instruct", "--json", "--engine", "llama.cpp", "--target-gpu", "p40",
+                            env={"HF_ENDPOINT": url, "HF_HUB_CACHE": str(tmp_path / "c"), "HF_HUB_OFFLINE": "0"})
+    q8 = next(r for r in json.loads(done.stdout)["rows"] if r["option"]["gguf_type"] == "Q8_0")
+    assert q8["commands"]["download"] == ('hf download gguffer/Qwen-27B-Instruct-GGUF --include '
+                                          '"Qwen-27B-Instruct-Q8_0-*-of-*.gguf" --local-dir models')
+
+
 def test_offline_the_cache_stands_in(tmp_path):
     cache = tmp_path / "hub"
     for repo, branch in (("story/Qwen-27B-Instruct", "main"), ("quanter/Qwen-27B-Instruct-exl2", "3.75bpw")):
