@@ -30,6 +30,7 @@ error-looking lines; 2 a known error that the machine did not rule out; 3 the lo
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import asdict, replace
@@ -38,6 +39,7 @@ from datetime import datetime, timezone
 from checks.knowledge.paste import fit_to_paste
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width
+from doctor.facts.hub_model import hub_id
 from doctor.facts.replay import load_document
 from doctor.facts.source import resolve
 from doctor.logscan.scanner import Scanner
@@ -102,6 +104,7 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
     """Scan the log, then confirm against given facts, a replayed report, or this machine (in that order)."""
     if getattr(args, "replay", None) and facts is None:  # a bad --replay is an input error even if no line matches
         load_document(args.replay)
+    _refuse_missing_model(args)
     try:
         source = open_log(args.log, args.encoding)
     except LogInputError as exc:
@@ -129,6 +132,17 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
                        plan_hints=result.plan_hints, facts_source=facts_source or "live",
                        plan_used={k: v for k, v in asdict(plan).items() if v is not None},
                        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
+def _refuse_missing_model(args: argparse.Namespace) -> None:
+    """--model naming nothing is an input error (exit 3), as in the main command's model-path check; a Hub id
+    (org/name) is left to the plan."""
+    model = getattr(args, "model", None)
+    if not model:
+        return
+    path = " ".join(model) if isinstance(model, list) else str(model)
+    if hub_id(path) is None and not os.path.lexists(os.path.expanduser(path)):
+        raise UsageError(f"--model {path!r}: no such file or directory")
 
 
 def plan_with_hints(plan: Plan, hints, args: argparse.Namespace) -> Plan:

@@ -9,6 +9,7 @@ Each hit keeps its line number and text, so the finding can quote it. Commented 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -94,9 +95,9 @@ def parse_launch_config(text: str, path: str) -> LaunchConfigFacts:
 def read_launch_config(path: str) -> LaunchConfigFacts:
     """Read and scan a config file; a problem becomes `error`, never an exception."""
     p = Path(path)
-    if not p.exists():
+    if not os.path.lexists(p):  # os.path, not Path: a name over 255 bytes is "no such file", not an OSError
         return LaunchConfigFacts(path=path, error=f"{path}: no such file")
-    if p.is_dir():
+    if os.path.isdir(p):
         return LaunchConfigFacts(path=path, error=f"{path}: is a directory, expected the server's launch script or config")
     try:
         text = read_capped(p, MAX_BYTES, "launch config").decode("utf-8", errors="replace")

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from doctor.facts.replay import ESCAPED_SURROGATE, without_lone_surrogates
 from doctor.facts.safe_open import read_capped
 from doctor.model.model_dir import MISSING, ModelConfig
 from doctor.model.plausible import CONFIG_RANGES, problem
@@ -42,7 +43,7 @@ def load_config_json(path: Path) -> dict:
                           "re-download it from the model's page") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path.name} is not a JSON object")
-    return data
+    return without_lone_surrogates(data) if ESCAPED_SURROGATE.search(text) else data  # "\ud800" cannot be printed
 
 
 def _int(d: dict, *keys: str) -> Maybe[int]:

@@ -19,10 +19,13 @@ MAX_NESTING = 64  # a report nests ~8 deep; deeper JSON is not a report (and wou
 def load_document(path: str) -> Loaded:
     """Read a saved report, facts fixture or ticket bundle (.tar.gz/.zip). Every failure is a ReplayError with a one-line reason."""
     p = Path(path)
-    if not p.exists():
-        raise ReplayError(f"{path}: no such file")
-    if p.is_dir():
-        raise ReplayError(f"{path}: is a directory, expected a report .json file")
+    try:
+        if not p.exists():
+            raise ReplayError(f"{path}: no such file")
+        if p.is_dir():
+            raise ReplayError(f"{path}: is a directory, expected a report .json file")
+    except OSError as exc:  # a name over 255 bytes (ENAMETOOLONG), a folder without permission
+        raise ReplayError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     try:
         raw = read_capped(p, MAX_REPORT_BYTES, "report")
     except OSError as exc:
@@ -46,9 +49,26 @@ def json_document(raw: bytes) -> Any:
         text = raw.decode("utf-8")
         if _nesting(text) > MAX_NESTING:
             raise ReplayError(f"JSON nested more than {MAX_NESTING} levels deep; not a v100-doctor report")
-        return json.loads(text)
+        data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ReplayError(_why_unparsable(exc)) from None
+    return without_lone_surrogates(data) if ESCAPED_SURROGATE.search(text) else data
+
+
+ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(data: Any) -> Any:
+    """`data` with each lone surrogate (a JSON "\\ud800" no UTF-8 output can encode) as U+FFFD; pairs were
+    joined by json.loads already."""
+    if isinstance(data, str):
+        return LONE_SURROGATE.sub("\ufffd", data)
+    if isinstance(data, list):
+        return [without_lone_surrogates(v) for v in data]
+    if isinstance(data, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in data.items()}
+    return data
 
 
 def _why_unparsable(exc: BaseException) -> str:

@@ -89,7 +89,7 @@ def read_header(path: str | Path) -> SafetensorsHeader:
         try:
             begin, end = info["data_offsets"]
             tensors.append(TensorHeader(name, str(info["dtype"]), tuple(int(d) for d in info["shape"]), int(begin), int(end)))
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: Infinity as a shape or offset
             raise HeaderError(f"{p.name}: tensor {name!r} has no valid dtype/shape/data_offsets") from None
     header = SafetensorsHeader(str(p), size, n, tuple(sorted(tensors, key=lambda t: t.begin)),
                                metadata if isinstance(metadata, dict) else {})

@@ -19,8 +19,10 @@ from typing import TypeGuard
 from doctor.facts.safe_open import RefusedRead, read_capped
 from doctor.model.errors import UsageError
 from doctor.model.launch_config import TabbySettings
+from doctor.model.plausible import problem
 
 MAX_BYTES = 2 * 1024 * 1024  # TabbyAPI's sample is ~12 KB
+MAX_GB = 4096  # a gpu_split or reserve entry, in GB (the plan's own gpu_split range)
 
 SECTIONS = {"config", "network", "logging", "model", "draft_model", "lora", "embeddings", "sampling", "memory",
             "developer", "actions"}
@@ -48,8 +50,8 @@ def load_yaml(path: str) -> object:
     from doctor.facts import bounded_yaml  # lazy: imports PyYAML, which loads only for a TabbyAPI config.yml
 
     p = Path(path)
-    if not os.path.lexists(p) or p.is_dir():  # a FIFO or a device goes on to read_capped, which says what it is
-        raise UsageError(f"{path}: {'is a directory' if p.is_dir() else 'no such file'}, expected TabbyAPI's config.yml")
+    if not os.path.lexists(p) or os.path.isdir(p):  # a FIFO or a device goes on to read_capped, which says what it is
+        raise UsageError(f"{path}: {'is a directory' if os.path.isdir(p) else 'no such file'}, expected TabbyAPI's config.yml")
     try:
         text = read_capped(p, MAX_BYTES, "TabbyAPI config").decode("utf-8")
         return bounded_yaml.load(text)
@@ -94,7 +96,9 @@ def parse_tabby(data: dict, path: str) -> TabbySettings:
         if ok and isinstance(v, float) and not math.isfinite(v):
             ok = False
         if not ok:
-            raise UsageError(f"{path}: {where}.{key}: expected {_kind(kind)}, got {v!r}")
+            raise UsageError(f"{path}: {where}.{key}: expected {_kind(kind)}, got {str(v)[:40]!r}")
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and (why := problem(key, v)):
+            raise UsageError(f"{path}: {where}.{key}: {why}")  # 10^400 would overflow the first float it meets
         return v
 
     model_path = _model_path(base, value(model, "model_dir", str) or "models", value(model, "model_name", str), notes)
@@ -165,8 +169,9 @@ def _cache_mode(raw, key: str, path: str, notes: list[str]) -> str | None:
 def _floats(values: list | None, key: str, path: str) -> tuple[float, ...] | None:
     if values is None:
         return None
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values):
-        raise UsageError(f"{path}: {key}: expected a list of numbers (GB per GPU), got {values!r}")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= MAX_GB for v in values):  # NaN fails
+        raise UsageError(f"{path}: {key}: expected a list of numbers (GB per GPU, up to {MAX_GB:,}), got "
+                         f"{str(values)[:80]!r}")
     return tuple(float(v) for v in values)
 
 
