@@ -7,6 +7,7 @@ only then; everything the TUI shows comes from the same pipeline as the plain-te
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -14,8 +15,9 @@ from doctor.cli.hangup import HangupGuard, hangup_guard
 from doctor.cli.interrupted import interrupted_report
 from doctor.cli.options import run_from_args
 from doctor.cli.output import exit_code_for, write_report_file
+from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
-from doctor.render.common import counts_line
+from doctor.render.common import summary_counts
 from doctor.run.live_probe import probe_arguments
 from doctor.run.session import Session, story_session
 
@@ -38,11 +40,21 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
             if not args.output or session.story:
                 return
             report = app.report
-            if report is None and guard.signum is not None:  # cut short: what is known, the rest unknown with why
-                report = interrupted_report(session.plan, guard.signum, session.checks)
-            if report is not None:
-                write_report_file(report, args.output, redact=session.redact)
+            if report is None:  # cut short (a signal, or quit/Ctrl-C before the checks finished): what is known,
+                report = interrupted_report(session.plan, guard.signum or signal.SIGINT, session.checks)  # the rest unknown
+            write_report_file(report, args.output, redact=session.redact)
 
+        failed: list[UsageError] = []
+
+        def write_before_exit() -> None:
+            """-o from the app's quit, while the screen is still up (a terminal closed a moment after it leaves
+            cannot lose it); a write error is raised after the screen, as the CLI's other input errors."""
+            try:
+                guard.say_last_words()
+            except UsageError as exc:
+                failed.append(exc)
+
+        app.before_exit = write_before_exit
         guard.on_signal(app.hang_up)
         guard.last_words(write_output)
         report: Report | None = None
@@ -53,6 +65,8 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 if not guard.hang_up_if_gone():
                     raise
                 report = app.report
+            if failed and guard.signum is None:
+                raise failed[0]
             try:
                 code = _after_the_screen(app, report, guard, getattr(args, "only", None))
             except OSError:  # the terminal went away while we said goodbye
@@ -69,14 +83,15 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
               file=sys.stderr)
         return int(ExitCode.INTERNAL)
-    if guard.signum is None and report is None:
-        print("v100-doctor: quit before the checks finished; no report", file=sys.stderr)
-        return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
     guard.say_last_words()
+    if guard.signum is None and report is None:
+        print("v100-doctor: quit before the checks finished" + (" (-o holds what was read, the rest unknown)"
+              if getattr(app.session, "save_path", None) else "; no report"), file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
     if guard.signum is not None:  # the terminal may be gone: the report file and the exit code, nothing printed
         return 128 + guard.signum  # (run_tui then ends the process at once)
 
-    print(f"v100-doctor: {counts_line(report.findings)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
+    print(f"v100-doctor: {summary_counts(report)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
     return int(exit_code_for(report, asked))
 
 

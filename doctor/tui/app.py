@@ -12,7 +12,7 @@ import asyncio
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 from textual import on
@@ -84,6 +84,7 @@ class DoctorApp(App["Report | None"]):
         self._probe_worker: Worker | None = None
         self._auto_probe = session.auto_probe
         self._quitting = False
+        self.before_exit: Callable[[], None] | None = None  # the CLI's -o, written while the screen is still up
         self._verdict: VerdictView | None = None
         self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
         self._hung_up = False
@@ -600,6 +601,8 @@ class DoctorApp(App["Report | None"]):
                 pass
             if probe.result is not None:
                 self._probe_done(probe.result)  # the report keeps how the probe ended (cancelled)
+        if self.before_exit is not None:  # -o before the screen is torn down: a terminal closed then cannot lose it
+            await asyncio.to_thread(self.before_exit)
         self.exit(self.report)
 
     @staticmethod
