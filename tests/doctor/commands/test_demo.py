@@ -105,3 +105,25 @@ def test_demo_list_prints_every_note_whole(capsys):
     out = " ".join(capsys.readouterr().out.split())
     for name in example_names():
         assert " ".join(load_example(name).note.split()) in out  # not cut at 110 characters
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_every_command_a_demo_prints_runs_as_printed(name):
+    """A doctor command in an example's fixes parses as the CLI would take it, with no label inside a path (issue 26)."""
+    import importlib
+    import shlex
+
+    from doctor.cli.options import SUBCOMMANDS, Parser, build_parser
+
+    text = render_text(replay_example(name), verbose=True)
+    commands = [line.strip()[2:] for line in text.splitlines() if line.strip().startswith("$ v100-doctor ")]
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        if argv and argv[0] in SUBCOMMANDS:
+            sub = Parser(prog=f"v100-doctor {argv[0]}")
+            importlib.import_module(SUBCOMMANDS[argv[0]][0]).add_arguments(sub)
+            args = sub.parse_args(argv[1:])
+        else:
+            args = build_parser().parse_args(argv)
+        model = getattr(args, "model", None)
+        assert not any("(" in m for m in (model if isinstance(model, list) else [model] if model else [])), command
