@@ -6,7 +6,9 @@ terminal has received a painted frame (the checklist's border title and the foot
 textual draws in its first full frame), then presses q and waits for the exit.
   replay   --replay of a machine fixture: today's checks on recorded facts
   live     this machine: the first frame comes before fact gathering (NVML, torch child) finishes
-Rows for `python -c pass` and `import doctor.tui.app` show where the time goes. Target: < 1 s.
+Rows for `python -c pass` and `import doctor.tui.app` show where the time goes; "its CPU s" is the CPU time the
+TUI's process had used when its first frame arrived (on a shared machine, wall time also counts other
+processes' turns on the cores; the load average is in the header). Target: 0.6 s (issue 29; 1 s in issue 17).
 Run it as users run Python, with bytecode caching on (`env -u PYTHONDONTWRITEBYTECODE` where a sandbox
 sets it): without .pyc files every start compiles the doctor's sources again. The header says which.
 """
@@ -32,8 +34,20 @@ FIXTURE = ROOT / "fixtures" / "machines" / "v100-pcie-16gb-healthy.json"
 FIRST_FRAME = (b"Checks", b"Quit")  # both are in textual's first full paint of the main screen
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a running process has used so far: unlike wall time, it does not
+    grow when other processes on a shared machine take the cores."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+FRAME_CPU: list[float] = []  # CPU seconds of the TUI's process at each first frame, in the order of the runs
+
+
 def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tuple[float, int]:
-    """Seconds from spawn to the first painted frame, and the exit code after pressing q."""
+    """Seconds from spawn to the first painted frame, and the exit code after pressing q (the process's CPU seconds
+    up to that frame go to FRAME_CPU)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(size[1]), "LINES": str(size[0])}
@@ -51,6 +65,10 @@ def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tupl
                     break
             if painted is None and all(marker in seen for marker in FIRST_FRAME):
                 painted = time.perf_counter() - start
+                try:
+                    FRAME_CPU.append(cpu_s(proc.pid))
+                except OSError:
+                    pass
                 os.write(master, b"q")
             if proc.poll() is not None:
                 break
@@ -82,13 +100,17 @@ def main() -> None:
                  "TUI first frame, live": [py, "-m", "doctor"]}
     for name, argv in scenarios.items():
         first_frame_s(argv)  # one untimed run: the page cache holds the modules afterwards
+        FRAME_CPU.clear()
         rows[name] = [first_frame_s(argv)[0] for _ in range(args.runs)]
+        rows[name.replace("TUI first frame", "  its CPU s")] = list(FRAME_CPU)
     pyc = "off (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
     med = print_table(rows, f"{'from spawn to':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs}, 80x24 pty, "
                             f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, bytecode cache {pyc}, "
                             f"load {os.getloadavg()[0]:.1f})")
     worst = max(med["TUI first frame, replay"], med["TUI first frame, live"])
-    print(f"\nslowest median to the first frame: {worst:.3f} s (target < 1 s: {'met' if worst < 1 else 'MISSED'})")
+    cpu = max(med["  its CPU s, replay"], med["  its CPU s, live"])
+    print(f"\nslowest median to the first frame: {worst:.3f} s wall, {cpu:.3f} s CPU of the TUI's process "
+          f"(target <= 0.6 s, issue 29: {'met' if worst <= 0.6 else 'MISSED'} in wall time at this load)")
     save_json(args.json, rows)
 
 if __name__ == "__main__":

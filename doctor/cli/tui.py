@@ -12,12 +12,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from doctor.cli.hangup import HangupGuard, hangup_guard
-from doctor.cli.interrupted import interrupted_report
 from doctor.cli.options import run_from_args
 from doctor.cli.output import exit_code_for, write_report_file
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
-from doctor.render.common import summary_counts
 from doctor.run.live_probe import probe_arguments
 from doctor.run.session import Session, story_session
 
@@ -41,6 +39,8 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 return
             report = app.report
             if report is None:  # cut short (a signal, or quit/Ctrl-C before the checks finished): what is known,
+                from doctor.cli.interrupted import interrupted_report  # lazy: only for a run cut short, not before the frame
+
                 report = interrupted_report(session.plan, guard.signum or signal.SIGINT, session.checks)  # the rest unknown
             write_report_file(report, args.output, redact=session.redact)
 
@@ -90,6 +90,8 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None
         return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
     if guard.signum is not None:  # the terminal may be gone: the report file and the exit code, nothing printed
         return 128 + guard.signum  # (run_tui then ends the process at once)
+
+    from doctor.render.common import summary_counts  # lazy: the report model's renderer loads after the screen, not before its first frame
 
     print(f"v100-doctor: {summary_counts(report)} (plain text: v100-doctor --no-tui)", file=sys.stderr)
     return int(exit_code_for(report, asked))

@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from doctor.model.events import GpuReading, ProbeEvent, ProbeSkipped
 from doctor.model.unknown import known
-from doctor.probe.runner import SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
-from doctor.run.probe_stage import budgeted_seq_len, skip_finding, skip_reason, spec_for, synthetic_size_gb, typed_relay, with_probe
-from doctor.verdict.failures import merge_findings
 
 if TYPE_CHECKING:
     from doctor.model.report import Report
@@ -33,6 +30,18 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     """doctor.run.probe_stage's run, its JSON-lines events turned into typed events and the sampler's latest
     readings relayed to the screen; the report comes back with the probe, its verdict and findings folded in
     by the stage, exactly as the CLI gets them."""
+    from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe  # lazy: the probe loads on `p`, after the first frame
+    from doctor.run.probe_stage import (  # lazy: the probe stage loads when `p` is pressed, not before the TUI's first frame
+        budgeted_seq_len,
+        skip_finding,
+        skip_reason,
+        spec_for,
+        synthetic_size_gb,
+        typed_relay,
+        with_probe,
+    )
+    from doctor.verdict.failures import merge_findings  # lazy: the verdict loads when `p` is pressed, not before the TUI's first frame
+
     synthetic = not report.plan.model_path
     why = skip_reason(report, synthetic=synthetic)
     if why:  # as after the checks in the plain run: a `probe` line that says why
@@ -53,6 +62,8 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
 
 def live_sampler_factory(on_event: Callable[[ProbeEvent], None]):
     """The runner's own sampler, plus a thread that relays its latest reading as a GpuReading."""
+    from doctor.probe.runner import default_sampler  # lazy: the probe's sampler loads when a probe starts
+
     def factory(pid: int, gpus: list[int]) -> Any:
         sampler = default_sampler(pid, gpus)
         return None if sampler is None else _Relay(sampler, gpus[0], on_event)

@@ -16,7 +16,6 @@ from doctor.model.errors import UsageError
 from doctor.model.events import ChecksChosen, ReportReady, RunEvent
 from doctor.model.plan import Plan
 from doctor.model.source import Source, ThisMachine
-from doctor.run.pipeline import default_checks, diagnose
 
 if TYPE_CHECKING:
     from checks.base import Check
@@ -57,6 +56,8 @@ class Run:
 
     def execute(self, on_event: Subscriber | None = None, control: RunControl | None = None) -> Report:
         """Resolve the source, run the checks, fold in a recorded probe; every step an event, the report last."""
+        from doctor.run.pipeline import default_checks, diagnose  # lazy: the checks load when the run executes, after the TUI's first frame
+
         emit = on_event or (lambda event: None)
         options = self.options
         if self.live:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Callable
 from doctor.facts.source import base_plan
 from doctor.model.plan import Plan
 from doctor.model.source import BundledExample
-from doctor.run.examples import example_names, replay_example
 from doctor.run.run import Run
 
 if TYPE_CHECKING:  # kept out of the import path: the first frame is painted before these load
@@ -55,6 +54,8 @@ class Session:
 def story_session(start: str | None = None, redact: bool = True) -> Session:
     """`v100-doctor demo` on a terminal: the story view over every recorded example (today's checks and verdict
     on each), opening on `start`'s full report when one is named."""
+    from doctor.run.examples import example_names, replay_example  # lazy: the examples and the report model load only for the demo's story
+
     story = tuple((name, replay_example(name)) for name in example_names())
     first = start if start in dict(story) else None
     return Session(run=Run(BundledExample(first or story[0][0])), redact=redact, story=story, story_start=first,
