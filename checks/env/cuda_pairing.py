@@ -12,6 +12,7 @@ from checks.prescription.forward_compat import forward_compat
 from checks.prescription.machine import machine_prescription
 from checks.prescription.problems import stack_of, torch_archs
 from checks.prescription.quote import route_fix
+from checks.prescription.target import plan_sentence
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known
@@ -26,7 +27,11 @@ def run(ctx: CheckContext) -> Finding:
     rx = machine_prescription(ctx.facts, ctx.plan) if card else None  # the route for the judged card
     if card is None or rx is None:
         return CHECK.finding(Status.SKIP, "skipped: the card's compute capability is unknown")
-    cc, name, _ = card
+    cc, name, planned = card
+    if planned:  # --target-gpu: what the target will need, as a plan; this machine's stack is not judged
+        return CHECK.finding(Status.INFO, f"planning for {name}: {plan_sentence(rx)}",
+                             {"cc": cc, "planning_target": ctx.plan.target_gpu,
+                              "plan": [s.action for r in rx.routes for s in r.steps]})
     nvml, torch = ctx.facts.nvml, ctx.facts.python.torch
     stack = stack_of(ctx.facts, cc, name)
     ev: dict = {"cc": cc, "driver_version": stack.driver,
@@ -71,4 +76,5 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, summary, ev)
 
 
-CHECK = Check(id=CheckId.CUDA_PAIRING, title="Driver, CUDA and PyTorch pairing", run=run, depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId.CUDA_PAIRING, title="Driver, CUDA and PyTorch pairing", run=run, depends_on=(CheckId.GPU_PRESENT,),
+              blocked_by=(Status.FAIL, Status.ERROR))  # gpu-present skips only when planning for --target-gpu

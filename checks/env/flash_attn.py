@@ -6,6 +6,7 @@ from checks.base import Check, CheckContext
 from checks.knowledge.attention import (
     EXLLAMAV2_ATTN_ORDER,
     EXLLAMAV2_FLASH_TRAP,
+    FLASH_ATTN,
     FLASH_ATTN_COMMANDS,
     cc_at_least,
     flash_attn_fix,
@@ -34,6 +35,14 @@ def run(ctx: CheckContext) -> Finding:
     if card is None:  # compute-capability warned: the recorded capability is unknown or not one
         return CHECK.finding(Status.SKIP, "skipped: the card's compute capability is unknown")
     cc = card[0]
+    if card[2]:  # --target-gpu: which flash-attn the target can run, as a plan; this machine's packages are not judged
+        runs = [f"flash-attn {g.major}.x" for g in FLASH_ATTN if flash_attn_supports(g, cc)]
+        path = "flash-attn" if runs else "torch SDPA (or xformers where it is installed)"
+        return CHECK.finding(Status.INFO, f"planning for {card[1]}: " + (f"{', '.join(runs)} run on cc {cc}" if runs else
+                             f"no flash-attn generation runs on cc {cc}: do not install it on the target; ExLlamaV2 "
+                             f"will use {path}") + " (this machine's packages are judged when the doctor runs on the target)",
+                             {"cc": cc, "planning_target": ctx.plan.target_gpu, "flash_attn_that_runs": runs,
+                              "min_cc": [g.min_cc for g in FLASH_ATTN]})
     packages, env = ctx.facts.python.packages, ctx.facts.python.env
     version = packages.get("flash-attn")
     if not known(version):

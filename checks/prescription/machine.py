@@ -5,6 +5,7 @@ from __future__ import annotations
 from checks.base import CheckContext
 from checks.knowledge.gpus import spec_for_pci
 from checks.prescription.route import prescribe
+from checks.prescription.target import target_plan
 from doctor.model.facts import Facts
 from doctor.model.plan import Plan
 from doctor.model.prescription import Prescription
@@ -22,6 +23,10 @@ def route_card(facts: Facts, plan: Plan) -> tuple[str, str] | None:
 
 
 def machine_prescription(facts: Facts, plan: Plan) -> Prescription | None:
-    """The machine's route; None when no card is known at all."""
+    """The machine's route; None when no card is known at all. A --target-gpu card gets a plan of what it will
+    need (checks/prescription/target.py), never a route for this machine's software."""
+    planned = CheckContext(facts=facts, plan=plan).card()
+    if planned is not None and planned[2]:
+        return target_plan(planned[0], planned[1])
     card = route_card(facts, plan)
     return prescribe(facts, *card) if card else None

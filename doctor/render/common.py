@@ -115,6 +115,14 @@ def routes(report: Report) -> list[tuple[str, Prescription]]:
     return named + [(gpu_label(report, g), rx) for g, rx in others]
 
 
+def route_heading(report: Report) -> str:
+    """Above the route: what to do on this machine, or (--target-gpu) what the target will need."""
+    if report.plan.target_gpu and report.prescription is not None and report.prescription.routes \
+            and report.prescription.routes[0].name.endswith("(--target-gpu)"):
+        return f"What the target will need (a plan for --target-gpu {report.plan.target_gpu}; nothing to change on this machine)"
+    return "Do this, in this order"
+
+
 def route_script(report: Report) -> list[str]:
     """Every route the machine needs as shell lines, each named by its GPU when the GPUs need different ones."""
     out: list[str] = []

@@ -11,6 +11,7 @@ from doctor.render.common import (
     gpus_needing_care,
     machine_line,
     quoted_by_route,
+    route_heading,
     route_script,
     source_line,
     summary_counts,
@@ -54,7 +55,7 @@ def render_markdown(report: Report) -> str:
         out.append("")
     out += ["</details>", ""]
     if script := route_script(report):
-        out += ["#### Do this, in this order", "", "```sh", *script, "```", ""]
+        out += [f"#### {route_heading(report)}", "", "```sh", *script, "```", ""]
     if report.facts.samples is not None:
         out += ["<details><summary>Samples</summary>", "", "```text", *render_series(report.facts.samples), "```",
                 "", "</details>", ""]

@@ -17,6 +17,7 @@ from doctor.render.common import (
     gpus_needing_care,
     machine_line,
     quoted_by_route,
+    route_heading,
     route_script,
     source_line,
     summary_counts,
@@ -49,7 +50,7 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
     if report.facts.samples is not None:  # watch / probe: what the sampler saw, raw samples behind -v
         lines += [""] + render_series(report.facts.samples, verbose)
     if script := route_script(report):
-        lines += ["", "Do this, in this order:"] + [f"  {c}" if c else "" for c in script]
+        lines += ["", route_heading(report) + ":"] + [f"  {c}" if c else "" for c in script]
     lines += [""] + wrap(f"Summary: {summary_counts(report)}.", "", "  ", width)
     if hint := no_gpu_hint(report):  # the TUI's first hint on a machine without a GPU, in the same words
         lines += wrap(hint, "", "  ", width)
