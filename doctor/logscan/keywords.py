@@ -20,19 +20,34 @@ def minimal_keywords(words: Iterable[str]) -> tuple[bytes, ...]:
     return tuple(k.encode("utf-8") for k in kept)
 
 
+PREFILTER_MAX = 64  # ahocorasick-rs's SIMD prefilter (Teddy) serves at most this many keywords; more run without it
+
+
 class KeywordFinder:
+    """Keyword hits, through one automaton per PREFILTER_MAX keywords: each keeps its SIMD prefilter. Measured on a quiet
+    log (issue 29, 72 keywords, CPU s per 20 MB): one automaton 0.032, two 0.012; a hit-dense log: 0.057 against 0.039.
+    Every line with a keyword gets a hit either way, and its first hit is the same (leftmost of all)."""
+
     def __init__(self, keywords: Iterable[bytes], accelerated: bool = True):
         self.keywords = tuple(keywords)
-        self._automaton = _automaton(self.keywords) if accelerated else None
+        parts = max(1, -(-len(self.keywords) // PREFILTER_MAX))
+        size = -(-len(self.keywords) // parts) if self.keywords else 0
+        automata = [_automaton(self.keywords[i:i + size]) for i in range(0, len(self.keywords), size)] if (
+            accelerated and self.keywords) else []
+        self._automata = automata if automata and all(a is not None for a in automata) else []
 
     @property
     def engine(self) -> str:
-        return "ahocorasick-rs" if self._automaton is not None else "bytes.find"
+        return "ahocorasick-rs" if self._automata else "bytes.find"
 
     def positions(self, low: bytes) -> list[int]:
         """Start offsets of keyword hits in an already lower-cased block, in increasing order."""
-        if self._automaton is not None:
-            return [start for _, start, _ in self._automaton.find_matches_as_indexes(low, overlapping=False)]
+        if len(self._automata) == 1:
+            return [start for _, start, _ in self._automata[0].find_matches_as_indexes(low, overlapping=False)]
+        if self._automata:
+            hits = [start for a in self._automata for _, start, _ in a.find_matches_as_indexes(low, overlapping=False)]
+            hits.sort()
+            return hits
         hits: list[int] = []
         for kw in self.keywords:
             find, at = low.find, low.find(kw)
