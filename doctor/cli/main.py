@@ -18,6 +18,7 @@ from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, writ
 from doctor.facts.children import interrupts_ignored, stop_all
 from doctor.model.errors import InputError, Interrupted, OutputFailed
 from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
+from doctor.render.untrusted import visible
 
 
 def start_torch_early(args: argparse.Namespace):
@@ -138,8 +139,8 @@ def _main(argv: list[str]) -> int:
         _discard_stdout()
         print(f"v100-doctor: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-    except InputError as exc:
-        print(f"v100-doctor: error: {exc}", file=sys.stderr)
+    except InputError as exc:  # it may quote a file's content or name: shown, never obeyed by the terminal
+        print(f"v100-doctor: error: {visible(str(exc))}", file=sys.stderr)
         return ExitCode.USAGE
     except BrokenPipeError:
         return _exit_quietly_on_closed_stdout()

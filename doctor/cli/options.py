@@ -312,11 +312,12 @@ def _with_tabby_config(args: argparse.Namespace, plan):
     if not path:
         return plan
     from doctor.facts.tabby_config import describe, read_tabby_config, tabby_plan  # lazy: PyYAML loads only for --tabby-config
+    from doctor.render.untrusted import visible  # lazy: with the TabbyAPI reader, after the parser
 
     settings = getattr(args, "tabby_settings", None)
     if settings is None:
         settings = args.tabby_settings = read_tabby_config(path)
-        print(f"v100-doctor: TabbyAPI config {path}: {describe(settings)}", file=sys.stderr)
+        print(visible(f"v100-doctor: TabbyAPI config {path}: {describe(settings)}"), file=sys.stderr)
     return tabby_plan(settings, plan)
 
 

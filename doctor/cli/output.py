@@ -12,6 +12,7 @@ from doctor.model.errors import OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.findings import Status
 from doctor.render.redact import shareable
+from doctor.render.untrusted import json_for_terminal, visible
 
 MIN_TEXT_WIDTH = 40  # a terminal narrower than this still gets lines of 40 columns: words of a fix stay together
 
@@ -80,7 +81,7 @@ def emit(report, args) -> ExitCode:
     if getattr(args, "prometheus", None):
         write_prometheus_file(report, args.prometheus)
     if args.json:
-        sys.stdout.write(report_to_json(shared) + "\n")
+        sys.stdout.write(json_for_terminal(report_to_json(shared)) + "\n")
     elif args.markdown:
         from doctor.render.markdown import render_markdown  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
@@ -88,7 +89,7 @@ def emit(report, args) -> ExitCode:
     else:
         from doctor.render.text import render_text  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
-        sys.stdout.write(render_text(report, verbose=args.verbose, width=text_width(sys.stdout)))
+        sys.stdout.write(visible(render_text(report, verbose=args.verbose, width=text_width(sys.stdout))))
     for f in report.findings:
         if f.evidence.get("input_error"):
             print(f"v100-doctor: error: {f.evidence['input_error']}", file=sys.stderr)

@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 
 from checks.knowledge.paste import fit_to_paste
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
-from doctor.cli.output import text_width
+from doctor.cli.output import text_width, write_whole
 from doctor.facts.hub_model import hub_id
 from doctor.facts.replay import load_document
 from doctor.facts.source import resolve
@@ -51,7 +51,7 @@ from doctor.model.plan import Plan
 from doctor.model.source import SavedFile
 from doctor.render.log_analysis import render_markdown, render_text
 from doctor.render.redact import shareable_analysis
-from doctor.render.untrusted import visible
+from doctor.render.untrusted import json_for_terminal, visible
 from doctor.run.confirm import confirm_matches
 
 PROGRESS_MIN_BYTES = 64 << 20
@@ -81,9 +81,8 @@ def run(args: argparse.Namespace) -> ExitCode:
     if args.output or args.json or args.markdown:  # made to be sent: the log's secrets and names are replaced
         analysis = shareable_analysis(analysis, not args.no_redact)
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(analysis_to_json(analysis) + "\n")
+        try:  # whole or as it was: a full disk or a signal never leaves half a file (write_whole)
+            write_whole(args.output, analysis_to_json(analysis) + "\n")
         except OSError as exc:
             raise UsageError(f"cannot write the analysis to {args.output}: {exc.strerror}") from None
         print(f"v100-doctor: analysis written to {args.output}", file=sys.stderr)
@@ -93,7 +92,7 @@ def run(args: argparse.Namespace) -> ExitCode:
 
 def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
     if args.json:
-        return analysis_to_json(analysis) + "\n"
+        return json_for_terminal(analysis_to_json(analysis)) + "\n"
     # the log's own text is inside: no escape sequence from it may reach the terminal
 
     return visible(render_markdown(analysis) if args.markdown else

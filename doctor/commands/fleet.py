@@ -13,10 +13,12 @@ import os
 import sys
 
 from doctor.cli.options import path_arg, positive_int
+from doctor.cli.output import write_whole
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.render.fleet import render_fleet_json, render_fleet_markdown, render_fleet_text
 from doctor.render.redact import shareable_fleet
+from doctor.render.untrusted import visible
 from doctor.run.fleet import collect
 
 EXIT_FOR = {"fail": ExitCode.FAILURES, "error": ExitCode.INTERNAL, "unreadable": ExitCode.USAGE, "warn": ExitCode.WARNINGS}
@@ -50,9 +52,8 @@ def run(args: argparse.Namespace) -> ExitCode:
     if args.output or args.json or args.markdown:  # made to be sent: home paths, UUIDs and secrets replaced
         fleet = shareable_fleet(fleet, not args.no_redact)
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(render_fleet_json(fleet))
+        try:  # whole or as it was: a full disk or a signal never leaves half a file (write_whole)
+            write_whole(args.output, render_fleet_json(fleet))
         except OSError as exc:
             raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
     if args.json:
@@ -60,5 +61,5 @@ def run(args: argparse.Namespace) -> ExitCode:
     elif args.markdown:
         sys.stdout.write(render_fleet_markdown(fleet, args.max_rows))
     else:
-        sys.stdout.write(render_fleet_text(fleet, args.max_rows))
+        sys.stdout.write(visible(render_fleet_text(fleet, args.max_rows)))
     return exit_code(fleet)

@@ -39,6 +39,7 @@ from doctor.model.exitcodes import ExitCode
 from doctor.model.quant_plan import QuantPlan, plan_to_json
 from doctor.render.plan_markdown import render_plan_markdown
 from doctor.render.plan_text import render_plan_text
+from doctor.render.untrusted import json_for_terminal, visible
 
 DEFAULT_CARD = "v100-pcie-16gb"
 DEFAULT_CONTEXT = 8192
@@ -108,10 +109,10 @@ def run(args: argparse.Namespace) -> ExitCode:
 
         PlanApp(plan).run()
     elif args.json:
-        print(plan_to_json(plan))
+        print(json_for_terminal(plan_to_json(plan)))
     elif args.markdown:
         print(render_plan_markdown(plan))
     else:
-        print(render_plan_text(plan, width=text_width(sys.stdout), verbose=args.verbose))
+        print(visible(render_plan_text(plan, width=text_width(sys.stdout), verbose=args.verbose)))
     fastest = [a for a in plan.answers if a.question.startswith("fastest")]
     return ExitCode.OK if all(a.row is not None for a in fastest) else ExitCode.WARNINGS

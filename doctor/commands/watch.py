@@ -42,6 +42,7 @@ from doctor.facts.tabby_config import describe
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.plan import Plan
+from doctor.render.untrusted import visible
 from doctor.run import pipeline
 
 
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         if launch.error:
             raise UsageError(f"--config {launch.error}")
         if launch.tabby is not None:  # TabbyAPI's config.yml, read as --tabby-config reads it
-            print(f"v100-doctor: TabbyAPI config {args.config}: {describe(launch.tabby)}", file=sys.stderr)
+            print(visible(f"v100-doctor: TabbyAPI config {args.config}: {describe(launch.tabby)}"), file=sys.stderr)
             if not args.model and launch.tabby.model_path:
                 args.model = [launch.tabby.model_path]
     if args.model:  # org/name[@rev]: the HF cache's folder, or planned from the Hub's headers (doctor/facts/hub_model.py)

@@ -6,6 +6,7 @@ import json
 
 from doctor.model.fleet import Fleet, FleetRow
 from doctor.model.serialize import to_jsonable
+from doctor.render.untrusted import json_for_terminal, md_text
 
 SYMBOL = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "–", "error": "☠", "info": "i", "unreadable": "?"}
 COLUMNS = ("", "host", "gpu", "card", "driver", "torch", "tok/s", "of ceiling", "top cause")
@@ -59,7 +60,7 @@ def render_fleet_text(fleet: Fleet, max_rows: int = 200) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)  # host and GPU names come from the reports: shown, never obeyed
 
 
 def render_fleet_markdown(fleet: Fleet, max_rows: int = 200) -> str:
@@ -82,4 +83,4 @@ def fleet_to_dict(fleet: Fleet) -> dict:
 
 
 def render_fleet_json(fleet: Fleet) -> str:
-    return json.dumps(fleet_to_dict(fleet), indent=1, ensure_ascii=False) + "\n"
+    return json_for_terminal(json.dumps(fleet_to_dict(fleet), indent=1, ensure_ascii=False)) + "\n"

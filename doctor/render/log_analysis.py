@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from doctor.model.log_analysis import LogAnalysis, MatchGroup
 from doctor.render.common import WIDTH, wrap
+from doctor.render.untrusted import md_code, md_fence, md_text
 
 SYMBOL = {"error": "✗", "warning": "!", "info": "i"}
 VERDICT = {"confirmed": "confirmed", "ruled-out": "ruled out", "cannot-tell": "cannot tell"}
@@ -81,34 +82,34 @@ def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> st
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").strip()
+    return md_text(text).strip()
 
 
 def render_markdown(a: LogAnalysis) -> str:
-    out = [f"### v100-doctor explain: {summary_line(a)}", "", f"_{header(a)}_", ""]
+    out = [f"### v100-doctor explain: {md_text(summary_line(a))}", "", f"_{md_text(header(a))}_", ""]
     if a.plan_hints:
         out += ["Plan read from the log: " + ", ".join(f"`{h.field}` {h.value} (line {h.line})" for h in a.plan_hints), ""]
     if a.matches:
         out += ["| | line | pitfall | machine | message |", "|---|---|---|---|---|"]
         for m in sorted(a.matches, key=lambda m: m.first_line):
             verdict = VERDICT[m.confirmation.verdict] if m.confirmation else "not checked"
-            out.append(f"| {SYMBOL[m.severity]} | {m.first_line} | `{m.check}` | {verdict} | `{_cell(m.matched)}` |")
+            out.append(f"| {SYMBOL[m.severity]} | {m.first_line} | `{m.check}` | {verdict} | {md_code(m.matched.strip())} |")
         out += ["", "<details><summary>Fixes and evidence</summary>", ""]
         for m in sorted(a.matches, key=lambda m: m.first_line):
-            out += [f"#### line {m.first_line}: `{m.signature}` ({m.engine})", "", f"- **pitfall**: {_cell(m.title)}"]
+            out += [f"#### line {m.first_line}: {md_code(m.signature)} ({md_text(m.engine)})", "", f"- **pitfall**: {_cell(m.title)}"]
             if m.confirmation:
                 out.append(f"- **machine**: {VERDICT[m.confirmation.verdict]} — {_cell(m.confirmation.reason)}")
             if m.numbers:
                 out.append(f"- **numbers**: {_cell(_numbers(m))}")
-            out += [f"- **seen**: {_lines(m)}", f"- **reported at**: {m.source}", "", f"**Fix:** {m.fix}"]
+            out += [f"- **seen**: {md_text(_lines(m))}", f"- **reported at**: {md_text(m.source)}", "", f"**Fix:** {md_text(m.fix)}"]
             if m.commands:
-                out += ["", "```sh", *m.commands, "```"]
+                out += ["", *md_fence(m.commands, "sh")]
             out.append("")
         out += ["</details>", ""]
     u = a.unexplained
     if u.groups:
         out += [f"**Unexplained** ({u.error_lines} error-looking, {u.warning_lines} warning-looking lines):", ""]
-        out += [f"- line {g.first_line}{f' (×{g.count})' if g.count > 1 else ''} {g.kind}: `{_cell(g.example)[:150]}`"
+        out += [f"- line {g.first_line}{f' (×{g.count})' if g.count > 1 else ''} {g.kind}: {md_code(g.example.strip()[:150])}"
                 for g in u.groups[:SHOWN_GROUPS]]
         if len(u.groups) > SHOWN_GROUPS or u.lines_in_dropped_groups:
             more = sum(g.count for g in u.groups[SHOWN_GROUPS:]) + u.lines_in_dropped_groups

@@ -17,16 +17,17 @@ from doctor.render.common import (
     summary_counts,
 )
 from doctor.render.samples import render_series
+from doctor.render.untrusted import md_fence, md_text
 from doctor.render.verdict_text import report_probe_lines
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def render_markdown(report: Report) -> str:
     out = [f"### v100-doctor {report.doctor_version}: {summary_counts(report)}", "",
-           f"_{source_line(report)}_ — {machine_line(report)}", "",
+           f"_{md_text(source_line(report))}_ — {md_text(machine_line(report))}", "",
            "| | check | result |", "|---|---|---|"]
     out += [f"| {SYMBOLS[f.status]} | `{f.id}` | {_cell(f.summary)} |" for f in report.findings]
     if report.gpus:  # several GPUs: one line each, worst first
@@ -38,7 +39,7 @@ def render_markdown(report: Report) -> str:
             fixes = dict.fromkeys(f.fix for f in findings if f.fix)  # one line per fix, in the order of the rows
             out += [""] + [f"**Fix:** {_cell(fix)}" for fix in fixes] if fixes else []
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict, as measured
-        out += ["", "```text", *report_probe_lines(report), "```"]
+        out += ["", *md_fence(report_probe_lines(report), "text")]
     out += [f"> **Partial report:** {_cell(e)}" for e in report.errors]
     out += ["", "<details><summary>Evidence and fixes</summary>", ""]
     cared = [(f, f"{gpu_label(report, g)}: ") for g, findings in gpus_needing_care(report) for f in findings]
@@ -47,16 +48,16 @@ def render_markdown(report: Report) -> str:
         out.append("")
         out += [f"- **{k}**: {_cell(v)}" for k, v in evidence_items(f.evidence)]
         if f.fix:
-            out += ["", f"**Fix:** {f.fix}"]
+            out += ["", f"**Fix:** {md_text(f.fix)}"]
         if quoted_by_route(report, f.commands):
             out += ["", "_Commands: see **Do this, in this order** below._"]
         elif f.commands:
-            out += ["", "```sh", *f.commands, "```"]
+            out += ["", *md_fence(f.commands, "sh")]
         out.append("")
     out += ["</details>", ""]
     if script := route_script(report):
-        out += [f"#### {route_heading(report)}", "", "```sh", *script, "```", ""]
+        out += [f"#### {route_heading(report)}", "", *md_fence(script, "sh"), ""]
     if report.facts.samples is not None:
-        out += ["<details><summary>Samples</summary>", "", "```text", *render_series(report.facts.samples), "```",
+        out += ["<details><summary>Samples</summary>", "", *md_fence(render_series(report.facts.samples), "text"),
                 "", "</details>", ""]
     return "\n".join(out)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from doctor.model.quant_plan import QuantPlan
 from doctor.render.plan_common import HEADERS, cells, sorted_rows, sources
+from doctor.render.untrusted import md_code, md_text
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return md_text(text)
 
 
 def render_plan_markdown(plan: QuantPlan) -> str:
-    out = [f"## Plan for `{plan.model}`", "", f"{plan.shape}; {plan.model_source}.", ""]
+    out = [f"## Plan for {md_code(plan.model)}", "", f"{md_text(plan.shape)}; {md_text(plan.model_source)}.", ""]
     answered = []
     for a in plan.answers:
         out.append(f"- **{a.question}**: {a.sentence}")

@@ -12,13 +12,14 @@ import asyncio
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.filter import LineFilter
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import Worker, WorkerFailed, WorkerState
 
@@ -29,6 +30,7 @@ from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, firs
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.commands import CheckCommands
+from doctor.tui.controls_dropped import with_controls_dropped
 from doctor.tui.detail import DetailPane
 from doctor.tui.help_screen import HelpScreen
 from doctor.tui.keys import palette_actions
@@ -70,6 +72,10 @@ class DoctorApp(App["Report | None"]):
         Binding("k,up", "move(-1)", "Up", show=False),
         Binding("enter", "open", "Details", show=False),
     ]
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters and the sanitiser: names and paths from the machine or a report are drawn, not obeyed."""
+        return with_controls_dropped(super().get_line_filters())
 
     def __init__(self, session: Session) -> None:
         super().__init__()

@@ -4,13 +4,17 @@ screen opens, by the same code as the text output."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.filter import LineFilter
 from textual.widgets import DataTable, Footer, Static
 
 from doctor.model.quant_plan import PlanRow, QuantPlan
 from doctor.render.plan_common import HEADERS, cells, sorted_rows
+from doctor.tui.controls_dropped import with_controls_dropped
 
 # what `s` cycles through: (name, key, reverse)
 SORTS = (
@@ -40,6 +44,10 @@ class PlanApp(App):
     #commands { height: auto; max-height: 14; border-top: solid $accent; padding: 0 1; }
     """
     BINDINGS = [Binding("s", "sort", "sort"), Binding("q", "quit", "quit"), Binding("escape", "quit", "quit", show=False)]
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters and the sanitiser: names and paths from the machine or a report are drawn, not obeyed."""
+        return with_controls_dropped(super().get_line_filters())
 
     def __init__(self, plan: QuantPlan) -> None:
         super().__init__()
