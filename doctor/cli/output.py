@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 
+from doctor.facts.atomic_write import write_whole
 from doctor.facts.children import interrupts_ignored
 from doctor.model.errors import OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
@@ -114,26 +114,6 @@ def write_report_file(report, path: str, redact: bool = True) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
     print(f"v100-doctor: report written to {path}", file=sys.stderr)
-
-
-def write_whole(path: str, text: str) -> None:
-    """The file is whole or as it was, never half written (a run ended mid-write: a closed terminal's deadline,
-    a kill): a temporary file beside it, then a rename. A device, a pipe or a link (-o /dev/stdout) is written
-    in place."""
-    if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=".v100-doctor-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def write_prometheus_file(report, path: str) -> None:

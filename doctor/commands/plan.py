@@ -32,7 +32,7 @@ from checks.knowledge.gpus import spec_for_key
 from checks.plan.build import DEFAULT_MIN_BPW, build_plan
 from checks.plan.draft import draft_bytes
 from doctor.cli.options import bounded_int, finite_float, path_arg, target_gpu
-from doctor.cli.output import text_width
+from doctor.cli.output import text_width, write_whole
 from doctor.facts.hub_quants import discover
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
@@ -100,8 +100,7 @@ def run(args: argparse.Namespace) -> ExitCode:
     plan = make_plan(args)
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(plan_to_json(plan) + "\n")
+            write_whole(args.output, plan_to_json(plan) + "\n")  # whole or as it was
         except OSError as exc:
             raise UsageError(f"cannot write the plan to {args.output}: {exc.strerror}") from None
     if wants_screen(args):

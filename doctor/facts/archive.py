@@ -9,11 +9,11 @@ from __future__ import annotations
 import io
 import os
 import tarfile
-import tempfile
 import time
 import zipfile
 from pathlib import Path
 
+from doctor.facts.atomic_write import whole_file
 from doctor.model.errors import InputError
 from doctor.model.units import MIB
 
@@ -46,16 +46,12 @@ def write_archive(path: str, folder: str, files: dict[str, bytes]) -> None:
         raise ArchiveError(f"{path}: the name must end in {', '.join(SUFFIXES)}")
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".bundle-", dir=directory)
-    except OSError as exc:
-        raise ArchiveError(f"cannot write in {directory}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
+    if not os.access(directory, os.W_OK):
+        raise ArchiveError(f"cannot write in {directory}: Permission denied")
+    try:  # an interrupt mid-write leaves no .bundle-XXXX behind (whole_file removes it on any exception)
+        with whole_file(target, binary=True, prefix=".bundle-") as fh:
             (_write_tar if kind == "tar.gz" else _write_zip)(fh, folder, files)
-        os.replace(tmp, target)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise ArchiveError(f"cannot write {path}: {exc.strerror}") from None
 
 

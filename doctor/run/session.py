@@ -9,10 +9,12 @@ The screen gets everything it shows through the Session's Run: it reads no file 
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from doctor.facts.atomic_write import write_whole
 from doctor.facts.source import base_plan
 from doctor.model.plan import Plan
 from doctor.model.source import BundledExample
@@ -40,6 +42,11 @@ class Session:
     @property
     def checks(self):
         return self.run.checks
+
+    @staticmethod
+    def save(path: str | os.PathLike, text: str) -> None:
+        """What `s` and `m` write, through the one atomic writer (whole or as it was); OSError if it cannot."""
+        write_whole(path, text)
 
     def stage_run(self, name: str) -> Run:
         """The Run of one story stage (a bundled example), for `r` once that stage is opened."""

@@ -572,7 +572,7 @@ class DoctorApp(App["Report | None"]):
 
     def _write(self, path: Path, text: str, what: str) -> None:
         try:
-            path.write_text(text, encoding="utf-8")
+            self.session.save(path, text)  # the one atomic writer: whole or as it was
         except OSError as exc:
             self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
             return
