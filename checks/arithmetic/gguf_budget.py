@@ -1,17 +1,17 @@
 """llama.cpp's memory budget and decode ceiling for a GGUF model, from its header alone (pure arithmetic).
 
 What llama.cpp allocates when it loads a model and makes a context, line by line of its log, and how
-each is predicted here (llama.cpp as vendored by llama-cpp-python 0.3.36; formulas fitted on a CPU build
-and checked on the device: benchmarks/results/issue27-llamacpp/):
+each is predicted here (llama.cpp as vendored by llama-cpp-python 0.3.36; checked against what it printed on an H200,
+benchmarks/results/issue27-llamacpp/):
 
     load_tensors: CUDA0 model buffer   the GPU layers' tensors as ggml-cuda allocates them (quantized rows
                                        padded to 512 elements, 128-byte alignment) + the output layer when
                                        it is offloaded; token_embd stays in host memory (CPU_Mapped)
     llama_kv_cache: KV buffer          pad(n_ctx, 256) cells x layers x (row(type_k, n_embd_k_gqa) +
                                        row(type_v, n_embd_v_gqa)); a CPU layer's cache stays on the host
-    sched_reserve: compute buffer      the worst-case prompt graph of T = min(n_ubatch, n_ctx) tokens against
-                                       a full cache: mask + the larger of the output-head phase and (no flash
-                                       attention) the KQ-scores phase, f32 activations
+    sched_reserve: compute buffer      the worst-case prompt graph of T = min(n_ubatch, n_ctx) tokens: on the GPU
+                                       the logits phase or (no flash attention) the KQ scores, f32; the KQ mask
+                                       and the input embeddings in CUDA_Host (compute_buffer_bytes)
     output buffer (host)               n_vocab x 4 bytes per sequence
 
 The public API, for `plan` and the checks:
@@ -102,18 +102,21 @@ def kv_cache_bytes(shape: GgufShape, n_ctx: int, cache_type_k: str = "f16", cach
 
 
 def compute_buffer_bytes(shape: GgufShape, n_ctx: int, n_ubatch: int = 512, flash_attn: bool = True) -> tuple[int, int]:
-    """(GPU, host) compute buffers llama.cpp reserves for the worst-case prompt graph.
+    """(CUDA0, CUDA_Host) compute buffers llama.cpp reserves for the worst-case prompt graph, every layer offloaded.
 
-    T = min(n_ubatch, n_ctx) tokens against n_kv = pad(n_ctx, 256) cells; the KQ mask is f16 with flash
-    attention, f32 without. The host buffer holds the T embedding rows fetched on the CPU.
+    T = min(n_ubatch, n_ctx) tokens against n_kv = pad(n_ctx, 256) cells. Fitted on the H200 against the sizes
+    llama.cpp printed (benchmarks/results/issue27-llamacpp/: 64 x 5120/21760, vocab 152064; exact to 0.01 MiB at
+    n_ctx 128, 4096, 8192 and 32768 with flash attention, and at 4096 without):
+      CUDA0, flash attention:  T x (n_vocab + n_embd) x 4              (the logits phase; constant in n_ctx)
+      CUDA0, without it:       max(the same, n_head x n_kv x T x 4 + T x (5 n_embd + n_embd_kv) x 4)  (the KQ scores)
+      CUDA_Host:               the KQ mask (f16 with flash attention, f32 + its f16 copy without) + 2 x T x n_embd x 4
     """
     T = min(n_ubatch, n_ctx)
     n_kv = pad(n_ctx, CTX_PAD)
-    mask = n_kv * T * (2 if flash_attn else 4)
-    out_phase = T * (shape.n_vocab + shape.n_ff + 2 * shape.n_embd) * F32
-    kq_phase = 0 if flash_attn else (shape.n_head * n_kv * T * F32
-                                     + T * (5 * shape.n_embd + 2 * shape.n_embd_k_gqa) * F32)
-    return mask + max(out_phase, kq_phase), T * shape.n_embd * F32
+    out_phase = T * (shape.n_vocab + shape.n_embd) * F32
+    kq_phase = 0 if flash_attn else (shape.n_head * n_kv * T * F32 + T * (5 * shape.n_embd + shape.n_embd_k_gqa) * F32)
+    mask = n_kv * T * (2 if flash_attn else 4 + 2)
+    return max(out_phase, kq_phase), mask + 2 * T * shape.n_embd * F32
 
 
 def gguf_budget(shape: GgufShape, weights: GgufWeights, option: GgufOption) -> GgufBudget:
