@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import re
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
