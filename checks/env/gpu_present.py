@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from checks.base import Check, CheckContext
 from checks.env.cuda_visibility import show_cards_fix, visibility
 from checks.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGACY_BRANCH_EOL, legacy_architectures
@@ -41,16 +43,25 @@ def _driver_too_new(driver, pci) -> str | None:
             "P40)") if branch > LAST_LEGACY_BRANCH else None
 
 
-def lost_gpus(gpus) -> list[tuple[int, str]]:
-    """(index, NVML's words) for each GPU whose handle (or its name and memory behind it) NVML could not reach
-    with "GPU is lost" or "Unknown Error": what nvidia-smi prints as "Unable to determine the device handle"."""
-    lost = []
+def lost_gpus(gpus, samples=None) -> list[tuple[int, str]]:
+    """(index, NVML's words) for each GPU that NVML could not reach with "GPU is lost" or "Unknown Error" (what
+    nvidia-smi prints as "Unable to determine the device handle"): from the first call, at any reading after it
+    (a GPU lost while the facts were gathered), or while `watch` sampled it (the series' `unavailable`)."""
+    lost: dict[int, str] = {}
     for g in gpus:
-        reason = next((v.reason for v in (g.name, g.memory_total_mib) if isinstance(v, Unknown)
-                       and any(w.lower() in v.reason.lower() for w in NVML_LOST_WORDS)), None)
+        reason = next((v.reason for f in fields(g) if isinstance(v := getattr(g, f.name), Unknown) and _lost(v.reason)),
+                      None)
         if reason:
-            lost.append((g.index, reason))
-    return lost
+            lost[g.index] = reason
+    for series in (samples.gpus if samples is not None else ()):
+        reason = series.unavailable.get("device", "")
+        if _lost(reason) and series.index not in lost:
+            lost[series.index] = f"while sampling: {reason}"
+    return sorted(lost.items())
+
+
+def _lost(reason: str) -> bool:
+    return any(w.lower() in reason.lower() for w in NVML_LOST_WORDS)
 
 
 def run(ctx: CheckContext) -> Finding:
@@ -72,7 +83,7 @@ def run(ctx: CheckContext) -> Finding:
             return CHECK.finding(Status.FAIL, too_new, evidence, fix, commands)
         fix, commands = _fix_for(reason)
         return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", evidence, fix, commands)
-    lost = lost_gpus(nvml.gpus)
+    lost = lost_gpus(nvml.gpus, ctx.facts.samples)
     if lost:
         which = "; ".join(f"GPU {i}: {reason}" for i, reason in lost)
         return CHECK.finding(Status.FAIL, f"{len(lost)} of {len(nvml.gpus)} GPU(s) no longer answer NVML ({which}): the card "

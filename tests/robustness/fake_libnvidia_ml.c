@@ -4,6 +4,9 @@
  *   count    nvmlDeviceGetCount_v2 says 4,294,967,295 GPUs
  *   mig      one GPU in MIG mode with 2^31 MIG slots
  *   lost     one GPU whose every reading answers NVML_ERROR_GPU_IS_LOST
+ *   lostlater  one GPU lost after its name was read (MIG mode, the last reading of a snapshot, answers "lost")
+ *   lostsampling  one GPU lost from the second utilisation reading of a process on (the snapshot child reads it
+ *            once; watch's sampler reads it every tick)
  *   escape   one GPU whose name holds terminal escapes (OSC 52, a screen clear)
  *   ok       one plain GPU
  * Every other NVML function is absent, which pynvml reports as "function not found". */
@@ -45,9 +48,16 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *name, unsigned n) {
     if (is("escape")) return put(name, n, "Tesla V100\x1b]52;c;cHduZWQ=\x07\x1b[2J</details><h1>x");
     return put(name, n, "Tesla V100-SXM2-16GB");
 }
+typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
+static int utilization_calls;
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t *u) {
+    (void)h;
+    if (is("lost") || (is("lostsampling") && ++utilization_calls > 1)) return 15;
+    u->gpu = 50; u->memory = 20; return 0;
+}
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned *current, unsigned *pending) {
     (void)h;
-    if (is("lost")) return 15;
+    if (is("lost") || is("lostlater")) return 15;
     *current = *pending = is("mig") ? 1 : 0; return 0;
 }
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned *count) { (void)h; *count = 1u << 31; return 0; }

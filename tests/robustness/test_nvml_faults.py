@@ -89,3 +89,24 @@ def test_watch_on_a_broken_nvml_samples_nothing_from_it_and_reports(tmp_path, fa
     assert r.returncode == 2 and b"Traceback" not in r.stderr, r.stderr
     facts = json.loads(out.read_text())["facts"]
     assert "NVML" in facts["nvml"]["reason"] and facts["samples"]["nvml_reason"].startswith("NVML not read: ")
+
+
+def test_a_gpu_lost_while_gathering_fails_gpu_present_with_the_hardware_fix(tmp_path, fake_lib):
+    """Lost after its name was read: not "not offered by the driver" and not exit 0 (issue 25, class 8)."""
+    out = tmp_path / "report.json"
+    r, _ = _doctor(tmp_path, fake_lib, "lostlater", "-o", str(out))
+    assert r.returncode == 2, r.stderr
+    present = next(f for f in json.loads(out.read_text())["findings"] if f["id"] == "gpu-present")
+    assert present["status"] == "fail" and "no longer answer NVML" in present["summary"]
+    assert "hardware or power fault" in present["fix"]
+
+
+def test_a_gpu_lost_while_watch_samples_fails_gpu_present(tmp_path, fake_lib):
+    out = tmp_path / "watch.json"
+    env = _env(tmp_path, {"LD_LIBRARY_PATH": str(fake_lib), "FAKE_NVML": "lostsampling"})
+    r = subprocess.run([sys.executable, "-m", "doctor", "watch", "--seconds", "1", "-o", str(out)],
+                       capture_output=True, env=env, cwd=tmp_path, timeout=60)
+    assert r.returncode == 2 and b"Traceback" not in r.stderr, r.stderr
+    present = next(f for f in json.loads(out.read_text())["findings"] if f["id"] == "gpu-present")
+    assert present["status"] == "fail" and "while sampling" in present["summary"]
+    assert "hardware or power fault" in present["fix"]
