@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from doctor.cli.hangup import HangupGuard, hangup_guard
+from doctor.cli.interrupted import interrupted_report  # at the top: imported on a quit, it waited on the worker thread
 from doctor.cli.options import run_from_args
 from doctor.cli.output import exit_code_for, write_report_file
 from doctor.model.errors import UsageError
@@ -39,8 +40,6 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 return
             report = app.report
             if report is None:  # cut short (a signal, or quit/Ctrl-C before the checks finished): what is known,
-                from doctor.cli.interrupted import interrupted_report  # lazy: only for a run cut short, not before the frame
-
                 report = interrupted_report(session.plan, guard.signum or signal.SIGINT, session.checks)  # the rest unknown
             write_report_file(report, args.output, redact=session.redact)
 
