@@ -20,6 +20,7 @@ from checks.env import ENV_CHECKS
 from checks.probe import PROBE_CHECKS
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
 from doctor.cli.output import ReportOutputs
+from doctor.commands import probe_llamacpp
 from doctor.facts.model_dir import gather_model
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
@@ -65,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         model = gather_model(plan.model_path)
         if model.kind in ("missing", "unreadable"):
             raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
+        if probe_llamacpp.wants_llamacpp(plan, model):  # a GGUF, or --engine llama.cpp/ollama: llama.cpp's probe
+            return probe_llamacpp.run(args, plan, model)
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
     settings = (("prompt_tokens", args.prompt_tokens), ("warmup_tokens", args.warmup), ("runs", args.runs),
