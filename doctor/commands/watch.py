@@ -32,6 +32,7 @@ from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.runtime import RUNTIME_CHECKS
 from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, seconds_timeout, watch_seconds
 from doctor.cli.output import emit
+from doctor.facts import engine_servers
 from doctor.facts.children import interrupts_ignored
 from doctor.facts.hub_model import resolve
 from doctor.facts.launch_config import read_launch_config
@@ -56,6 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nvml-timeout", type=seconds_timeout, default=15.0, metavar="S",
                    help="give up on the NVIDIA driver's NVML (read in a child process) after S seconds (default 15)")
     g.add_argument("--gpu", type=gpu_index, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
+    g.add_argument("--engine-url", metavar="URL", default=None,
+                   help="also read a llama-server (/metrics, /slots) or Ollama (/api/ps) on loopback, at the start and the end")
     g.add_argument("--config", metavar="FILE", type=path_arg,
                    help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
                         "max_memory and offload settings; a TabbyAPI config.yml also names the model it loads")
@@ -112,6 +115,11 @@ def _needs_the_gpu(machine, index: int) -> None:
     raise UsageError(f"--gpu {index}: this machine has GPU {have} (NVML numbers, as nvidia-smi shows them)")
 
 
+def _engine_lines(url: str, when: str) -> None:
+    for line in engine_servers.describe(engine_servers.read_server(url)):
+        print(visible(f"v100-doctor: {when}: {line}"), file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     one_model(args.model)
     if args.pid is not None and (problem := owner_problem(args.pid)):
@@ -129,6 +137,12 @@ def run(args: argparse.Namespace) -> int:
         if found := resolve(" ".join(args.model)):
             args.model = [found[0]]
             print(f"v100-doctor: {found[1]}", file=sys.stderr)
+    if args.engine_url:
+        try:
+            engine_servers.loopback_url(args.engine_url)
+        except engine_servers.NotLoopback as exc:
+            raise UsageError(str(exc)) from None
+        _engine_lines(args.engine_url, "start")
     plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None)
     model = _model_facts(args.model)
     machine = _gather(plan, args.nvml_timeout)
@@ -174,5 +188,7 @@ def run(args: argparse.Namespace) -> int:
         report = replace(report, errors=tuple(errors))
         for e in errors:
             print(f"v100-doctor: {e}", file=sys.stderr)
+        if args.engine_url:
+            _engine_lines(args.engine_url, "end")
         code = emit(report, args)
     return exit_override if exit_override is not None else code

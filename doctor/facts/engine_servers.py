@@ -104,3 +104,27 @@ def read_server(url: str, get=_get) -> ServerReading:
     except (OSError, ValueError) as exc:
         errors.append(f"/slots: {exc}")
     return ServerReading(base, "llama-server", metrics=metrics, slots=slots, error="; ".join(errors))
+
+
+def describe(r: ServerReading) -> list[str]:
+    """One line per fact, for `watch`'s stderr: throughput, cache use and slots, or each Ollama model's VRAM share."""
+    if r.kind == "ollama":
+        if not r.models:
+            return [f"Ollama at {r.url}: no model loaded"]
+        return [f"Ollama at {r.url}: {m['name']} {m['size'] / 1e9:.1f} GB, "
+                + (f"{m['vram_share']:.0%} in VRAM" if m["vram_share"] is not None else "VRAM share unknown")
+                + ("" if (m["vram_share"] or 0) >= 1 else ": the rest runs on the CPU, at host memory speed")
+                for m in r.models]
+    m = r.metrics
+    parts = []
+    if "predicted_tokens_seconds" in m:
+        parts.append(f"decode {m['predicted_tokens_seconds']:.1f} tok/s (server average)")
+    if "prompt_tokens_seconds" in m:
+        parts.append(f"prompt {m['prompt_tokens_seconds']:.0f} tok/s")
+    if "kv_cache_usage_ratio" in m:
+        parts.append(f"KV cache {m['kv_cache_usage_ratio']:.0%} used")
+    if r.slots:
+        parts.append(f"{sum(1 for s in r.slots if s.get('is_processing'))}/{len(r.slots)} slots busy, n_ctx "
+                     f"{r.slots[0].get('n_ctx')}")
+    text = f"llama-server at {r.url}: " + ("; ".join(parts) if parts else "nothing read")
+    return [text + (f" ({r.error})" if r.error else "")]

@@ -55,3 +55,22 @@ def test_llama_server_without_metrics_says_how_to_enable_them():
         return 404, "not found"
 
     assert "--metrics" in read_server("http://127.0.0.1:8080", get).error
+
+
+def test_describe_says_what_runs_on_the_cpu():
+    from doctor.facts.engine_servers import ServerReading, describe
+
+    o = ServerReading("http://127.0.0.1:11434", "ollama", models=({"name": "q", "size": 20e9, "size_vram": 15e9,
+                                                                    "vram_share": 0.75},))
+    assert "75% in VRAM: the rest runs on the CPU" in describe(o)[0]
+    s = ServerReading("http://127.0.0.1:8080", "llama-server", metrics={"predicted_tokens_seconds": 31.2},
+                      slots=({"id": 0, "n_ctx": 8192, "is_processing": True},))
+    assert describe(s) == ["llama-server at http://127.0.0.1:8080: decode 31.2 tok/s (server average); 1/1 slots busy, "
+                           "n_ctx 8192"]
+
+
+def test_watch_refuses_a_remote_engine_url():
+    from conftest import run_cli
+
+    proc = run_cli("watch", "--engine-url", "http://10.1.2.3:8080", "--seconds", "1")
+    assert proc.returncode == 3 and "loopback" in proc.stderr and "Traceback" not in proc.stderr
