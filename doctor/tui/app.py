@@ -63,10 +63,10 @@ class DoctorApp(App["Report | None"]):
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("t", "story", "Story"),  # before the probe: in the demo it is the way back, and the footer is short
         Binding("p", "probe", "Probe"),
-        Binding("r", "rerun", "Re-run", show=False),
+        Binding("r", "rerun", "Rerun"),
         Binding("s", "save_json", "Save"),
-        Binding("m", "save_markdown", "Markdown", show=False),
-        Binding("c", "copy_fix", "Copy fix"),
+        Binding("m", "save_markdown", "Md"),
+        Binding("c", "copy_fix", "Copy"),
         Binding("escape", "back", "Back", show=False),
         Binding("j,down", "move(1)", "Move", show=False),  # the one-pane layout: the list is hidden, keys still move it
         Binding("k,up", "move(-1)", "Up", show=False),
@@ -122,6 +122,10 @@ class DoctorApp(App["Report | None"]):
         self.detail.border_title = "Details"
         self.main_screen.query_one("#probe-row").display = False
         self.main_screen.query_one(Footer).compact = True  # every key hint of 80x24 fits (a reactive, not an argument, in textual 2)
+        self.main_screen.query_one(Footer).show_command_palette = False  # ctrl+p is in help (?): the room goes to the keys
+        # back on this screen with nothing focused (the one-pane layout's hidden list), textual would focus its first
+        # focusable widget, the filter box, and every key would go into it: only the list may take the focus so
+        self.main_screen.AUTO_FOCUS = "#checklist"
         self.checklist.focus()
         if self.report is not None:  # a story stage: the example's report, replayed before the screen opened
             self._show_saved(self.report)
@@ -282,13 +286,16 @@ class DoctorApp(App["Report | None"]):
         if self.screen.maximized is not None:
             self.screen.minimize()
         elif self.focused is self.filter_input:
-            self.checklist.set_filter("")
-            self.filter_input.value = ""
-            self.filter_input.display = False
+            self._clear_filter()
         elif self.session.story and self.focused in (self.checklist, None):
             self.action_story()
             return
         self._focus_list()
+
+    def _clear_filter(self) -> None:
+        self.checklist.set_filter("")
+        self.filter_input.value = ""
+        self.filter_input.display = False
 
     def _focus_list(self) -> None:
         if self.is_compact:
@@ -426,7 +433,33 @@ class DoctorApp(App["Report | None"]):
         if not self.session.story or isinstance(self.screen, StoryScreen):
             return
         self.screen.minimize()
+        self._clear_filter()  # a filter belongs to the report it was typed on: the next stage opens unfiltered
         self.push_screen(StoryScreen(story_cases(list(self.session.story)), *self._story_at))
+
+    def _use_stage(self, name: str) -> None:
+        """That stage's report becomes the one shown (and saved) on the main screen."""
+        report = dict(self.session.story)[name]
+        if self.report is not report:
+            self.run_shown = self.session.stage_run(name)
+            self.report = report
+            self._show_saved(report)
+
+    def save_stage(self, name: str, markdown: bool) -> None:
+        """From the story: s / m save the selected stage's report, as they do on its full report."""
+        self._use_stage(name)
+        (self.action_save_markdown if markdown else self.action_save_json)()
+
+    def copy_stage_fix(self, name: str) -> None:
+        """From the story: c copies the commands of the stage's first failed or warned check that has any."""
+        from doctor.model.findings import Status  # lazy: the report model loads after the first frame
+
+        report = dict(self.session.story)[name]
+        for finding in report.findings:
+            if finding.status in (Status.FAIL, Status.WARN) and finding.commands:
+                self.copy_to_clipboard("\n".join(finding.commands))
+                self.notify(f"{finding.id}'s fix commands copied (OSC 52: works where the terminal allows clipboard access)")
+                return
+        self.notify("this stage has no fix commands to copy (its full report, enter, says why)")
 
     def open_stage(self, case: int, stage: int, name: str) -> None:
         """From the story: that stage's whole report on the main screen (escape or `t` goes back)."""

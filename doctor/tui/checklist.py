@@ -28,7 +28,7 @@ class Checklist(OptionList):
     BINDINGS = [
         Binding("j", "cursor_down", "Move", key_display="↑↓jk"),
         Binding("k", "cursor_up", "Up", show=False),
-        Binding("enter", "select", "Details", key_display="⏎"),
+        Binding("enter", "select", "Open", key_display="⏎"),
     ]
     COMPONENT_CLASSES = {
         "checklist--pending", "checklist--running", "checklist--pass", "checklist--warn", "checklist--fail",

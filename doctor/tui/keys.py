@@ -35,6 +35,9 @@ STORY_KEYS: tuple[tuple[str, str], ...] = (
     ("← →  h l", "move between the stages"),
     ("tab shift+tab", "the next / previous case (the V100 story, the H200 run)"),
     ("enter", "open the stage's full report (escape comes back)"),
+    ("s", "save the stage's JSON report (redacted unless --no-redact)"),
+    ("m", "save the stage's Markdown for an issue, and copy it"),
+    ("c", "copy the stage's first fix commands (OSC 52)"),
     ("? F1", "this help"),
     ("q ctrl+c", "quit"),
 )

@@ -59,7 +59,10 @@ class StoryScreen(Screen):
         Binding("right,l", "stage(1)", "Next", show=False),
         Binding("tab", "case(1)", "Case", key_display="tab"),
         Binding("shift+tab", "case(-1)", "Previous case", show=False),
-        Binding("enter", "open", "Full report", key_display="⏎"),
+        Binding("enter", "open", "Open", key_display="⏎"),
+        Binding("s", "save('json')", "Save"),
+        Binding("m", "save('markdown')", "Md"),
+        Binding("c", "copy_fix", "Copy"),
         Binding("escape", "noop", "", show=False),  # the story is the demo's first screen: escape stays here
     ]
 
@@ -78,6 +81,7 @@ class StoryScreen(Screen):
 
     async def on_mount(self) -> None:
         self.query_one(Footer).compact = True
+        self.query_one(Footer).show_command_palette = False  # ctrl+p is in help (?): the room goes to the keys
         await self._show_case()
 
     def on_resize(self, event) -> None:
@@ -129,6 +133,14 @@ class StoryScreen(Screen):
         case, stage = self.case, self.stage
         self.app.pop_screen()
         self.app.open_stage(case, stage, name)
+
+    def action_save(self, what: str) -> None:
+        """s / m: the selected stage's report, as the full report's keys save it."""
+        self.app.save_stage(self.selected.name, markdown=what == "markdown")
+
+    def action_copy_fix(self) -> None:
+        """c: the commands of the selected stage's first fix."""
+        self.app.copy_stage_fix(self.selected.name)
 
     def action_noop(self) -> None:
         pass

@@ -1,0 +1,108 @@
+"""The TUI at 60x15, 70x24 and 80x24 (issue 26): after a story stage opens, keys reach the list (not a hidden filter
+box), a filter does not outlive the report it was typed on, the story's s/m/c work as the full report's do, and the
+footer shows every key of the screen."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from tui_support import HEALTHY, fixture_session, run_app, settle
+
+from doctor.run.session import story_session
+from doctor.tui.app import DoctorApp
+from doctor.tui.save_dialog import SaveDialog
+from doctor.tui.story import StoryScreen
+
+SIZES = [(60, 15), (70, 24), (80, 24)]
+
+
+def screen_text(app) -> str:
+    import html
+
+    svg = app.export_screenshot()
+    return html.unescape("".join(re.findall(r"<text[^>]*>(.*?)</text>", svg))).replace("\xa0", " ")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_after_a_stage_opens_j_moves_and_q_quits(size):
+    async def script(app, pilot):
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        opened = app.checklist.highlighted_id
+        focus_after_open = app.focused is not app.filter_input
+        await pilot.press("j")
+        await pilot.pause()
+        moved = app.checklist.highlighted_id
+        await pilot.press("q")
+        await pilot.pause()
+        return focus_after_open, opened, moved, app.checklist.filter_text
+
+    focus_ok, opened, moved, typed = run_app(app := DoctorApp(story_session()), script, size=size)
+    assert focus_ok and typed == "" and moved != opened
+    assert app.return_value is not None or app.report is not None  # q left the app instead of filtering for "q"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_filter_is_cleared_when_its_report_is_left_for_the_story(size):
+    async def script(app, pilot):
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("slash", "g", "p", "u", "enter")
+        await pilot.pause()
+        filtered = app.checklist.filter_text
+        await pilot.press("escape")
+        await pilot.pause()
+        in_story = isinstance(app.screen, StoryScreen)
+        await pilot.press("enter")
+        await pilot.pause()
+        return filtered, in_story, app.checklist.filter_text, app.filter_input.value
+
+    filtered, in_story, after, box = run_app(DoctorApp(story_session()), script, size=size)
+    assert filtered == "gpu" and in_story and after == "" and box == ""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_story_saves_and_copies_the_selected_stage(size):
+    async def script(app, pilot):
+        await pilot.pause()
+        await pilot.press("l")  # stage 2
+        await pilot.pause()
+        name = app.screen.selected.name
+        await pilot.press("s")
+        await pilot.pause()
+        json_dialog = isinstance(app.screen, SaveDialog) and app.screen.what
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("m")
+        await pilot.pause()
+        md_dialog = isinstance(app.screen, SaveDialog) and app.screen.what
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        return name, json_dialog, md_dialog, app.clipboard, app.report.source.name
+
+    name, json_dialog, md_dialog, clipboard, saved = run_app(DoctorApp(story_session()), script, size=size)
+    assert json_dialog == "JSON report" and md_dialog and md_dialog.startswith("Markdown")
+    assert saved == name and clipboard  # the Markdown of that stage, or its first fix's commands
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 30)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_footer_shows_every_key_of_the_screen(size):
+    async def main_screen(app, pilot):
+        await settle(app, pilot)
+        return screen_text(app)[-200:]
+
+    async def story(app, pilot):
+        await pilot.pause()
+        return screen_text(app)[-200:]
+
+    tail = run_app(DoctorApp(fixture_session(HEALTHY)), main_screen, size=size)
+    for hint in ("⏎ Open", "q Quit", "? Help", "/ Filter", "p Probe", "r Rerun", "s Save", "m Md", "c Copy"):
+        assert hint in tail, (hint, tail)
+    tail = run_app(DoctorApp(story_session()), story, size=size)
+    for hint in ("tab Case", "←→hl Stage", "⏎ Open", "s Save", "m Md", "c Copy", "q Quit", "? Help"):
+        assert hint in tail, (hint, tail)
