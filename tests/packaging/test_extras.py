@@ -6,9 +6,13 @@ and its output is recorded in benchmarks/results/extras_dry_run.txt.
 
 from __future__ import annotations
 
-import tomllib
 from conftest import ROOT
 from packaging.requirements import Requirement
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, as tomli (the test extra installs it there)
+    import tomli as tomllib  # type: ignore[no-redef]
 
 PULLS_TORCH = {"torch", "exllamav2", "torchvision", "torchaudio", "flash-attn", "flash_attn", "xformers"}
 

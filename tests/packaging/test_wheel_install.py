@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 import venv
@@ -45,6 +46,11 @@ def installed(tmp_path_factory) -> Path:
     env_dir = tmp / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
+    # run from a venv (as the README advises), this environment's packages are in that venv, not in the base
+    # interpreter's site-packages that --system-site-packages shows: a .pth names them (their own .pth files, such as
+    # an editable install of the doctor, are not read, so `doctor` still comes only from the wheel)
+    inner = next((env_dir / "lib").glob("python3*/site-packages"))
+    (inner / "outer-environment.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
                     "--ignore-installed", str(wheel)], check=True, env=_clean_env(), capture_output=True, timeout=300)
     return env_dir
