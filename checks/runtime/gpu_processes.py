@@ -24,8 +24,10 @@ WSL_SOURCE = "https://github.com/XuehaiPan/nvitop/issues/55 ; https://github.com
 
 
 def free_text_of(evidence: dict, total: float | None) -> str:
+    """"; N of M MiB free", or "" when either number is unknown (a replayed report whose numbers became unknown):
+    a sentence never ends on a dangling "; "."""
     free = evidence["memory_free_mib"]
-    return f"{free:,.0f} of {total:,.0f} MiB free" if free is not None and total is not None else ""
+    return f"; {free:,.0f} of {total:,.0f} MiB free" if free is not None and total is not None else ""
 
 
 def _from_samples(g: GpuSeries, gpu: GpuFacts | None) -> tuple[dict[int, dict], float | None, float | None]:
@@ -74,7 +76,7 @@ def run(ctx: CheckContext) -> Finding:
     if wsl and not procs:
         evidence.update(wsl=True, processes="not listed: WSL2's driver reports no per-process GPU use", source=WSL_SOURCE)
         return CHECK.finding(Status.INFO, f"WSL2: the driver never lists per-process GPU use here, so "
-                             f"{used or 0:,.0f} MiB in use with no process listed is normal; {free_text_of(evidence, total)}"
+                             f"{used or 0:,.0f} MiB in use with no process listed is normal{free_text_of(evidence, total)}"
                              " (Windows' Task Manager shows the totals only)", evidence)
     if procs is None:
         reason = gpu.processes.reason if gpu is not None and hasattr(gpu.processes, "reason") else "not reported"
@@ -97,11 +99,11 @@ def run(ctx: CheckContext) -> Finding:
     free_text = free_text_of(evidence, total)
     if not others:
         who = f"only yours: {', '.join(evidence['yours'])}" if yours else "no process holds this GPU"
-        return CHECK.finding(Status.PASS, f"No other process on GPU {ctx.plan.gpu_index} ({who}); {free_text}", evidence)
+        return CHECK.finding(Status.PASS, f"No other process on GPU {ctx.plan.gpu_index} ({who}){free_text}", evidence)
     listing = ", ".join(evidence["others"])
     notable = others_mib >= NOTABLE_MIB or (total and others_mib >= NOTABLE_SHARE * total)
     if not watched and g is not None and len(others) == 1:
-        return CHECK.finding(Status.PASS, f"One process uses GPU {ctx.plan.gpu_index}: {listing}; {free_text} "
+        return CHECK.finding(Status.PASS, f"One process uses GPU {ctx.plan.gpu_index}: {listing}{free_text} "
                              "(give --pid to mark it as yours)", evidence)
     mb, _ = model_bytes(ctx)
     fix = ("Stop or move the other processes before loading the model (check what they are first: a forgotten "
@@ -117,8 +119,8 @@ def run(ctx: CheckContext) -> Finding:
                                  f"{gb(room)} left", evidence, fix, commands)
     if notable:
         return CHECK.finding(Status.WARN, f"Other processes hold {others_mib:,.0f} MiB on GPU {ctx.plan.gpu_index}: "
-                             f"{listing}; {free_text}", evidence, fix, commands)
-    return CHECK.finding(Status.PASS, f"Only small other users of GPU {ctx.plan.gpu_index}: {listing}; {free_text}",
+                             f"{listing}{free_text}", evidence, fix, commands)
+    return CHECK.finding(Status.PASS, f"Only small other users of GPU {ctx.plan.gpu_index}: {listing}{free_text}",
                          evidence)
 
 

@@ -3,6 +3,15 @@
 `doctor.cli:main`). The subcommands (doctor/commands/) use its vocabulary; main finds them by name.
 """
 
-from doctor.cli.main import main
+import sys
+
+try:  # a Ctrl-C while the entry point's modules load: exit 130 with one line, as later in the run, no traceback
+    from doctor.cli.main import main
+except KeyboardInterrupt:
+    try:
+        sys.stderr.write("v100-doctor: interrupted (SIGINT) while starting\n")
+    except (OSError, ValueError, AttributeError):
+        pass
+    raise SystemExit(130) from None
 
 __all__ = ["main"]

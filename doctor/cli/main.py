@@ -115,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         prepare_streams()
         return _main(argv)
+    except KeyboardInterrupt:  # before _main's own handler took over (start-up): 130, no traceback
+        return interrupt_exit(signal.SIGINT)
     finally:
         stop_all()  # whatever way the run ends, no child of the doctor outlives it
 
