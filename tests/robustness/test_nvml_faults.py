@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -29,11 +30,13 @@ def _doctor(tmp: Path, lib: Path, mode: str, *args: str, timeout: float = 60) ->
     return r, time.monotonic() - t0
 
 
-def _nvml_children() -> list[int]:
+def _nvml_children(home: Path) -> list[int]:
+    """NVML children started by a doctor of this test (its HOME), whoever runs beside it."""
     found = []
     for pid in os.listdir("/proc"):
         try:
-            if pid.isdigit() and b"doctor.facts.nvml.child" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if pid.isdigit() and b"doctor.facts.nvml.child" in Path(f"/proc/{pid}/cmdline").read_bytes() \
+                    and f"HOME={home}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
                 found.append(int(pid))
         except OSError:
             pass
@@ -55,7 +58,7 @@ def test_a_broken_nvml_leaves_a_report_with_the_reason(tmp_path, fake_lib, mode,
     report = json.loads(out.read_text())
     assert words in report["facts"]["nvml"]["reason"]
     assert words in r.stdout.decode("utf-8", "replace").replace("\n", " ")
-    assert not [c for c in _nvml_children() if c != os.getpid()], "an NVML child outlived the doctor"
+    assert not _nvml_children(tmp_path), "an NVML child outlived the doctor"
 
 
 def test_two_to_the_31_mig_slots_are_not_walked(tmp_path, fake_lib):
@@ -110,3 +113,30 @@ def test_a_gpu_lost_while_watch_samples_fails_gpu_present(tmp_path, fake_lib):
     present = next(f for f in json.loads(out.read_text())["findings"] if f["id"] == "gpu-present")
     assert present["status"] == "fail" and "while sampling" in present["summary"]
     assert "hardware or power fault" in present["fix"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_nvml_hangs_ends_the_run_in_2_s_with_o_written(tmp_path, fake_lib, sig):
+    out = tmp_path / "partial.json"
+    env = _env(tmp_path, {"LD_LIBRARY_PATH": str(fake_lib), "FAKE_NVML": "hang"})
+    p = subprocess.Popen([sys.executable, "-m", "doctor", "--no-tui", "-o", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    deadline = time.monotonic() + 20
+    while not any(_parent(c) == p.pid for c in _nvml_children(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # the child is inside the hanging nvmlInit by now
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 128 + sig and b"Traceback" not in err, err
+    assert time.monotonic() - t0 < 2.0
+    assert json.loads(out.read_text())["facts"]["nvml"]["available"] is False
+    time.sleep(0.2)
+    assert not _nvml_children(tmp_path), "an NVML child outlived the doctor"
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
