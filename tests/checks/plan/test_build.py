@@ -124,4 +124,6 @@ def test_gguf_kv_matches_issue_27s_fitted_predictions(ctx, cache, mib):
 
 
 def test_gguf_compute_buffer_matches_issue_27s_prediction():
-    assert gm.compute_bytes(dims(CONFIG), 4096) == pytest.approx(363.5 * MIB, abs=0.01 * MIB)
+    # llama.cpp printed "CUDA0 compute buffer size = 307.00 MiB" for this shape on the H200 (flash attention, n_ctx 4096):
+    # benchmarks/results/issue27-llamacpp/; the CPU-build fit's 363.5 was 18% over
+    assert gm.compute_bytes(dims(CONFIG), 4096) == pytest.approx(307.0 * MIB, abs=0.01 * MIB)
