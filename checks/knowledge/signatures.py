@@ -646,13 +646,31 @@ SIGNATURES: tuple[Signature, ...] = (
     # --- the card's health in monitoring logs ---------------------------------------------------------------
     Signature(
         "dcgm-thermal-violation", "DCGM", ("thermal violation",),
-        r"Thermal violations totaling (?P<seconds>[\d.]+) second|clock(?:s event| throttling) due to thermal "
+        r"Thermal violations totaling (?!0\.0 )(?P<seconds>[\d.]+) second|clock(?:s event| throttling) due to thermal "
         r"violation in GPU (?P<gpu_index>\d+)",
         (CheckId.THERMAL,),
         "DCGM saw this GPU slow its clocks because it was too hot",
         "Cool the card: a passive PCIe card needs strong chassis airflow across its heatsink; check fans, blanking "
         "plates and the intake temperature. `v100-doctor --check thermal` reads the card's clocks-event reasons now.",
         "https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/dcgm_errors.h", "P"),
+    Signature(
+        "dcgm-thermal-violation-zero", "DCGM", ("thermal violation",),
+        r"Thermal violations totaling 0\.0 seconds",
+        (CheckId.THERMAL,),
+        "DCGM's diagnostic counted a thermal violation of 0.0 seconds: its check is that sensitive, the clocks were "
+        "not held back",
+        "Nothing to fix for this line; a violation of whole seconds, or clocks events under load, would be.",
+        "https://github.com/NVIDIA/DCGM/issues/242", "S", severity="info", rules_out_on_pass=False,
+        pass_note="a 0.0 s violation is DCGM's noise, not throttling"),
+    Signature(
+        "no-cuda-gpus-available", "torch", "no cuda gpus are available",
+        r"No CUDA GPUs are available",
+        (CheckId.GPU_PRESENT, CheckId.CUDA_PAIRING),
+        "torch found no CUDA device: usually CUDA_VISIBLE_DEVICES names a card this machine does not have (or is "
+        "empty), or the container was started without the NVIDIA runtime",
+        "Check CUDA_VISIBLE_DEVICES in the shell or service that starts it: unset it, or list a GPU `nvidia-smi -L` "
+        "shows (export CUDA_VISIBLE_DEVICES=0); in a container, start it with the NVIDIA runtime (`docker run --gpus all`).",
+        "https://github.com/jiaw-z/CoR-GS/issues/23", "S", commands=("nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES")),
     Signature(
         "uncorrectable-ecc-error", "NVIDIA driver / nvidia-smi", ("uncorrectable",),
         r"uncorrectable (?:double bit )?(?:ECC )?error|Uncorrectable ECC error",

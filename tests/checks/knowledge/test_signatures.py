@@ -307,8 +307,12 @@ CASES = [
     ("dcgm-thermal-violation", "https://github.com/NVIDIA/DCGM/issues/270",
      "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks event due to "
      "thermal violation in GPU 2. Verify that the cooling on this machine is functional", {"gpu_index": 2}),
-    ("dcgm-thermal-violation", "https://github.com/NVIDIA/DCGM/issues/242",
-     "GPU 0 Thermal violations totaling 0.0 seconds started at 30.0 seconds into the test", {"seconds": "0.0"}),
+    ("dcgm-thermal-violation-zero", "https://github.com/NVIDIA/DCGM/issues/242",
+     "GPU 0 Thermal violations totaling 0.0 seconds started at 30.0 seconds into the test", {}),
+    ("dcgm-thermal-violation", "https://github.com/stas00/ml-engineering",
+     "| Warning | GPU 0 Thermal violations totaling 13.3 seconds started at 9.7 seconds into the test for GPU 0", {"seconds": "13.3"}),
+    ("no-cuda-gpus-available", "https://github.com/jiaw-z/CoR-GS/issues/23",
+     "    torch._C._cuda_init()\nRuntimeError: No CUDA GPUs are available", {}),
     ("uncorrectable-ecc-error", "https://github.com/NVIDIA/gpu-operator/issues/1146",
      "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been "
      "detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.", {}),

@@ -116,3 +116,26 @@ def test_an_exl2_crawl_is_confirmed_by_a_p40s_fp16_rate_and_left_open_on_a_v100(
         (judged,) = confirm_matches(matches, Plan(), facts)[0]
         assert judged.confirmation.verdict == verdict, (machine, judged.confirmation.reason)
     assert "1:64" in judged.title or "1/64" in judged.title
+
+
+def _scan_text(text: str):
+    import io
+
+    return Scanner().scan(open_log("-", stdin=io.BytesIO(text.encode("utf-8"))))
+
+
+def test_a_zero_second_dcgm_violation_is_noise_not_a_thermal_error():
+    (zero,) = _scan_text("GPU 0 Thermal violations totaling 0.0 seconds started at 30.0 seconds into the test\n").matches
+    assert (zero.signature, zero.severity) == ("dcgm-thermal-violation-zero", "info")
+    (real,) = _scan_text("GPU 0 Thermal violations totaling 13.3 seconds started at 9.7 seconds into the test\n").matches
+    assert (real.signature, real.severity) == ("dcgm-thermal-violation", "error")
+
+
+def test_no_cuda_gpus_is_confirmed_where_cuda_visible_devices_hides_the_card():
+    matches = _scan_text("Traceback (most recent call last):\n    torch._C._cuda_init()\n"
+                         "RuntimeError: No CUDA GPUs are available\n").matches
+    for machine, verdict in (("v100-cuda-visible-hides-only-gpu", "confirmed"), ("v100-pcie-16gb-healthy", "ruled-out")):
+        facts = load_document(str(MACHINES / f"{machine}.json")).facts
+        (judged,) = confirm_matches(matches, Plan(), facts)[0]
+        assert judged.confirmation.verdict == verdict, (machine, judged.confirmation.reason)
+    assert "CUDA_VISIBLE_DEVICES" in judged.fix
