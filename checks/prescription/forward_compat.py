@@ -24,6 +24,8 @@ class ForwardCompat:
     libcuda: str  # the compat libcuda's path, "" when only NVML's pair shows it
     supported: bool  # a data-centre card: forward compatibility can work here
     torch_ran: bool  # torch initialised CUDA and saw a device
+    container: str = ""  # "docker", "podman", "" when none was seen
+    nvidia_visible_devices: str | None = None  # the container runtime's variable, as recorded
     source: str = FORWARD_COMPAT
 
     def describe(self) -> str:
@@ -33,6 +35,7 @@ class ForwardCompat:
     def evidence(self) -> dict:
         return {"forward_compat_cuda": self.cuda, "kernel_driver": self.driver, "compat_libcuda": self.libcuda or None,
                 "forward_compat_supported_card": self.supported, "torch_initialised_cuda": self.torch_ran,
+                "container": self.container or None, "nvidia_visible_devices": self.nvidia_visible_devices,
                 "source": self.source if self.supported else f"{self.source} ; {COMPAT_804}"}
 
 
@@ -57,7 +60,9 @@ def forward_compat(facts: Facts, card_name: str) -> ForwardCompat | None:
         return None
     ran = torch.cuda_available is True and known(torch.device_count) and int(torch.device_count) > 0
     return ForwardCompat(cuda=cuda, driver=driver, libcuda=libcuda if newer_libcuda else "",
-                         supported=is_data_centre(card_name), torch_ran=ran)
+                         supported=is_data_centre(card_name), torch_ran=ran,
+                         container=str(host.container) if known(host.container) else "",
+                         nvidia_visible_devices=facts.python.env.get("NVIDIA_VISIBLE_DEVICES"))
 
 
 def runs_through_compat(facts: Facts, card_name: str, torch_cuda: str) -> ForwardCompat | None:

@@ -38,6 +38,7 @@ def test_forward_compatibility_is_judged_from_what_torch_did():
     pairing = findings("v100-ngc-compat-r470-healthy")["cuda-pairing"]
     assert "forward compatibility" in pairing.summary and "470.239.06" in pairing.summary
     assert pairing.evidence["compat_libcuda"] == "/usr/local/cuda-12.4/compat/libcuda.so.550.54.14"
+    assert (pairing.evidence["container"], pairing.evidence["nvidia_visible_devices"]) == ("docker", "all")
     # the same machine where torch could not start CUDA: the old driver is a fault again
     doc = load_document(str(MACHINES / "v100-ngc-compat-r470-healthy.json"))
     torch = replace(doc.facts.python.torch, cuda_available=False, device_count=0)
