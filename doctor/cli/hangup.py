@@ -76,7 +76,7 @@ class HangupGuard:
         """After the signal, once the screen is gone and the last words said: end at once, as the deadline
         would, without the interpreter's own teardown (slow under load, and no deadline can cut it short)."""
         code = 128 + (self.signum or signal.SIGTERM)
-        stop_all()
+        stop_all(final=self._end is os._exit)  # the process ends: nothing may start after this
         self._end(code)
         return code  # only when `end` is a test's own
 
@@ -126,6 +126,7 @@ class HangupGuard:
         stop_all()  # anything a worker started while the screen was winding down
         if self.terminal is not None:  # SIGTERM with the terminal still there: give it back as it was
             self.terminal.restore()
+        stop_all(final=self._end is os._exit)  # last: a child a worker forked meanwhile must not outlive us
         self._end(128 + (self.signum or signal.SIGTERM))
 
 

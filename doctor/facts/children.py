@@ -59,14 +59,25 @@ def interrupts_ignored(active: bool = True) -> Iterator[None]:
             signal.signal(s, h)
 
 
+class Closed(RuntimeError):
+    """No child may start: the process is ending (a hang-up's deadline has stopped every child for good)."""
+
+
+_closed = False
+
+
 def spawn(cmd: list[str], **kwargs) -> subprocess.Popen:
-    """Popen in a session of its own, registered until `reap`; text output decoded with U+FFFD for bad bytes."""
+    """Popen in a session of its own, registered until `reap`; text output decoded with U+FFFD for bad bytes.
+    Started and registered under the lock, so stop_all sees every child that exists (a child forked while
+    stop_all ran, and registered after it, lived on in a session of its own once the doctor had ended)."""
     kwargs.setdefault("start_new_session", True)
     if kwargs.get("text"):
         kwargs.update(encoding="utf-8", errors="replace")
         kwargs.pop("text")
-    proc = subprocess.Popen(cmd, **kwargs)
     with _LOCK:
+        if _closed:
+            raise Closed(f"not starting {os.path.basename(cmd[0])}: the doctor is ending")
+        proc = subprocess.Popen(cmd, **kwargs)
         _LIVE.add(proc)
     return proc
 
@@ -89,9 +100,12 @@ def reap(proc: subprocess.Popen) -> None:
         _LIVE.discard(proc)
 
 
-def stop_all() -> int:
-    """Stop every registered child still running; how many there were."""
+def stop_all(final: bool = False) -> int:
+    """Stop every registered child still running; how many there were. final: the process ends now, so no child
+    may start after this (spawn raises Closed)."""
+    global _closed
     with _LOCK:
+        _closed = _closed or final
         live = list(_LIVE)
     for proc in live:
         stop(proc)

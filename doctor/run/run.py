@@ -91,6 +91,7 @@ class RunControl:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._torch = None
+        self._stopped = False  # a quit before the gathering started: its torch child is stopped as it starts
 
     def started(self, options: GatherOptions) -> GatherOptions:
         from doctor.facts.torch_facts import TorchGatherer  # lazy: a replay reads no torch install
@@ -99,6 +100,8 @@ class RunControl:
             gatherer = TorchGatherer(timeout_s=options.torch_timeout_s, fresh=options.fresh,
                                      use_cache=options.use_cache)
             self._torch = gatherer
+            if self._stopped and gatherer.child is not None:  # quit came first: never wait out its timeout
+                gatherer.child.kill()
         return replace(options, torch_gatherer=gatherer)
 
     @property
@@ -110,6 +113,7 @@ class RunControl:
     def stop(self) -> None:
         """Kill the torch child of a gathering in progress, so quitting never waits out its timeout."""
         with self._lock:
+            self._stopped = True
             child = getattr(self._torch, "child", None)
         if child is not None:
             child.kill()

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.filter import LineFilter
 from textual.widgets import Footer, Input, OptionList, Static
-from textual.worker import Worker, WorkerFailed, WorkerState
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFailed, ProbePhase
 from doctor.model.source import BundledExample, Origin, SavedFile
@@ -628,7 +628,7 @@ class DoctorApp(App["Report | None"]):
                 await asyncio.to_thread(self._control.stop)
             try:
                 await asyncio.wait_for(checks.wait(), QUIT_WAIT_S)
-            except (asyncio.TimeoutError, WorkerFailed):
+            except (asyncio.TimeoutError, WorkerFailed, WorkerCancelled):
                 pass
         probe = self._active(self._probe_worker)
         if probe is not None:
@@ -636,7 +636,7 @@ class DoctorApp(App["Report | None"]):
             self._probe_cancel.set()  # the runner kills the worker's process group and returns
             try:
                 await probe.wait()
-            except WorkerFailed:
+            except (WorkerFailed, WorkerCancelled):
                 pass
             if probe.result is not None:
                 self._probe_done(probe.result)  # the report keeps how the probe ended (cancelled)

@@ -167,3 +167,20 @@ def test_a_screen_that_fails_on_a_dead_terminal_before_its_sighup_is_handled_cou
     finally:
         os.close(slave)
     assert ended == [128 + signal.SIGHUP] and said == ["-o"]
+
+
+def test_a_child_started_after_the_last_stop_cannot_outlive_the_doctor(monkeypatch):
+    """Issue 23 (the pty test's flake): a torch child forked while the deadline stopped every child, and registered
+    after it, lived on in a session of its own. Now spawning is closed by the final stop, and a spawn is one step."""
+    import subprocess
+    import sys
+
+    from doctor.facts import children
+
+    monkeypatch.setattr(children, "_closed", False)
+    proc = children.spawn([sys.executable, "-c", "import time; time.sleep(30)"], stdout=subprocess.DEVNULL)
+    assert children.stop_all(final=True) == 1 and proc.poll() is not None
+    with pytest.raises(children.Closed):
+        children.spawn([sys.executable, "-c", "pass"])
+    monkeypatch.setattr(children, "_closed", False)  # the test process goes on spawning
+    assert children.stop_all() == 0
