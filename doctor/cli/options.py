@@ -66,6 +66,13 @@ class Parser(argparse.ArgumentParser):
             self.error(unrecognized(self.prog, argv, extras, self._option_string_actions, self.subcommands))
         return parsed
 
+    def _get_value(self, action, arg_string):  # type: ignore[no-untyped-def]
+        """Every lower-case set of choices takes any case (--cache-mode Q8, --engine LLAMA.CPP), in every subcommand."""
+        choices = action.choices
+        if choices and isinstance(arg_string, str) and all(isinstance(c, str) and c == c.lower() for c in choices):
+            arg_string = arg_string.lower()
+        return super()._get_value(action, arg_string)
+
     def error(self, message: str) -> None:  # argparse would exit 2, which means "a check failed" here
         raise UsageError(f"{message} (see: {self.prog} --help)")
 

@@ -74,3 +74,13 @@ def test_an_examples_name_works_where_a_report_is_expected():
     proc = run_cli("--replay", "seed-2-exl2-4.2bpw", "--no-tui")
     assert proc.returncode == 3 and "did you mean the recorded example seed-2-exl2-4.25bpw?" in proc.stderr
     assert "v100-doctor demo seed-2-exl2-4.25bpw" in proc.stderr
+
+
+def test_every_subcommands_choices_take_any_case():
+    proc = run_cli("probe", "--synthetic", "--second-pass", "NEVER", "--help")
+    assert proc.returncode == 0
+    from doctor.cli.options import Parser
+
+    p = Parser(prog="x")
+    p.add_argument_group("g").add_argument("--engine", choices=("exllamav2", "llama.cpp"))
+    assert p.parse_args(["--engine", "LLAMA.CPP"]).engine == "llama.cpp"
