@@ -60,9 +60,10 @@ def _log_settings(hints) -> str:
     return f" This log runs {' and '.join(named)}." if named else ""
 
 
-def fit_to_paste(matches: tuple[MatchGroup, ...], hints=()) -> tuple[MatchGroup, ...]:
-    """The matches with fixes in the paste's shell and with the settings the log printed."""
-    windows = is_windows_paste([m.text for m in matches])
+def fit_to_paste(matches: tuple[MatchGroup, ...], hints=(), head: tuple[str, ...] = ()) -> tuple[MatchGroup, ...]:
+    """The matches with fixes in the paste's shell and with the settings the log printed. `head`: the log's first
+    lines, where a paste shows its prompt or install paths even when the error line itself names no path."""
+    windows = is_windows_paste([m.text for m in matches]) or is_windows_paste(list(head))
     settings = _log_settings(hints)
     out = []
     for m in matches:

@@ -99,6 +99,11 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
                    render_text(analysis, verbose=args.verbose, width=text_width(sys.stdout)))
 
 
+def log_head(source, lines: int = 200) -> tuple[str, ...]:
+    """The first lines of the log as sniffed (64 KiB at most, already read): where a paste shows its shell."""
+    return tuple(source.head.decode(source.encoding, "replace").splitlines()[:lines])
+
+
 def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
     """Scan the log, then confirm against given facts, a replayed report, or this machine (in that order)."""
     if getattr(args, "replay", None) and facts is None:  # a bad --replay is an input error even if no line matches
@@ -118,7 +123,7 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
         print(f"v100-doctor: note: {result.stats.undecodable_lines} examined line(s) of {source.name} are not valid "
               f"{result.stats.encoding}; they were read with � in place of the bad bytes (pass --encoding NAME "
               "if the log is in another encoding)", file=sys.stderr)
-    matches = fit_to_paste(result.matches, result.plan_hints)  # Windows shell lines, the log's own settings
+    matches = fit_to_paste(result.matches, result.plan_hints, log_head(source))  # Windows shell lines, the log's own settings
     confirm = bool(matches) and not getattr(args, "no_live", False)
     if confirm and facts is None:
         facts, base_plan, facts_source = _facts_for(args)

@@ -61,3 +61,14 @@ def test_vllm_max_model_len_is_read_as_the_plan_s_max_seq_len():
     text = "INFO 09-05 10:11:12 api_server.py:495] args: Namespace(host=None, port=8000, max_model_len=8192, quantization=None)\n"
     hints = Scanner().scan(open_log("-", stdin=io.BytesIO(text.encode()))).plan_hints
     assert [(h.field, h.value) for h in hints] == [("max_seq_len", 8192)]
+
+
+def test_a_windows_prompt_at_the_top_of_the_paste_counts_when_the_error_line_names_no_path():
+    """TabbyAPI's FlashAttention error names no path; the `(venv) F:\\tabbyAPI>` prompt above it shows the shell
+    (the shape of https://github.com/theroyallab/tabbyAPI/issues/356)."""
+    error = "ERROR:    FlashAttention only supports Ampere GPUs or newer."
+    (linux,) = fit_to_paste((group("flash-attn-needs-ampere", error),))
+    assert any(c.startswith("export ") for c in linux.commands)  # nothing says Windows: the row as written
+    (win,) = fit_to_paste((group("flash-attn-needs-ampere", error),),
+                          head=("(venv) F:\\tabbyAPI>start.bat", "INFO:     Python version: 3.11"))
+    assert not any("export" in c for c in win.commands) and any(c.startswith("set ") for c in win.commands)
