@@ -103,7 +103,7 @@ json.dump(c, open(p, 'w'), indent=1)" "$EXL2" && cp "$EXL2/config.json" "$R/exl2
   fi
 fi
 wait $GG; ls -la "$M" >> "$LOG"
-for g in q4km q40; do [ -s "$M/$g.gguf" ] && head -c 8388608 "$M/$g.gguf" > "$R/${g}_header.gguf"; done
+for g in q4km q40; do [ -s "$M/$g.gguf" ] && head -c 1048576 "$M/$g.gguf" > "$R/${g}_header.gguf"; done
 # ---- measurements: name, then the command; each skipped once its result exists
 measure() {  # name timeout args...
   local name=$1 tmo=$2; shift 2

@@ -10,7 +10,7 @@ context, the row of that cache type), and compares:
   * llama.cpp's buffers (model, KV, compute on CUDA0) against the ones it printed.
   * decode speed at half the context against the plan's stated range for it.
 MODEL is the EXL2 model's config.json (the replicated model's, max_position_embeddings 32768) and the GGUF file
-(or its first 8 MiB: the plan reads only the header).
+(or its first MiB: the plan reads only the header).
 
   python3 benchmarks/plan_accuracy_check.py --results DIR --exl2-config DIR/exl2_27_config.json \
       --gguf q4km=DIR/q4km_header.gguf --gguf q40=DIR/q40_header.gguf --out DIR
