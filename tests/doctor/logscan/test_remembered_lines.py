@@ -49,13 +49,15 @@ TRICKY = [
     b"max_seq_len: 4096 error\nmax_seq_len: 8192 error\n" + b"RuntimeError: caf\xe9 failed 1\n" * 3 + b"RuntimeError: caf\xe9 failed 2\n",
     # more distinct kinds than the groups keep
     b"".join(b"RuntimeError: failure kind '%d' %s\n" % (i, b"x" * (i % 7)) + b"ValueError error %d\n" % i for i in range(900)) * 2,
+    # a backreference: two equal numbers are a full offload, two different ones a partial one (llama-partial-offload)
+    b"load_tensors: offloaded 65/65 layers to GPU\nload_tensors: offloaded 48/65 layers to GPU\n" * 2,
     # the benchmark's dense log: every line distinct by its numbers
     b"".join(b"RuntimeError: step %d failed at token %d: tensor size mismatch %d != %d\n" % (i, i * 7, i % 977, i % 991)
              for i in range(5000)),
 ]
 
 
-IDS = ["digits", "context", "wrapped", "hints-bytes", "caps", "dense"]
+IDS = ["digits", "context", "wrapped", "hints-bytes", "caps", "backreference", "dense"]
 
 
 @pytest.mark.parametrize("data", TRICKY, ids=IDS)
@@ -102,3 +104,10 @@ def test_which_blocks_are_replayed_whole(data, whole, monkeypatch):
         remembered.replay_block(run, block, keys)) or replayed[-1])
     Scanner().scan(open_log("-", stdin=io.BytesIO(data * max(1, 300_000 // len(data)))))
     assert (sum(r is True for r in replayed) > len(replayed) // 2) is whole
+
+
+def test_a_partial_offload_after_a_full_one_is_found():
+    """Remembered under blanked digits, "offloaded 65/65" (no match) once hid the "48/65" after it."""
+    data = b"load_tensors: offloaded 65/65 layers to GPU\nload_tensors: offloaded 48/65 layers to GPU\n"
+    fast, _ = scans(data)
+    assert [m["signature"] for m in fast["matches"]] == ["llama-partial-offload"]
