@@ -92,12 +92,12 @@ def measure_exllamav2(folder: str, shape: Shape, say: Callable[[str], Any], runs
 
 
 def measure_same_shape(folder: str, model_dir: str | None, layers: int | None, o: Any, compare: bool,
-                       say: Callable[[str], Any] = print) -> dict[str, Any]:
-    """Transformers on the user's model (or a synthetic one of `layers` 27B-shape layers), then, with `compare`,
-    the other installed engines on the same shape. Returns {"shape", "transformers", "measurements"}."""
+                       say: Callable[[str], Any] = print, shape: Shape | None = None) -> dict[str, Any]:
+    """Transformers on the user's model (or a synthetic one of `layers` layers of the 27B shape, or of `shape`), then,
+    with `compare`, the other installed engines on the same shape. Returns {"shape", "transformers", "measurements"}."""
     if model_dir is None:
         say(f"writing a random-weight FP16 model of the 27B layer shape with {layers} layers ...")
-        built = synthetic_model(os.path.join(folder, "synthetic-fp16"), layers or 8)
+        built = synthetic_model(os.path.join(folder, "synthetic-fp16"), layers or 8, shape)
         model_dir, shape = built.path, built.shape
     else:
         shape = shape_of(model_dir)

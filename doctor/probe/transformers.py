@@ -120,9 +120,9 @@ def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), py
     return summarize(replace(probe, outcome="ok"), got["runs"])
 
 
-def synthetic_model(out_dir: str, layers: int) -> Any:
-    """The reference story's 27B layer shape (5120/21760, 40 heads, 8 KV heads) with `layers` layers, FP16."""
+def synthetic_model(out_dir: str, layers: int, shape: Any = None) -> Any:
+    """The reference story's 27B layer shape (5120/21760, 40 heads, 8 KV heads; or `shape`) with `layers` layers,
+    FP16."""
     from doctor.probe import synthetic  # lazy: numpy and tokenizers only when a synthetic model is written
 
-    shape = replace(synthetic.QWEN_27B_LIKE, layers=layers)
-    return synthetic.build(out_dir, "fp16", shape)
+    return synthetic.build(out_dir, "fp16", replace(shape or synthetic.QWEN_27B_LIKE, layers=layers))

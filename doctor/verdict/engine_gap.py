@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from checks.knowledge.engine_efficiency import efficiency
-from checks.knowledge.engines import TRANSFORMERS_BNB_NF4
+from checks.knowledge.engine_efficiency import expected_share
 from doctor.model.engine_probe import EngineMeasurement
 
 ENGINES = ("exllamav2", "llama.cpp", "transformers")
@@ -49,12 +48,7 @@ class EngineGap:
 
 def estimate(engine: str, fam: str, ceiling_tok_s: float) -> OtherEngine:
     """An engine's expected decode here: the ceiling x its share on this architecture, with the row's source."""
-    if engine == "transformers":
-        t = TRANSFORMERS_BNB_NF4
-        share, src = 1 / t.decode_time_factor, f"{t.source}; measured on a {t.card}"
-    else:
-        row, assumed = efficiency(engine, fam)
-        share, src = row.mid, row.source + (f" ({assumed})" if assumed else "")
+    share, _confidence, src = expected_share(engine, fam)
     return OtherEngine(engine, round(ceiling_tok_s * share, 1), "estimated",
                        f"{share:.0%} of the {ceiling_tok_s:.1f} tok/s ceiling at the same bytes per token", src)
 

@@ -146,3 +146,37 @@ def test_transformers_on_the_gpu(tmp_path):
     assert p.median_tok_s and p.median_tok_s > 1 and p.bytes_per_token and p.bytes_per_token > 2 * 390e6 * 0.5
     assert p.wall_vs_perf_pct is not None and abs(p.wall_vs_perf_pct) < 3
     assert sys.executable  # the child ran under this interpreter
+
+
+def test_the_same_shape_in_two_engines_end_to_end(tmp_path, monkeypatch):
+    """What the device runs (probe --engine transformers --synthetic --compare-engines), on CPU: the synthetic FP16
+    model written (a stand-in tokenizer: tokenizers is not installed here), the stand-in Transformers probed through
+    its real child, a real Q4_K_M GGUF of the same shape written and handed to a stand-in llama-bench."""
+    pytest.importorskip("numpy")
+    from doctor.probe import engine_gap, synthetic
+
+    def tokenizer(out_dir, files, vocab_size):
+        (out_dir / "tokenizer.json").write_text("{}")
+        return 512
+
+    monkeypatch.setattr(synthetic, "train_tokenizer", tokenizer)
+    for key, value in fake_env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    bench = bindir / "llama-bench"
+    row = {"n_prompt": 0, "n_gen": 16, "samples_ts": [310.0, 312.0, 311.0]}
+    bench.write_text("#!/bin/sh\necho 'load_tensors: offloaded 3/3 layers to GPU' >&2\n"
+                     f"echo '{json.dumps(row)}'\necho \"$@\" > {tmp_path / 'bench-args'}\n")
+    bench.chmod(bench.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    said: list[str] = []
+    doc = engine_gap.measure_same_shape(str(tmp_path / "work"), None, 2, QUICK, True, said.append, synthetic.TINY)
+    t, llama = doc["measurements"][0], doc["measurements"][1]
+    assert doc["transformers"].outcome == "ok" and t.engine == "transformers" and t.format == "bitsandbytes NF4"
+    assert (llama.engine, llama.outcome, llama.tok_s, llama.format) == ("llama.cpp", "ok", 311.0, "Q4_K_M GGUF")
+    gguf = (tmp_path / "bench-args").read_text().split()[1]
+    f = read_gguf(gguf)
+    assert f.shape is not None and (f.shape.n_layer, f.shape.n_embd, f.shape.n_ff, f.shape.n_vocab) == (2, 1024, 2816, 512)
+    assert llama.bytes_per_token == gguf_read_bytes(gguf) and len(doc["measurements"]) == 2  # no exllamav2 here
+    assert any("Q4_K_M GGUF of the same shape" in s for s in said)
