@@ -56,7 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--synthetic-layers", type=positive_int, metavar="N",
                    help="with --engine transformers --synthetic: decoder layers of the 27B-shape model (default 8)")
     g.add_argument("--compare-engines", action="store_true",
-                   help="with --engine transformers: also measure the same shape in llama.cpp and ExLlamaV2 where installed")
+                   help="also measure the same shape in the other installed engines (Transformers, llama.cpp, ExLlamaV2), "
+                        "each in its own format; the verdict's engine gap then says 'measured'")
     g.add_argument("--no-sampling", action="store_true",
                    help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
@@ -67,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
     if args.synthetic_format not in FORMATS:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)
+    if args.compare_engines and not probe_transformers.wants_transformers(plan):
+        if not args.synthetic:
+            raise UsageError("--compare-engines with this engine needs --synthetic: every engine is measured on the "
+                             "doctor's synthetic model of the same shape (with --engine transformers, on your model's)")
+        return probe_transformers.run_compare(args, plan)
     if probe_transformers.wants_transformers(plan):  # Transformers (+ bitsandbytes): its own probe and verdict
         model = gather_model(plan.model_path) if plan.model_path else None
         if model is not None and model.kind in ("missing", "unreadable"):

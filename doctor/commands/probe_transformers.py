@@ -15,8 +15,10 @@ import shutil
 import sys
 import tempfile
 
+from checks.knowledge.engine_efficiency import family
 from checks.knowledge.gpus import GpuSpec, spec_for_name
 from doctor.facts.nvml import gather_nvml
+from doctor.model.engine_probe import EngineMeasurement
 from doctor.model.exitcodes import ExitCode
 from doctor.model.ids import Engine
 from doctor.model.model_dir import ModelFacts
@@ -25,6 +27,7 @@ from doctor.model.serialize import to_jsonable
 from doctor.model.unknown import known
 from doctor.probe.engine_gap import measure_same_shape
 from doctor.probe.transformers import TransformersOptions
+from doctor.verdict.engine_gap import engine_gap
 from doctor.verdict.transformers import attribute
 
 DEFAULT_LAYERS = 8  # 27B-shape layers of the synthetic model: ~6.4 GB in FP16, ~1.8 GB in NF4
@@ -43,14 +46,15 @@ def card(gpu_index: int) -> tuple[GpuSpec | None, str | None]:
     return spec, cc
 
 
-def run(args: argparse.Namespace, plan: Plan, model: ModelFacts | None) -> int:
+def _measure(args: argparse.Namespace, plan: Plan, model: ModelFacts | None, compare: bool) -> dict | int:
+    """Every engine asked for, on the same shape; an exit code when the synthetic models cannot be written."""
     o = TransformersOptions(prompt=args.prompt_tokens, warmup=min(args.warmup, 256), tokens=args.tokens,
                             runs=max(args.runs, 3), gpu_index=plan.gpu_index)
     layers = args.synthetic_layers or DEFAULT_LAYERS
     folder = args.keep_synthetic or tempfile.mkdtemp(prefix="v100-doctor-transformers-")
     try:
-        doc = measure_same_shape(folder, str(model.path) if model is not None else None, layers, o,
-                                 args.compare_engines, say=lambda text: print(f"v100-doctor: {text}", file=sys.stderr))
+        return measure_same_shape(folder, str(model.path) if model is not None else None, layers, o, compare,
+                                  say=lambda text: print(f"v100-doctor: {text}", file=sys.stderr))
     except ImportError as exc:  # numpy/tokenizers (they come with transformers) write the synthetic models
         print(f"v100-doctor: the synthetic models need numpy and tokenizers (pip install transformers brings both): {exc}",
               file=sys.stderr)
@@ -62,6 +66,12 @@ def run(args: argparse.Namespace, plan: Plan, model: ModelFacts | None) -> int:
     finally:
         if not args.keep_synthetic:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, plan: Plan, model: ModelFacts | None) -> int:
+    doc = _measure(args, plan, model, args.compare_engines)
+    if isinstance(doc, int):
+        return doc
     t = doc["transformers"]
     spec, cc = card(plan.gpu_index)
     line = f"{t.backend}: {t.outcome}"
@@ -84,3 +94,30 @@ def run(args: argparse.Namespace, plan: Plan, model: ModelFacts | None) -> int:
     if t.outcome == "ok":
         return ExitCode.OK
     return ExitCode.USAGE if t.outcome == "not-installed" else ExitCode.FAILURES
+
+
+def run_compare(args: argparse.Namespace, plan: Plan) -> int:
+    """probe --engine llama.cpp|ollama|exllamav2 --synthetic --compare-engines: every installed engine on the
+    synthetic 27B-shape model in its own format, the gap seen from the plan's engine (Ollama runs llama.cpp)."""
+    mine_name = {Engine.OLLAMA: "llama.cpp", None: "exllamav2", Engine.TABBYAPI: "exllamav2"}.get(plan.engine, str(plan.engine))
+    doc = _measure(args, plan, None, True)
+    if isinstance(doc, int):
+        return doc
+    measured: list[EngineMeasurement] = doc["measurements"]
+    for m in measured:
+        print(f"{m.engine} ({m.format}): {m.outcome}" + (f", {m.tok_s:g} tok/s" if m.tok_s else "")
+              + (f", {m.bytes_per_token / 1e9:.2f} GB read per token" if m.bytes_per_token else "")
+              + (f"; {m.error}" if m.error else ""))
+    mine = next((m for m in measured if m.engine == mine_name and m.outcome == "ok" and m.tok_s), None)
+    spec, cc = card(plan.gpu_index)
+    if mine is None or not mine.tok_s:
+        print(f"  {mine_name} could not be measured here (not installed, or it failed): no gap from its side")
+        return ExitCode.USAGE if all(m.engine != mine_name for m in measured) else ExitCode.FAILURES
+    if spec is not None and cc and mine.bytes_per_token:
+        ceiling = spec.bandwidth_gbs * 1e9 / mine.bytes_per_token
+        gap = engine_gap(mine_name, mine.tok_s, family(cc, spec.fp16_slow), ceiling,
+                         tuple(m for m in measured if m is not mine))
+        print(f"  other engines here: {gap.summary}")
+        if getattr(args, "json", False):
+            print(json.dumps({"measurements": to_jsonable(measured), "engine_gap": to_jsonable(gap)}, indent=1))
+    return ExitCode.OK

@@ -56,3 +56,48 @@ def test_a_synthetic_model_without_tokenizers_is_one_line_and_exit_3(tmp_path):
         assert proc.returncode == 3 and "need numpy and tokenizers" in proc.stderr and "Traceback" not in proc.stderr
     else:  # tokenizers here: the synthetic model is written and probed by the stand-ins
         assert proc.returncode == 0, proc.stderr
+
+
+def _compare(monkeypatch, capsys, engine, measurements):
+    import argparse
+
+    from checks.knowledge.gpus import spec_for_name
+    from doctor.commands import probe_transformers
+    from doctor.model.ids import Engine
+    from doctor.model.plan import Plan
+
+    monkeypatch.setattr(probe_transformers, "measure_same_shape",
+                        lambda *a, **k: {"shape": None, "transformers": None, "measurements": measurements})
+    monkeypatch.setattr(probe_transformers, "card", lambda index: (spec_for_name("Tesla V100-PCIE-16GB", 16384), "7.0"))
+    args = argparse.Namespace(prompt_tokens=128, warmup=256, tokens=128, runs=3, synthetic_layers=16,
+                              keep_synthetic=None, json=False)
+    code = probe_transformers.run_compare(args, Plan(engine=Engine(engine)))
+    return code, capsys.readouterr().out
+
+
+def test_compare_from_llama_cpps_side_on_the_same_shape(monkeypatch, capsys):
+    from doctor.model.engine_probe import EngineMeasurement as M
+
+    got = [M("transformers", "bitsandbytes NF4", "ok", 9.0, 3_600_000_000, "synthetic"),
+           M("llama.cpp", "Q4_K_M GGUF", "ok", 40.0, 3_900_000_000, "synthetic"),
+           M("exllamav2", "4-bit GPTQ", "ok", 52.0, 3_500_000_000, "synthetic")]
+    code, out = _compare(monkeypatch, capsys, "ollama", got)  # Ollama runs llama.cpp: its side of the gap
+    assert code == 0 and "llama.cpp (Q4_K_M GGUF): ok, 40 tok/s, 3.90 GB read per token" in out
+    assert "other engines here: exllamav2 would decode x1.3 faster here (52 vs 40 tok/s, measured)" in out
+    assert "transformers 9 tok/s measured" in out
+
+
+def test_compare_when_the_plans_engine_is_not_installed(monkeypatch, capsys):
+    from doctor.model.engine_probe import EngineMeasurement as M
+
+    code, out = _compare(monkeypatch, capsys, "exllamav2",
+                         [M("transformers", "bitsandbytes NF4", "ok", 9.0, 3_600_000_000, "synthetic")])
+    assert code == 3 and "exllamav2 could not be measured here" in out
+
+
+def test_compare_engines_for_llama_cpp_needs_the_synthetic_model(tmp_path):
+    from gguf_support import write_gguf
+
+    proc = run_cli("probe", "--model", str(write_gguf(tmp_path / "m.gguf")), "--compare-engines")
+    assert proc.returncode == 3 and "--compare-engines with this engine needs --synthetic" in proc.stderr
+    assert "Traceback" not in proc.stderr
