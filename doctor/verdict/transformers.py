@@ -1,6 +1,6 @@
 """The verdict for a Transformers probe: the decode ceiling for the bytes the loaded model reads per token, and what
-explains the gap for this engine: bitsandbytes' 4-bit path (weights dequantized to FP16 op by op, no fused 4-bit
-kernel), eager decode (every op of every layer launched from Python each token, no CUDA graphs: a host-bound card
+explains the gap for this engine: bitsandbytes' 4-bit path (its own NF4 kernels, against the cost the reference
+story measured on a V100), eager decode (every op of every layer launched from Python each token, no CUDA graphs: a host-bound card
 shows it as low utilisation), a first-use cost in the warm-up, and the engine gap: what the other engines decode
 here (doctor/verdict/engine_gap.py). A probe that did not finish gets no attribution: its outcome is the finding.
 """
@@ -46,8 +46,8 @@ def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow
     if probe.quant == "nf4":
         t = TRANSFORMERS_BNB_NF4
         causes.append({"cause": CauseId.KERNEL_PATH.value,
-                       "text": f"bitsandbytes NF4: {t.what}; the reference story measured x{t.decode_time_factor:g} below "
-                               f"the ceiling on a {t.card} (here x{1 / eff:.1f})", "source": t.source})
+                       "text": f"bitsandbytes NF4 kernels: here x{1 / eff:.1f} below the ceiling; the reference story "
+                               f"measured x{t.decode_time_factor:g} on a {t.card} ({t.what})", "source": t.source})
     if probe.gpu_util_pct is not None and probe.gpu_util_pct < BUSY_PCT:
         causes.append({"cause": CauseId.LAUNCH_BOUND.value,
                        "text": f"the GPU was busy only {probe.gpu_util_pct:.0f}% while decoding: Transformers launches "

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -145,7 +144,6 @@ def test_transformers_on_the_gpu(tmp_path):
     assert p.outcome == "ok", (p.error, p.log_tail)
     assert p.median_tok_s and p.median_tok_s > 1 and p.bytes_per_token and p.bytes_per_token > 2 * 390e6 * 0.5
     assert p.wall_vs_perf_pct is not None and abs(p.wall_vs_perf_pct) < 3
-    assert sys.executable  # the child ran under this interpreter
 
 
 def test_the_same_shape_in_two_engines_end_to_end(tmp_path, monkeypatch):
