@@ -28,6 +28,7 @@ from doctor.model.serialize import LoadError, from_jsonable
 
 SLICE_S = 0.05  # how often a wait looks at `hurry`'s limit
 REPLY_LIMIT = 4 << 20  # one answer for 64 GPUs is a few tens of KB; more is a garbled or lying child
+START_TIMEOUT_S = 20.0  # the child's interpreter and imports, before it touches NVML
 INTERRUPTED_HANG_S = 1.0  # a call unanswered this long when the run is interrupted is reported as stopped
 _EOF = b"\0eof"
 T = TypeVar("T")
@@ -89,8 +90,10 @@ class ChildGpus:
         assert self._proc.stdout is not None
         self._lines = _Lines(self._proc.stdout.fileno())
         try:
-            opened = self._answer(f"open {t_s!r}", lambda r: (
-                str(r["reason"]), {int(i): from_jsonable(GpuSeries, s) for i, s in r["statics"].items()}))
+            opened = None
+            if self._started():
+                opened = self._answer(f"open {t_s!r}", lambda r: (
+                    str(r["reason"]), {int(i): from_jsonable(GpuSeries, s) for i, s in r["statics"].items()}))
         except BaseException:  # an interrupt while waiting: the child must not outlive the wait
             self._end_child(kill=True)
             raise
@@ -138,6 +141,14 @@ class ChildGpus:
         self._end_child()
 
     # -- the pipe ----------------------------------------------------------------------------------
+    def _started(self) -> bool:
+        """The child's first line says its interpreter and modules are loaded: that start-up is not NVML's time,
+        so it gets START_TIMEOUT_S (a loaded machine can take seconds), and NVML's deadline starts at `open`."""
+        line = self._await(time.monotonic(), max(self.timeout_s, START_TIMEOUT_S), "start")
+        if line is not None and self._parsed(line) is not None:
+            return True
+        return False
+
     def _ask(self, request: str) -> dict[str, Any] | None:
         """The child's answer, or None: then `failure` says why (a hang, a crash), or the run is hurrying."""
         if self._done or self._proc is None or self._lines is None:
@@ -150,12 +161,18 @@ class ChildGpus:
         except OSError:  # the child is gone: its exit status says how
             self._died()
             return None
-        deadline = sent + self.timeout_s
+        line = self._await(sent, self.timeout_s, request.split()[0])
+        return None if line is None else self._parsed(line)
+
+    def _await(self, since: float, timeout_s: float, what: str) -> bytes | None:
+        """The child's next line, or None with `failure` set (or the run hurrying)."""
+        assert self._lines is not None
+        deadline = since + timeout_s
         while True:
             now = time.monotonic()
             end = deadline if self._limit is None else min(deadline, self._limit)
             if now >= end:
-                self._no_answer(now - sent, hurried=end < deadline)
+                self._no_answer(now - since, hurried=end < deadline, what=what)
                 return None
             try:
                 line = self._lines.next(min(SLICE_S, end - now))
@@ -166,7 +183,7 @@ class ChildGpus:
                 self._died()
                 return None
             if line is not None:
-                return self._parsed(line)
+                return line
 
     def _parsed(self, line: bytes) -> dict[str, Any] | None:
         try:
@@ -189,9 +206,12 @@ class ChildGpus:
             self._garbled(f"{type(exc).__name__}: {exc}")
             return None
 
-    def _no_answer(self, waited_s: float, hurried: bool) -> None:
+    def _no_answer(self, waited_s: float, hurried: bool, what: str) -> None:
         self._end_child(kill=True)
-        if not hurried:
+        if what == "start":
+            if not hurried:
+                self.failure = f"the NVML sampler did not start within {waited_s:.1f} s (this machine is overloaded)"
+        elif not hurried:
             self.failure = stopped_answering(self.samples_taken, self.timeout_s)
         elif waited_s >= INTERRUPTED_HANG_S:
             self.failure = stopped_answering(self.samples_taken, waited_s, interrupted=True)

@@ -1,5 +1,6 @@
 """Runs in a child process: the sampler's NVML readings, one JSON line per request read on stdin.
 
+    (at start, unasked)                                              -> {"ready": 1}
     open T   open NVML, read each GPU's limits and first counters   -> {"reason": "", "statics": {index: GpuSeries}}
     tick T   one sample of each GPU at T (the parent's clock)       -> {"samples": {index: GpuSample}, "meta": {...}}
     end T    the counters again, their deltas over the window       -> {"end": {index: GpuEnd}, "cpu_s": CPU}
@@ -26,6 +27,8 @@ def serve(gpus: LocalGpus, requests: BinaryIO, replies: BinaryIO) -> None:
     """Answer requests until `end` or the end of input."""
     sent_meta: dict[int, tuple[int, str]] = {}
     cpu0 = time.process_time()
+    replies.write(b'{"ready":1}\n')  # loaded: from here on the parent's deadline is NVML's
+    replies.flush()
     for raw in requests:
         command, _, arg = raw.decode("ascii", "replace").strip().partition(" ")
         t_s = float(arg)

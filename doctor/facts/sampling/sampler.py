@@ -121,6 +121,12 @@ class Sampler:
         return bool(asked) and all(w.exited_at_s is not None or w.proc is None for w in asked)
 
     @property
+    def nvml_child_cpu_s(self) -> float | None:
+        """CPU time the NVML child reported for answering, from `open` to `end` (its start-up not counted);
+        None in-process, or when it ended without answering `end`."""
+        return self._gpus.cpu_s
+
+    @property
     def nvml_failure(self) -> str:
         """Why the GPU readings ended before the window did ("NVML stopped answering after K samples: ...",
         "NVML crashed after K samples (...)"); "" while they go on."""

@@ -22,6 +22,7 @@ from doctor.model.samples import GpuSeries
 STAND_IN = r"""
 import json, os, signal, sys, time
 fault, at = sys.argv[1], int(sys.argv[2])
+print('{"ready": 1}', flush=True)
 for n, line in enumerate(sys.stdin, 1):
     cmd, t = line.split()
     if n == at and fault == "hang":
@@ -156,6 +157,7 @@ def test_the_real_child_answers_each_request_in_one_line():
     serve(LocalGpus([0], fake_nvml.sampled_v100()), iter([b"open 0.0\n", b"tick 0.2\n", b"tick 0.4\n", b"end 0.6\n",
                                                           b"tick 0.8\n"]), out)
     replies = [json.loads(line) for line in out.lines]
+    assert replies.pop(0) == {"ready": 1}
     assert len(replies) == 4  # nothing is answered after `end`
     assert replies[0]["reason"] == "" and replies[0]["statics"]["0"]["index"] == 0
     assert replies[1]["samples"]["0"]["t_s"] == 0.2 and "0" in replies[1]["meta"]
@@ -175,3 +177,13 @@ def test_the_real_child_starts_and_says_why_nvml_did_not_open_here():
         gpus.tick(0.1)
         gpus.finish(0.2)
     gpus.close()
+
+
+def test_a_slow_start_is_not_blamed_on_nvml(monkeypatch):
+    """The child's interpreter start-up has its own allowance; NVML's deadline starts at `open`."""
+    monkeypatch.setattr(child_gpus, "child_command", lambda indices: [sys.executable, "-c", "import time; time.sleep(30)"])
+    monkeypatch.setattr(child_gpus, "START_TIMEOUT_S", 0.3)
+    gpus = ChildGpus([0], timeout_s=0.1)
+    assert gpus.open(0.0) == "" and gpus.statics == {}
+    assert gpus.failure.startswith("the NVML sampler did not start within")
+    assert "NVML stopped answering" not in gpus.failure
