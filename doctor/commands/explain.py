@@ -39,9 +39,6 @@ from datetime import datetime, timezone
 from checks.knowledge.paste import fit_to_paste
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width, write_whole
-from doctor.facts.hub_model import hub_id
-from doctor.facts.replay import load_document
-from doctor.facts.source import resolve
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import LogInputError, open_log
 from doctor.model.errors import UsageError
@@ -49,10 +46,8 @@ from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_json
 from doctor.model.plan import Plan
 from doctor.model.source import SavedFile
-from doctor.render.log_analysis import render_markdown, render_text
 from doctor.render.redact import shareable_analysis
 from doctor.render.untrusted import json_for_terminal, visible
-from doctor.run.confirm import confirm_matches
 
 PROGRESS_MIN_BYTES = 64 << 20
 
@@ -94,6 +89,7 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
     if args.json:
         return json_for_terminal(analysis_to_json(analysis)) + "\n"
     # the log's own text is inside: no escape sequence from it may reach the terminal
+    from doctor.render.log_analysis import render_markdown, render_text  # lazy: text and Markdown only (their report model: ~0.1 s)
 
     return visible(render_markdown(analysis) if args.markdown else
                    render_text(analysis, verbose=args.verbose, width=text_width(sys.stdout)))
@@ -107,6 +103,8 @@ def log_head(source, lines: int = 200) -> tuple[str, ...]:
 def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
     """Scan the log, then confirm against given facts, a replayed report, or this machine (in that order)."""
     if getattr(args, "replay", None) and facts is None:  # a bad --replay is an input error even if no line matches
+        from doctor.facts.replay import load_document  # lazy: only a replay reads a report (its model: ~0.1 s of start-up)
+
         load_document(args.replay)
     _refuse_missing_model(args)
     try:
@@ -131,6 +129,8 @@ def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None,
         facts_source = "not gathered (--no-live)" if getattr(args, "no_live", False) else "not needed (no known pitfall in the log)"
     plan = plan_with_hints(plan_from_args(args, base_plan), result.plan_hints, args)
     if confirm:
+        from doctor.run.confirm import confirm_matches  # lazy: the checks load only to confirm (--no-live never)
+
         matches, _ = confirm_matches(matches, plan, facts)
     return LogAnalysis(log=result.stats, matches=matches, unexplained=result.unexplained,
                        plan_hints=result.plan_hints, facts_source=facts_source or "live",
@@ -145,6 +145,8 @@ def _refuse_missing_model(args: argparse.Namespace) -> None:
     if not model:
         return
     path = " ".join(model) if isinstance(model, list) else str(model)
+    from doctor.facts.hub_model import hub_id  # lazy: only --model names one (the Hub reader and its models load then)
+
     if hub_id(path) is None and not os.path.lexists(os.path.expanduser(path)):
         raise UsageError(f"--model {path!r}: no such file or directory")
 
@@ -158,6 +160,8 @@ def plan_with_hints(plan: Plan, hints, args: argparse.Namespace) -> Plan:
 def _facts_for(args: argparse.Namespace):
     """(facts, the saved plan, a label): a replayed document's, or None to gather this machine's."""
     if args.replay:
+        from doctor.facts.source import resolve  # lazy: only a replay resolves a saved source
+
         resolved = resolve(SavedFile(args.replay))
         return resolved.facts, resolved.plan, resolved.provenance.to_wire()
     print("v100-doctor: gathering this machine's facts to confirm the matches (--no-live skips this) …", file=sys.stderr)

@@ -7,46 +7,46 @@ digits blanked when no digit can change it (no digit-bearing keyword or candidat
 under its exact bytes; never when the lines around it decided it (a traceback's indented source
 line, a wrapped message, a plan hint with its line number).
 
-A block whose every distinct line is remembered, and whose replay only counts, is replayed at once:
-one `translate`, one `split` and one `Counter` in C instead of a Python loop over its lines. Groups
-still short of their LIST_CAP line numbers get them in line order, so the result is the same as
-classifying every line (tests/doctor/logscan/test_remembered_lines.py checks that).
+A block is replayed whole: the lines remembered plainly are counted at once (one `translate`, one
+`split` and one `Counter` in C instead of a Python loop over its lines), lines whose digits matter
+per variant; only the others (not seen yet, decided by the lines around, a line number that
+matters, a next line that changes them) are looked at one by one, in line order, and read as the
+line-by-line scan reads them when nothing remembered fits. Groups get their LIST_CAP line numbers
+in line order, so the result is the same as classifying every line
+(tests/doctor/logscan/test_remembered_lines.py checks that). Before issue 29's round 3 a block with
+more than 64 such lines, or with a plan hint, was read line by line whole.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping, Protocol
+from itertools import compress, count
+from typing import Callable, Mapping, Protocol
 
-from doctor.logscan.lines import may_continue
 from doctor.model.log_analysis import LIST_CAP
 
 SEEN_BYTES = 8 << 20  # how much the remembered lines may hold (their bytes plus ~200 per entry); then no more are kept
 BULK_DISTINCT_CAP = 4_096  # a block with more distinct lines than this is read line by line
 FEW = 8  # lines looked up one by one in a block before an index of all is built
-UNSEEN_CAP = 64  # a block with more lines not seen yet is read line by line
 BLANK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
 UNEXAMINED = "unexamined"  # a line without any keyword: ordinary output, never looked at
 CONTEXT = "context"  # a marker: the lines around this one decide it; its outcomes are kept under it with them
 _TRACEBACK = b"Traceback (most recent call last):"
-_BACKREFERENCE = re.compile(r"\(\?P=|\\[1-9]")
 
 
 def reads_digits(pattern: str, anchors: tuple[str, ...]) -> bool:
-    """Does a digit's value change what this row matches (a literal digit in its pattern or anchors, or a
-    backreference: "offloaded 65/65" and "offloaded 48/65" differ only in whether two numbers are equal)?"""
-    return (any(c.isdigit() for c in _QUANTIFIERS.sub("", pattern)) or any(c.isdigit() for a in anchors for c in a)
-            or _BACKREFERENCE.search(pattern) is not None)
+    """Does a digit's value change what this row matches (a literal digit in its pattern or anchors)?"""
+    return any(c.isdigit() for c in _QUANTIFIERS.sub("", pattern)) or any(c.isdigit() for a in anchors for c in a)
 
 
 def any_digits(pattern: str) -> str | None:
     """The pattern with each literal digit made any digit, so it matches every line it matches with other digits
     (a superset): if it does not match a line, no variant of that line's digits can match the original either.
-    None when that cannot be made safely (a negated class or negative lookaround holding a digit, an escaped digit,
-    a backreference)."""
+    None when that cannot be made safely (a negated class or negative lookaround holding a digit, an escaped digit)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -58,10 +58,8 @@ def any_digits(pattern: str) -> str | None:
             width = {"x": 4, "u": 6, "U": 10}.get(nxt, 2)
             out.append(pattern[i:i + width])
             i += width
-        elif pattern.startswith("(?P=", i):
-            return None  # a backreference: whether two numbers are equal cannot be loosened into a superset
-        elif pattern.startswith("(?P<", i):  # a group's name may hold digits
-            end = pattern.find(">", i)
+        elif pattern.startswith(("(?P<", "(?P="), i):  # a group's name may hold digits
+            end = pattern.find(">" if pattern[i + 3] == "<" else ")", i)
             out.append(pattern[i:end + 1])
             i = end + 1
         elif pattern.startswith(("(?!", "(?<!"), i):
@@ -148,7 +146,7 @@ class ScanState(Protocol):
     @property
     def unexplained(self) -> Mapping[tuple[str, str], _Group]: ...
 
-    def unexamined(self, key: bytes, raw: bytes) -> Seen | None: ...
+    def unexamined(self, key: bytes, some_raw: Callable[[bytes], bytes]) -> Seen | None: ...
 
     def continues_as(self, nxt: bytes) -> bool: ...
 
@@ -156,77 +154,173 @@ class ScanState(Protocol):
 
     def unexamined_exact(self, raw: bytes) -> Seen | None: ...
 
+    def read_line(self, block: bytes, ls: int, le: int, lineno: int) -> None: ...
 
-Spans = list[tuple[int, int, list[bytes]]]
 
-
-def replay_block(run: ScanState, block: bytes, keys: list[bytes] | None = None) -> bool | Spans:
-    """Replay a whole block when every distinct line in it is remembered and replaying it only counts; False (and
-    nothing changed) when it must be read line by line; or, when only lines not seen yet stand in the way, the byte
-    spans (start, end, the blanked lines of the part before it) of their first sightings, the last one empty: those
-    are read line by line, the parts between them tried again (with their lines: the block is not split again)."""
+def replay_block(run: ScanState, block: bytes) -> int | None:
+    """Replay a whole block: the lines remembered plainly are counted at once; the others (not seen yet, decided by
+    the lines around, a line number that matters, a next line that changes them) are looked at in line order, each
+    replayed from what is remembered of it with its lines around or, failing that, read as the line-by-line scan reads
+    it (run.read_line). Returns how many lines were read so; None (and nothing changed) when the block must be read
+    line by line: a line too long, or too many distinct lines (a block of distinct lines gains nothing)."""
     if run.pending or not block.endswith(b"\n"):
-        return False
-    if keys is None:
-        keys = block.translate(BLANK_DIGITS).split(b"\n")
-        keys.pop()  # after the last newline
+        return None
+    blanked = block.translate(BLANK_DIGITS)
+    keys = blanked.split(b"\n")
+    keys.pop()  # after the last newline
     counts = Counter(keys)
     if len(counts) > BULK_DISTINCT_CAP or max(map(len, counts)) > run.max_line:
-        return False
-    lines = _Lines(block, keys)
-    plan: list[tuple[bytes, Seen, int]] = []
-    unseen: list[int] = []  # line indices of first sightings
-    markers: dict[bytes, Seen] = {}
-    for key, n in counts.items():
-        seen = run.seen.get(key)
-        if seen is None:
-            seen = run.unexamined(key, lines.some(key))
-        if seen is not None and seen.kind == CONTEXT:
-            markers[key] = seen
-            continue
-        if seen is None or seen.hints:  # read line by line: not seen yet, or its line number matters
-            unseen.append(lines.first(key))
-            if len(unseen) > UNSEEN_CAP:
-                return False
-            continue
-        if seen.raw is not None and lines.exact_count(seen.raw) != n:
-            return False  # the same line with other digits, and its digits matter
-        plan.append((key, seen, n))
-    resolved: dict[bytes, tuple[Seen, list[int]]] = {}
-    if markers:
-        unresolved = _resolve(run, lines, markers, resolved)
-        if len(unseen) + len(unresolved) > UNSEEN_CAP:
+        return None
+    return _Replay(run, _Lines(block, blanked, keys), counts).replay()
+
+
+def _where(keys: list[bytes], wanted) -> list[int]:
+    """The indices of the lines whose key is in `wanted`, in one pass in C (no Python step per line)."""
+    return list(compress(count(), map(wanted.__contains__, keys)))
+
+
+class _Replay:
+    """One block's replay (replay_block)."""
+
+    def __init__(self, run: ScanState, lines: _Lines, counts: Counter):
+        self.run, self.lines, self.counts = run, lines, counts
+        self.block, self.keys = lines.block, lines.keys
+        self.counted: dict[bytes, tuple[Seen, list[int]]] = {}  # occurrences replayed one by one: outcome, indices
+        self.exact: dict[bytes, tuple[Seen, int]] = {}  # variants of lines whose digits matter: outcome, occurrences
+        # the indices of lines whose next line continues them (or starts a traceback), or starts a traceback
+        self.before_continued: set[int] = set()
+        self.before_traceback: set[int] = set()
+
+    def replay(self) -> int:
+        run, keys, lines = self.run, self.keys, self.lines
+        plan: dict[bytes, tuple[Seen, int]] = {}
+        dynamic: dict[bytes, Seen | None] = {}  # looked at per occurrence: a marker, or None (not seen yet, or read)
+        for key, n in self.counts.items():
+            seen = run.seen.get(key)
+            if seen is None:
+                seen = run.unexamined(key, lines.some)
+            if seen is not None and seen.kind == CONTEXT:
+                dynamic[key] = seen
+            elif seen is None or seen.hints or (seen.raw is not None and lines.exact_count(seen.raw) != n):
+                dynamic[key] = None
+            else:
+                plan[key] = (seen, n)
+        self._find_changes()
+        if self.before_continued or self.before_traceback:
+            # a plainly remembered line that a next line changes somewhere is looked at per occurrence
+            continued = {keys[i] for i in self.before_continued}
+            traceback = {keys[i] for i in self.before_traceback}
+            for key in [k for k, (seen, _) in plan.items() if (seen.needs_no_continuation and k in continued)
+                        or (seen.needs_no_traceback and not seen.needs_no_continuation and k in traceback)]:
+                dynamic[key] = None
+                del plan[key]
+        self._count_exact(dynamic)
+        read = self._one_by_one(dynamic) if dynamic else 0
+        first = run.lines_before + 1
+        entries: list[tuple[Seen, int, list[int] | tuple[list[bytes], bytes]]] = []
+        for key, (seen, n) in plan.items():
+            entries.append((seen, n, (keys, key)))
+        for line, (seen, n) in self.exact.items():
+            entries.append((seen, n, (lines.raw, line)))
+        for seen, where in self.counted.values():
+            entries.append((seen, len(where), where))
+        for seen, n, _ in entries:
+            _count(run, seen, n)
+        _line_numbers(run, entries, first)
+        run.lines_before += len(keys)  # the block's lines, counted here: the split already did
+        return read
+
+    def _find_changes(self) -> None:
+        """Which lines have a next line that could change a remembered outcome: one that continues them (a wrapped
+        message; continues_as, asked once per distinct line), or starts a traceback (the line is its caption).
+        Blanked digits change neither answer."""
+        run = self.run
+        continues = {k for k in self.counts if run.continues_as(k)}
+        if not continues:
+            return
+        starts = {k for k in continues if _TRACEBACK in k and run.traceback_below(k)}
+        for at in _where(self.keys, continues):
+            if at:
+                self.before_continued.add(at - 1)
+                if starts and self.keys[at] in starts:
+                    self.before_traceback.add(at - 1)
+
+    def _changed(self, seen: Seen, at: int) -> bool:
+        """Would the next line change this remembered outcome (as scanner._Run._changed_below asks)?"""
+        if seen.needs_no_continuation:
+            return at in self.before_continued
+        return seen.needs_no_traceback and at in self.before_traceback
+
+    def _count_exact(self, dynamic: dict[bytes, Seen | None]) -> None:
+        """Lines whose digits matter and whose outcome no line around decides, counted per variant (raw line ->
+        outcome, occurrences) when remembered as they are and no next line changes them; a line whose every variant
+        is so counted is no longer looked at per occurrence."""
+        wanted = {k for k, m in dynamic.items() if m is not None and m.raw is not None and not m.before and not m.after}
+        if not wanted:
+            return
+        run = self.run
+        left: set[bytes] = set()  # keys with a variant that is looked at per occurrence
+        raw = self.lines.raw
+        continued = {raw[i] for i in self.before_continued}
+        traceback = {raw[i] for i in self.before_traceback}
+        for line, n in self.lines.raw_counts().items():
+            key = line.translate(BLANK_DIGITS)
+            if key not in wanted:
+                continue
+            seen = run.seen.get(b"\n\x01" + line)
+            if seen is None:
+                seen = run.unexamined_exact(line)  # a line without keywords that shares a key with one that has
+            if (seen is None or seen.hints or (seen.needs_no_continuation and line in continued)
+                    or (seen.needs_no_traceback and not seen.needs_no_continuation and line in traceback)
+                    or (seen.group is not None and seen.text is not None and seen.group not in run.unexplained)):
+                left.add(key)
+            else:
+                self.exact[line] = (seen, n)
+        for key in wanted - left:
+            del dynamic[key]
+
+    def _one_by_one(self, dynamic: dict[bytes, Seen | None]) -> int:
+        """Look at each occurrence of the lines not counted at once, in line order: replay it, or read it."""
+        run, keys, counted = self.run, self.keys, self.counted
+        raw = self.lines.raw if self.exact else keys
+        first = run.lines_before + 1
+        line, offset, read = 0, 0, 0  # a line index and its offset in the block (blanking keeps lengths)
+        for at in _where(keys, dynamic):
+            key = keys[at]
+            marker = dynamic[key]
+            if marker is not None:
+                if (self.exact and raw[at] in self.exact) or self._resolve(marker, at):
+                    continue
+            else:
+                seen = run.seen.get(key)  # perhaps remembered since, from an earlier occurrence in this block
+                if seen is not None and seen.kind == CONTEXT:
+                    dynamic[key] = seen
+                    if self._resolve(seen, at):
+                        continue
+                elif seen is not None and not (seen.hints or seen.raw is not None or self._changed(seen, at)):
+                    entry = counted.get(key)
+                    if entry is None:
+                        counted[key] = (seen, [at])
+                    else:
+                        entry[1].append(at)
+                    continue
+            offset += sum(map(len, keys[line:at])) + (at - line)
+            line = at
+            run.read_line(self.block, offset, offset + len(key), first + at)
+            read += 1
+        return read
+
+    def _resolve(self, marker: Seen, at: int) -> bool:
+        """Look up one occurrence of a line the lines around decide, with those lines (as scanner._Run._around builds
+        the key), into `counted`; False when it must be read one by one: outcome not remembered, the block ends
+        before its lines do, a next line that changes it, a line number that matters."""
+        run, keys = self.run, self.keys
+        if at + marker.after >= len(keys):
             return False
-        unseen += unresolved
-    if unseen:
-        return _unseen_spans(keys, sorted(unseen))
-    if not _no_continuations(run, lines, plan):
-        return False
-    first = run.lines_before + 1
-    for key, seen, n in plan:
-        _count(run, seen, n)
-    for seen, at in resolved.values():
-        _count(run, seen, len(at))
-    _line_numbers(run, keys, [(seen, n, key) for key, seen, n in plan] + [(seen, len(at), at) for seen, at in
-                                                                         resolved.values()], first)
-    run.lines_before += len(keys)  # the block's lines, counted here: the split already did
-    return True
-
-
-def _resolve(run: ScanState, lines: _Lines, markers: dict[bytes, Seen],
-             resolved: dict[bytes, tuple[Seen, list[int]]]) -> list[int]:
-    """Look up each occurrence of a line the lines around decide, with those lines (as scanner._Run._around builds
-    the key), into `resolved` (key -> outcome and line indices); the indices that must be read line by line: outcome
-    not remembered, the block ends before its lines do, a next line that changes it, a line number that matters."""
-    keys = lines.keys
-    last = len(keys)
-    unresolved: list[int] = []
-    for at in [i for i, k in enumerate(keys) if k in markers]:
-        marker = markers[keys[at]]
-        if at + marker.after >= last:
-            unresolved.append(at)
-            continue
-        here = b"\n".join((lines.raw if marker.raw is not None else keys)[at:at + marker.after + 1])
+        if marker.raw is not None:
+            here = b"\n".join(self.lines.raw[at:at + marker.after + 1]) if marker.after else self.lines.raw[at]
+        else:
+            here = b"\n".join(keys[at:at + marker.after + 1]) if marker.after else keys[at]
         if not marker.before:
             around = b"\n\x01" + here
         else:
@@ -234,64 +328,27 @@ def _resolve(run: ScanState, lines: _Lines, markers: dict[bytes, Seen],
             around = b"\n\x00" + above + b"\n" + here
         seen = run.seen.get(around)
         if seen is None and marker.raw is not None and not marker.before and not marker.after:
-            seen = run.unexamined_exact(lines.raw[at])  # a line without keywords that shares a key with one that has
+            seen = run.unexamined_exact(here)  # a line without keywords that shares a key with one that has
         if (seen is None or seen.hints or (seen.group is not None and seen.text is not None
                                            and seen.group not in run.unexplained)
-                or (not marker.after and at + 1 < last and (
-                    (seen.needs_no_continuation and run.continues_as(keys[at + 1]))
-                    or (seen.needs_no_traceback and run.traceback_below(keys[at + 1]))))):
-            unresolved.append(at)
-            continue
-        entry = resolved.get(around)
+                or (not marker.after and self._changed(seen, at))):
+            return False
+        entry = self.counted.get(around)
         if entry is None:
-            resolved[around] = (seen, [at])
+            self.counted[around] = (seen, [at])
         else:
             entry[1].append(at)
-    return unresolved
-
-
-def _may_change_above(line: bytes) -> bool:
-    """May this line decide the outcome of the one above it (continue it, or start the traceback it is the caption of)?"""
-    return may_continue(line) or _TRACEBACK in line
-
-
-def _unseen_spans(keys: list[bytes], unseen: list[int]) -> Spans | bool:
-    """Byte spans (start, end) of the first sighting of each unseen kind of line, widened over lines that may continue
-    the one above or start a traceback (so no wrapped message or caption is cut off what decides it) and merged; False when they cover the whole block."""
-    spans: list[list[int]] = []
-    for first in unseen:
-        start, end = first, first + 1
-        while start > 0 and _may_change_above(keys[start]):
-            start -= 1
-        while end < len(keys) and _may_change_above(keys[end]):
-            end += 1
-        if spans and start <= spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], end)
-        else:
-            spans.append([start, end])
-    if spans[0][0] == 0 and spans[0][1] >= len(keys):
-        return False
-    out: Spans = []
-    line, offset = 0, 0  # line indices -> byte offsets, in one pass
-    for start, end in spans:
-        offset += sum(map(len, keys[line:start])) + (start - line)
-        begin = offset
-        offset += sum(map(len, keys[start:end])) + (end - start)
-        out.append((begin, offset, keys[line:start]))
-        line = end
-    total = offset + sum(map(len, keys[line:])) + (len(keys) - line)
-    out.append((total, total, keys[line:]))
-    return out
+        return True
 
 
 class _Lines:
     """A block's lines, raw, split only when needed."""
 
-    def __init__(self, block: bytes, keys: list[bytes]):
-        self.block, self.keys = block, keys
+    def __init__(self, block: bytes, blanked: bytes, keys: list[bytes]):
+        self.block, self.blanked, self.keys = block, blanked, keys
         self._raw: list[bytes] | None = None
-        self._asked = self._firsts = 0
-        self._first_at: dict[bytes, int] | None = None
+        self._asked = 0
+        self._some: dict[bytes, bytes] | None = None
         self._counts: Counter | None = None
 
     @property
@@ -302,57 +359,24 @@ class _Lines:
         return self._raw
 
     def some(self, key: bytes) -> bytes:
-        """One raw line with these blanked bytes: the first. For the first few asked, found by its offset (blanking keeps
-        every line's length), so the block is not split a second time; then from the split lines."""
+        """One raw line with these blanked bytes. For the first few asked, the first, found in the blanked block
+        (blanking keeps every line's length); then the last, from a map of all lines built in C."""
         self._asked += 1
         if self._asked <= FEW:
-            at = self.first(key)
-            offset = sum(map(len, self.keys[:at])) + at
-            return self.block[offset:offset + len(key)]
-        return self.raw[self.first(key)]
+            blanked = self.blanked
+            at = 0 if blanked.startswith(key + b"\n") else blanked.find(b"\n" + key + b"\n") + 1
+            return self.block[at:at + len(key)]
+        if self._some is None:
+            self._some = dict(zip(self.keys, self.raw))
+        return self._some[key]
 
-    def first(self, key: bytes) -> int:
-        """The index of the first line with these blanked bytes (one pass for all, once more than a few are asked)."""
-        self._firsts += 1
-        if self._firsts <= FEW:
-            return self.keys.index(key)
-        if self._first_at is None:
-            self._first_at = {}
-            for at, k in enumerate(self.keys):
-                self._first_at.setdefault(k, at)
-        return self._first_at[key]
-
-    def exact_count(self, raw: bytes) -> int:
+    def raw_counts(self) -> Counter:
         if self._counts is None:
             self._counts = Counter(self.raw)
-        return self._counts[raw]
+        return self._counts
 
-
-def _no_continuations(run: ScanState, lines: _Lines, plan: list[tuple[bytes, Seen, int]]) -> bool:
-    """True when no line after a line remembered as "holds while the next line does not change it" (no continuation
-    followed, no traceback) changes it, checked as the line-by-line scan does (each distinct next line once), in one
-    pass over the block; at once when no line of the block may continue another or start a traceback."""
-    # asked of the distinct lines, not of the block's bytes: blanked digits change neither answer
-    tracebacks = any(_TRACEBACK in key for key, _, _ in plan)
-    wrapped = {key for key, seen, n in plan if seen.needs_no_continuation}
-    if wrapped and not (tracebacks or any(may_continue(key) for key, _, _ in plan)):
-        wrapped = set()
-    captions = {key for key, seen, n in plan if seen.needs_no_traceback} if tracebacks else set()
-    if not wrapped and not captions:
-        return True
-    keys = lines.keys  # blanked digits never change whether a line continues another or starts a traceback
-    verdicts: dict[tuple[bytes, bool], bool] = {}
-    for at in range(len(keys) - 1):
-        key = keys[at]
-        if key in wrapped or key in captions:
-            wrap = key in wrapped
-            nxt = keys[at + 1]
-            changes = verdicts.get((nxt, wrap))
-            if changes is None:
-                changes = verdicts[nxt, wrap] = run.continues_as(nxt) if wrap else run.traceback_below(nxt)
-            if changes:
-                return False
-    return True
+    def exact_count(self, raw: bytes) -> int:
+        return self.raw_counts()[raw]
 
 
 def _count(run: ScanState, seen: Seen, n: int) -> None:
@@ -377,28 +401,32 @@ def _count(run: ScanState, seen: Seen, n: int) -> None:
             group.count += n
 
 
-def _line_numbers(run: ScanState, keys: list[bytes], plan: list[tuple[Seen, int, bytes | list[int]]],
+def _line_numbers(run: ScanState, entries: list[tuple[Seen, int, list[int] | tuple[list[bytes], bytes]]],
                   first: int) -> None:
-    """Groups that still keep fewer than LIST_CAP line numbers get this block's, in line order (from each outcome's
-    line indices, or from where its line's key occurs)."""
+    """Groups that kept fewer than LIST_CAP line numbers before this block get this block's, merged in line order with
+    those the lines read one by one gave them (from each outcome's line indices, or from where its line occurs)."""
     wanting: dict[int, list[int]] = {}  # id(group) -> its new line numbers
     groups = {}
-    for seen, n, where in plan:
+    for seen, n, where in entries:
         targets = ([run.matches.get(s) for s in seen.matched] if seen.matched
                    else [run.unexplained.get(seen.group)] if seen.group is not None else [])
         for group in targets:
-            if group is None or len(group.lines) >= LIST_CAP:
+            if group is None:
                 continue
-            room = LIST_CAP - len(group.lines)
+            room = LIST_CAP - bisect_left(group.lines, first)  # (the numbers before `first` are from earlier blocks)
+            if room <= 0:
+                continue
             found = wanting.setdefault(id(group), [])
             groups[id(group)] = group
             if isinstance(where, list):
                 found.extend(first + at for at in where[:room])
                 continue
+            within, line = where
             at = -1
             for _ in range(min(room, n)):
-                at = keys.index(where, at + 1)
+                at = within.index(line, at + 1)
                 found.append(first + at)
     for gid, numbers in wanting.items():
         group = groups[gid]
-        group.lines.extend(sorted(numbers)[:LIST_CAP - len(group.lines)])
+        before = bisect_left(group.lines, first)
+        group.lines[before:] = sorted(group.lines[before:] + numbers)[:LIST_CAP - before]

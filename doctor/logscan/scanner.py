@@ -39,8 +39,6 @@ from doctor.model.log_analysis import GROUP_CAP, LIST_CAP, LogStats, MatchGroup,
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
 _TRACEBACK = TRACEBACK_HEADER.encode()
-MIN_BULK_LINES = 500  # a part between first sightings with fewer lines is read line by line (cheaper than a try)
-MAX_SPLITS = 3  # how often a part between first sightings is split again around its own
 JOIN_LINES = 4  # a wrapped message is looked for over at most this many continuation lines
 BULK_SHARE = 0.25  # whole-block replay is tried when a quarter of the last block was examined (issue 17, CPU s over
 # 200 MB: 1 line in 10 examined, line by line 1.12 vs whole blocks 1.37; every line, 6.15 vs 2.4)
@@ -92,6 +90,7 @@ class Scanner:
         # a line holding one of these (digits blanked) might hold a digit-bearing keyword: its digits matter
         self.blanked_digit_words = tuple({w.encode().translate(BLANK_DIGITS) for w in words if any(c.isdigit() for c in w)}
                                          | {b"0x"})  # lines.shape() reads "0x" as hex
+        self.digit_words = KeywordFinder(self.blanked_digit_words, accelerated=accelerated)  # one search, not 12 `in`s
 
     def scan(self, source: LogSource, progress: Progress | None = None) -> ScanResult:
         run = _Run(self, source)
@@ -146,34 +145,22 @@ class _Run:
             self.bulk_wait = max(self.bulk_wait - 1, 0)
             self._part(block, False)
             return
-        replayed = replay_block(self, block)
-        if replayed is True or replayed is False:
-            # a failed try waits 1, 2, 4 ... blocks before the next (a log of distinct lines does not pay for it)
-            self.bulk_backoff = 0 if replayed else min(max(2 * self.bulk_backoff, 1), 64)
+        read = replay_block(self, block)
+        if read is None or read > len(block) // 400:
+            # a failed try, or one that had to read many lines one by one (about a quarter of a block of 100-byte
+            # lines), waits 1, 2, 4 ... blocks before the next (a log of distinct lines does not pay for it)
+            self.bulk_backoff = min(max(2 * self.bulk_backoff, 1), 64)
             self.bulk_wait = self.bulk_backoff
-            self._part(block, replayed)
-            return
-        self._spans(block, replayed, 0)
+        else:
+            self.bulk_backoff = 0
+        self._part(block, read is not None)
 
-    def _spans(self, block: bytes, spans, depth: int) -> None:
-        """The first sightings of lines not seen yet (and lines whose surroundings are new) are read line by line, the
-        parts between them at once if they can be, else split again around what stands in their way (a few levels)."""
-        at = 0
-        for start, end, gap_keys in spans:
-            if start > at:
-                gap = block[at:start]
-                if at:
-                    self._continue_pending(gap)
-                replayed = replay_block(self, gap, gap_keys) if len(gap_keys) >= MIN_BULK_LINES else False
-                if isinstance(replayed, list) and depth < MAX_SPLITS:
-                    self._spans(gap, replayed, depth + 1)
-                else:
-                    self._part(gap, replayed is True)
-            if end > start:
-                if start:
-                    self._continue_pending(block[start:end])
-                self._part(block[start:end], False)
-            at = end
+    def read_line(self, block: bytes, ls: int, le: int, lineno: int) -> None:
+        """Read one line of a block that is replayed whole as the line-by-line scan reads it: only when it holds a
+        keyword (a digit-bearing keyword may be in one variant of a line and not in another)."""
+        hits = self.sc.finder.positions(block[ls:le].lower())
+        if hits:
+            self._line(block, ls, le, ls + hits[0], lineno)
 
     def _part(self, part: bytes, replayed: bool) -> None:
         """Finish a part of a block that was replayed whole, or read it line by line."""
@@ -348,15 +335,21 @@ class _Run:
             self.kind_counts[seen.kind] += 1
             self._add_unexplained(seen.group, lineno, seen.text)
 
-    def unexamined(self, key: bytes, raw: bytes) -> Seen | None:
+    def unexamined(self, key: bytes, some_raw: Callable[[bytes], bytes]) -> Seen | None:
         """The outcome of a line without any keyword (never looked at), remembered when its digits cannot matter;
-        None when the line holds a keyword (it must be examined) or might, with other digits."""
-        if self.sc.finder.positions(raw.lower()):
-            return None
-        if not any(w in key.lower() for w in self.sc.blanked_digit_words):
+        None when the line holds a keyword (it must be examined) or might, with other digits. `some_raw` gives one
+        line with this key: asked only when a digit-bearing keyword might be there (else every variant holds the
+        same keywords as the key: blanking changes digits alone)."""
+        low = key.lower()
+        if not self.sc.digit_words.positions(low):
+            if self.sc.finder.positions(low):
+                return None
             seen = Seen(None)
             self._remember(key, seen)
             return seen
+        raw = some_raw(key)
+        if self.sc.finder.positions(raw.lower()):
+            return None
         marker = Seen(b"", kind=CONTEXT)  # its digits matter: each variant is looked up as itself
         self._remember(key, marker)
         self.unexamined_exact(raw)
@@ -382,7 +375,7 @@ class _Run:
         """Could other digits in this line change its outcome: a digit-bearing keyword might be there, a candidate row
         that reads digits matched, or would match with some digits (its any-digit form matches the line or its joins)?
         Then it is remembered only as these exact bytes."""
-        if any(w in key.lower() for w in self.sc.blanked_digit_words):
+        if self.sc.digit_words.positions(key.lower()):
             return True
         for sig, _ in candidates:
             if sig.id not in self.sc.digit_rows:

@@ -70,3 +70,29 @@ def test_prefixes_are_set_aside(line, level, message):
 ])
 def test_continuation_lines(line, rest):
     assert continuation(line) == rest
+
+
+def _word_cases() -> list[str]:
+    from conftest import ROOT
+
+    lines = [line for p in sorted((ROOT / "fixtures" / "logs").rglob("*.log"))
+             for line in p.read_text(encoding="utf-8", errors="replace").splitlines()]
+    crafted = ["error", "Error", "ERROR", "xerror", "xError", "XError", "_error", "9error", "RuntimeError", "cudaErrorUnknown",
+               "defaulting", "Default", "segfault", "SegFault", "aSegfault", "asegfault", "out of memory", "OUT OF MEMORY",
+               "outofmemory", "Outofmemory", "warn", "Warning", "forewarned", "preWarn", "PREWARN", "pre-warn", "",
+               "errorerror", "xerrorError", "xerror error", "failfail", "ab-abort", "\u212ailled", "\u212aILLED now",
+               "caf\u00e9 failed", "na\u00efve Error", "\u017fegfault", "Fatal\u0131ty", "mIErrors"]
+    return lines + crafted + [c.upper() for c in crafted] + [c.lower() for c in crafted] + [c.title() for c in crafted]
+
+
+def test_word_starts_answer_as_their_regex():
+    """The str.find path of ERROR_WORDS/WARNING_WORDS (ASCII lines) says what the regex that defines them says, on
+    every fixture line and on edge cases: mid-word, CamelCase, digits and _ before a stem, non-ASCII (the regex)."""
+    from doctor.logscan.lines import ERROR_WORDS, WARNING_WORDS
+
+    cases = _word_cases()
+    assert len(cases) > 500
+    for words in (ERROR_WORDS, WARNING_WORDS):
+        differing = [c for c in cases if words.found(c) != (words.regex.search(c) is not None)]
+        assert differing == []
+    assert sum(ERROR_WORDS.found(c) for c in cases) > 100 and sum(not ERROR_WORDS.found(c) for c in cases) > 100

@@ -1,1 +1,0 @@
-"""A stand-in for bitsandbytes: importable, nothing more."""
