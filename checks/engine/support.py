@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.engine.choice import plan_engine
-from checks.knowledge.engine_efficiency import efficiency, family
+from checks.knowledge.engine_efficiency import expected_share, family
 from checks.knowledge.engines import TRANSFORMERS_BNB_NF4, EngineSupport, engine_support, llama_cpp_path, supports
 from checks.model.card import card_for
 from doctor.model.findings import Finding, Status
@@ -20,12 +20,7 @@ def engine_gap(ctx: CheckContext, engine: Engine, cc: str) -> tuple[str, dict]:
         return "", {}
     card = card_for(ctx)
     fam = family(cc, bool(card and card.spec and card.spec.fp16_slow))
-    shares: dict[str, tuple[float, str, str]] = {}
-    for name in ("exllamav2", "llama.cpp"):
-        row, assumed = efficiency(name, fam)
-        shares[name] = (row.mid, row.confidence if not assumed else "K", row.source + (f" ({assumed})" if assumed else ""))
-    t = TRANSFORMERS_BNB_NF4
-    shares["transformers"] = (1 / t.decode_time_factor, t.confidence, f"{t.source}; measured on a {t.card}")
+    shares = {name: expected_share(name, fam) for name in ("exllamav2", "llama.cpp", "transformers")}
     est = {name: round(top * share, 1) for name, (share, _, _) in shares.items()}
     text = "; ".join(f"{name} about {v:g} tok/s ({shares[name][0]:.0%} of it, {shares[name][1]})"
                      for name, v in sorted(est.items(), key=lambda kv: -kv[1]))

@@ -9,6 +9,7 @@ from checks.env.cuda_visibility import show_cards_fix, visibility
 from checks.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGACY_BRANCH_EOL, legacy_architectures
 from checks.knowledge.gpus import spec_for_pci
 from checks.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
+from checks.knowledge.messages import NVML_STOPPED_COMMANDS, NVML_STOPPED_FIX
 from checks.prescription.machine import machine_prescription
 from checks.prescription.quote import route_fix
 from doctor.model.findings import Finding, Status
@@ -91,6 +92,12 @@ def run(ctx: CheckContext) -> Finding:
                                  "gpu_count": len(nvml.gpus), "lost_gpus": [i for i, _ in lost],
                                  "nvml_errors": [r for _, r in lost], "source": FALLEN_OFF_BUS_SOURCE},
                              GPU_LOST_FIX, list(GPU_LOST_COMMANDS))
+    series = ctx.facts.samples
+    if series is not None and series.nvml_stopped:  # NVML hung or crashed at a tick of watch's window
+        return CHECK.finding(Status.FAIL, f"The driver failed while the GPU was sampled: {series.nvml_stopped}",
+                             {"gpu_count": len(nvml.gpus), "nvml_stopped": series.nvml_stopped,
+                              "samples": [len(g.samples) for g in series.gpus]},
+                             NVML_STOPPED_FIX, list(NVML_STOPPED_COMMANDS))
     vis = visibility(ctx.facts)
     if vis is not None and vis.hides_all:
         fix, commands = show_cards_fix(vis.hidden, ctx.facts)

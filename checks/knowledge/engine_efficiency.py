@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checks.knowledge.engines import TRANSFORMERS_BNB_NF4
+
 
 @dataclass(frozen=True)
 class Efficiency:
@@ -76,3 +78,14 @@ def efficiency(engine: str, fam: str) -> tuple[Efficiency, str]:
         if e.engine == engine and e.family == other:
             return e, f"no {engine} figure for {fam}: the {other} figure is assumed"
     raise KeyError(f"no efficiency figure for {engine}")
+
+
+def expected_share(engine: str, fam: str) -> tuple[float, str, str]:
+    """(share of the ceiling, confidence, source) of an engine's single-stream decode on this family: the table's
+    row (marked K with a note where another family's stands in), or Transformers + bitsandbytes NF4's measured cost.
+    The one home of the engine-gap estimate: the `engine` check and the probe's verdict both read it."""
+    if engine == "transformers":
+        t = TRANSFORMERS_BNB_NF4
+        return 1 / t.decode_time_factor, t.confidence, f"{t.source}; measured on a {t.card}"
+    row, assumed = efficiency(engine, fam)
+    return row.mid, ("K" if assumed else row.confidence), row.source + (f" ({assumed})" if assumed else "")

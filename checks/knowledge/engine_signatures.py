@@ -62,7 +62,8 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          source=f"{LLAMA}/src/llama-context.cpp (llama_init_from_model); https://github.com/ggml-org/llama.cpp/issues/10378 ; "
                 "https://github.com/ggml-org/llama.cpp/issues/28524", confidence="P"),
     dict(id="ollama-skipping-cuda-device", engine="Ollama", anchor="skipping cuda device",
-         pattern=r"skipping CUDA device(?:.*?cc=(?P<cc>\d+))?",
+         pattern=r"skipping CUDA device(?:.*?cc=(?P<cc>\d+))?(?:.*?archs=\"\[(?P<archs>[\d ]+)\]\")?"
+                 r"(?:.*?libDirs=\"\[[^\]]*?(?P<runner>cuda_v\d+)\]\")?",
          followup=r"cc=(?P<cc>\d+).*?archs=\"\[(?P<archs>[\d ]+)\]\"", followup_lines=1,
          checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
          title="Ollama skipped the card: its CUDA runner has no code for this compute capability (cc x 100)",
@@ -74,4 +75,29 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          title="Ollama found no GPU library it can use for the card, so every model runs on the CPU (no error is printed)",
          fix=OLLAMA_V12 + " Then restart the service and look for library=CUDA in its \"inference compute\" line.",
          source=f"{OLLAMA}/issues/10833 ; {OLLAMA}/issues/17766", confidence="P", severity="warning"),
+    dict(id="ollama-inference-on-cpu", engine="Ollama", anchor="library=cpu",
+         pattern=r"msg=\"inference compute\" id=\S+ library=cpu\b(?:.*?total=\"(?P<host_memory>[\d.]+ \w+)\")?",
+         checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
+         title="Ollama's runner fell back to the CPU (library=cpu): it found no GPU it can use, so every model runs "
+               "in host memory at a few tokens per second, and no error is printed",
+         fix="The lines just above this one say why: \"unable to load cuda driver library\" or \"cuda driver library "
+             "init failure\" means the NVIDIA driver's libcuda is missing, too old or not the kernel module's (make "
+             "`nvidia-smi` work; in a container start it with --gpus all through the NVIDIA Container Toolkit); "
+             "\"skipping CUDA device\" or compatible=[] means no installed runner has code for this card (" + OLLAMA_V12
+             + "); CUDA_VISIBLE_DEVICES=-1 or OLLAMA_NUM_GPU=0 hide it on purpose. Restart the service and look for "
+             "library=cuda in the \"inference compute\" line.",
+         source=f"{OLLAMA}/blob/main/app/server/server_test.go (TestGetInferenceComputer, its cpu case) ; "
+                f"{OLLAMA}/issues/9496 ; {OLLAMA}/issues/16970 (the line since the llama-server runners)",
+         confidence="P", severity="warning"),
+    dict(id="ollama-cuda-driver-unloadable", engine="Ollama", anchor="unable to load cuda driver library",
+         pattern=r"unable to load cuda driver library\" library=(?P<library>\S+)(?: error=\"(?P<error>[^\"]*))?",
+         checks=(CheckId.ENGINE, CheckId.CUDA_PAIRING),
+         title="Ollama could not load the NVIDIA driver's libcuda named here (the error says why: a symbol an old driver "
+               "lacks, a 32-bit or truncated file), so it looks no further for this GPU and falls back to the CPU",
+         fix="Install or update the NVIDIA driver so that libcuda.so.1 is the kernel module's own and new enough for "
+             "Ollama's CUDA runner (`nvidia-smi` must work; https://docs.ollama.com/gpu names the minimum driver); in a "
+             "container, start it with --gpus all through the NVIDIA Container Toolkit instead of copying libcuda into "
+             "the image. "
+             "Then restart the service and look for library=cuda in its \"inference compute\" line.",
+         source=f"{OLLAMA}/issues/6626 ; {OLLAMA}/issues/5493", confidence="P"),
 )

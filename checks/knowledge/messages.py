@@ -20,3 +20,11 @@ MODEL_FOLDER_FIX = ("ExLlamaV2 needs config.json, tokenizer.json and *.safetenso
 # A JIT build of ExLlamaV2's CUDA extension failed: the log signature and a probe that could not import it.
 JIT_BUILD_FIX = ("The JIT build needs nvcc of the same CUDA major version as torch, able to target this card (CUDA 13 "
                  "cannot build for sm_70), plus ninja.")
+
+# NVML hung or crashed partway through a sampling window (`watch`, the probe's sampler): gpu-present's fix, the same
+# cause as a snapshot whose NVML child hung or crashed (doctor/facts/nvml/isolated.py words those reasons).
+NVML_STOPPED_FIX = ("The NVIDIA driver stopped answering while the GPU was read: a GPU in a bad state or a driver fault, "
+                    "not a setting. Run nvidia-smi (if it hangs too, the driver is stuck) and look in the kernel log for "
+                    "Xid errors; a GPU reset (nvidia-smi -r, with nothing running on the GPU) or a reboot usually clears "
+                    "a hang; a crash inside libnvidia-ml.so after a driver update needs a reboot or a driver reinstall.")
+NVML_STOPPED_COMMANDS = ("nvidia-smi", "journalctl -k | grep -i xid")

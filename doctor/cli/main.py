@@ -13,6 +13,7 @@ import signal
 import sys
 from typing import Sequence
 
+from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, source_from_args, wants_tui
 from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
 from doctor.facts.children import interrupts_ignored, stop_all
@@ -40,6 +41,8 @@ def run_main(args: argparse.Namespace) -> ExitCode:
 
 
 def _run_main(args: argparse.Namespace) -> ExitCode:
+    if not (args.list_checks or args.list_gpus):  # --model that names no model: exit 3 before anything is read or shown
+        refuse_non_model(args)
     early_torch = start_torch_early(args)
     if args.list_checks:
         from checks.registry import all_checks  # lazy: the checks (63 modules) load only to list or run them, after the torch child started

@@ -1,8 +1,8 @@
 """Plan before the download: every quantized version of a model, with each cache type, on the cards you name:
 does it fit, how fast should it run, and the commands to get and run it.
 
-MODEL is a Hugging Face id (a base model, or a quantized repo; @revision allowed), a local model folder or a
-config.json. For a base model the Hub lists the repos quantized from it (EXL2 branches, GGUF files, GPTQ/AWQ);
+MODEL is a Hugging Face id (a base model, or a quantized repo; @revision allowed), a local model folder, a
+config.json or a .gguf file (its header: shape and version). For a base model the Hub lists the repos quantized from it (EXL2 branches, GGUF files, GPTQ/AWQ);
 offline (HF_HUB_OFFLINE=1) the Hugging Face cache is searched instead. Only config.json is read; no weights are
 downloaded. With no quantized version found, the standard ones you can convert yourself are planned.
 
@@ -47,7 +47,7 @@ DEFAULT_CONTEXT = 8192
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL", type=path_arg,
-                   help="Hugging Face id org/name[@revision], a model folder, or a config.json")
+                   help="Hugging Face id org/name[@revision], a model folder, a config.json or a .gguf file")
     p.add_argument("--target-gpu", metavar="CARD", type=target_gpu, action="append", dest="cards",
                    help=f"a card from --list-gpus (repeatable: each card, then all of them split; default {DEFAULT_CARD})")
     p.add_argument("--context", type=bounded_int(256, 1 << 20, "a context length"), default=DEFAULT_CONTEXT,

@@ -10,6 +10,7 @@ examples:
   v100-doctor probe --synthetic                       what ExLlamaV2 reaches on this card, no download
   v100-doctor probe --model /models/qwen-27b-exl2 --max-seq-len 8192 --cache-mode q8
   v100-doctor probe --synthetic --synthetic-format gptq-act-order --json -o probe.json
+  v100-doctor probe --engine transformers --synthetic --compare-engines   bitsandbytes NF4 against llama.cpp/ExLlamaV2
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from checks.env import ENV_CHECKS
 from checks.probe import PROBE_CHECKS
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
 from doctor.cli.output import ReportOutputs
-from doctor.commands import probe_llamacpp
+from doctor.commands import probe_llamacpp, probe_transformers
 from doctor.facts.model_dir import gather_model
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
@@ -52,6 +53,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--second-pass", choices=("auto", "always", "never"), default="auto",
                    help="reload the model and time it again: auto = when the first load looks host-bound (default)")
     g.add_argument("--no-bandwidth", action="store_true", help="skip the device-to-device bandwidth measurement")
+    g.add_argument("--synthetic-layers", type=positive_int, metavar="N",
+                   help="with --engine transformers --synthetic: decoder layers of the 27B-shape model (default 8)")
+    g.add_argument("--compare-engines", action="store_true",
+                   help="also measure the same shape in the other installed engines (Transformers, llama.cpp, ExLlamaV2), "
+                        "each in its own format; the verdict's engine gap then says 'measured'")
     g.add_argument("--no-sampling", action="store_true",
                    help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
@@ -62,6 +68,16 @@ def run(args: argparse.Namespace) -> int:
     if args.synthetic_format not in FORMATS:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)
+    if args.compare_engines and not probe_transformers.wants_transformers(plan):
+        if not args.synthetic:
+            raise UsageError("--compare-engines with this engine needs --synthetic: every engine is measured on the "
+                             "doctor's synthetic model of the same shape (with --engine transformers, on your model's)")
+        return probe_transformers.run_compare(args, plan)
+    if probe_transformers.wants_transformers(plan):  # Transformers (+ bitsandbytes): its own probe and verdict
+        model = gather_model(plan.model_path) if plan.model_path else None
+        if model is not None and model.kind in ("missing", "unreadable"):
+            raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
+        return probe_transformers.run(args, plan, model)
     if plan.model_path:  # a path that names nothing is the user's mistake (3), as in the main command
         model = gather_model(plan.model_path)
         if model.kind in ("missing", "unreadable"):

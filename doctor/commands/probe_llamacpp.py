@@ -57,6 +57,8 @@ def run(args: argparse.Namespace, plan: Plan, model: ModelFacts) -> int:
         if g is not None and g.shape is not None and g.weights is not None and spec is not None and cc:
             verdict = attribute(r, g.shape, g.weights, spec.bandwidth_gbs, cc, engine_env(), spec.fp16_slow)
             line += f"\n  verdict: {verdict.summary}" + "".join(f"\n  - {c['text']} [{c['source']}]" for c in verdict.causes)
+            if verdict.engine_gap is not None:
+                line += f"\n  other engines here: {verdict.engine_gap.summary}"
         elif r.error:
             line += f"\n  {r.error}"
         out.append({"probe": to_jsonable(r), "verdict": to_jsonable(verdict) if verdict else None})

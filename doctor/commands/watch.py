@@ -15,9 +15,11 @@ examples:
   v100-doctor watch --json -o watch.json         the whole GPU (no --pid), JSON for a support ticket
 
 exit codes of watch: 0/1/2 as for the main command (all passed / warnings / a check failed);
-3 when the pid does not exist, belongs to another user, or exits before the window ends (the
-report of what was sampled is still printed), or another input is wrong; 4 a doctor bug; 130 when
-interrupted with Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (the report of what was sampled is still printed).
+2 also when NVML stops answering or crashes during the window (NVML is read in a child, each sample
+within --nvml-timeout: the window ends there, gpu-present fails and the report of what was sampled
+is still printed); 3 when the pid does not exist, belongs to another user, or exits before the window
+ends (the report of what was sampled is still printed), or another input is wrong; 4 a doctor bug; 130
+when interrupted with Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (the report of what was sampled is still printed).
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="how long to sample (default 30; send the server requests meanwhile)")
     g.add_argument("--hz", type=sample_hz, default=5.0, metavar="HZ", help="samples per second, 0.2 to 10 (default 5)")
     g.add_argument("--nvml-timeout", type=seconds_timeout, default=15.0, metavar="S",
-                   help="give up on the NVIDIA driver's NVML (read in a child process) after S seconds (default 15)")
+                   help="give up on the NVIDIA driver's NVML (read in a child process) when it has not answered a "
+                        "reading for S seconds (default 15)")
     g.add_argument("--gpu", type=gpu_index, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
     g.add_argument("--engine-url", metavar="URL", default=None,
                    help="also read a llama-server (/metrics, /slots) or Ollama (/api/ps) on loopback, at the start and the end")
@@ -98,6 +101,7 @@ def _model_facts(paths: list[str] | None):
     return model
 
 
+INTERRUPTED_WAIT_S = 0.3  # after a signal, how long a sample or the end counters may still take: then the report
 NVML_BROKEN = ("NVML did not answer", "NVML crashed")  # doctor/facts/nvml/isolated.py's reasons for a broken driver
 
 
@@ -148,17 +152,23 @@ def run(args: argparse.Namespace) -> int:
     machine = _gather(plan, args.nvml_timeout)
     _needs_the_gpu(machine, args.gpu_index)
     label = f"pid {args.pid}" if args.pid else f"GPU {args.gpu_index}"
-    # NVML is opened in this process only once the snapshot's child read it within its deadline and lived
+    # NVML is sampled in a child, each reading within --nvml-timeout; not at all where the snapshot's child found
+    # it hanging, crashing or absent
     refused = "" if machine.nvml.available else f"NVML not read: {machine.nvml.reason}"
     sampler = sampling.Sampler([args.gpu_index], pids=[args.pid] if args.pid else None, hz=args.hz,
-                               nvml_refused=refused).start()
+                               nvml_refused=refused, nvml_timeout_s=args.nvml_timeout)
     errors: list[str] = []
     exit_override: int | None = None
     interrupted = False
     tty = sys.stderr.isatty()
     last_print = -10.0
     try:
+        sampler.start()
         while sampler.elapsed_s < args.seconds:
+            if sampler.nvml_failure:  # a hang or a crash inside NVML: nothing more will come from the GPU
+                errors.append(f"{sampler.nvml_failure}; the window ended after {sampler.elapsed_s:.1f} s of "
+                              f"{args.seconds:.0f} s, and the report keeps what was sampled until then")
+                break
             if args.pid and sampler.watched_all_exited():
                 errors.append(f"pid {args.pid} exited after {sampler.elapsed_s:.1f} s of the {args.seconds:.0f} s window; "
                               "the findings use what was sampled until then")
@@ -177,7 +187,9 @@ def run(args: argparse.Namespace) -> int:
                       "the findings use what was sampled until then")
         exit_override, interrupted = interrupt_exit(signum), True
     with interrupts_ignored(interrupted):  # a second signal must not cut the report short
-        series = sampler.stop()
+        series = sampler.stop(wait_s=INTERRUPTED_WAIT_S if interrupted else None)  # a hung NVML call waits no more
+        if series.nvml_stopped and not any(series.nvml_stopped in e for e in errors):  # it failed at the window's end
+            errors.append(f"{series.nvml_stopped}; the report keeps what was sampled until then")
         if tty:
             sys.stderr.write(" " * 110 + "\r")
         sys.stderr.write(f"v100-doctor: sampled {series.duration_s:.1f} s ({len(series.gpus[0].samples) if series.gpus else 0} "

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from doctor.facts.gguf_header import is_gguf, read_gguf
 from doctor.facts.hub_model import HubId, _why, hub_id, offline
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.model.errors import UsageError
@@ -76,7 +77,28 @@ def _own_candidate(data: dict, repo: str | None, revision: str | None, found: st
                           found=found)
 
 
+def _gguf_file(path: Path) -> Discovered:
+    """A .gguf file on disk: its shape and its one version from the header alone (the tensor infos give the
+    weights' bytes; no tensor data is read), so a GGUF already downloaded or made locally is planned as it is."""
+    g = read_gguf(path)
+    if g.problem or g.shape is None or g.weights is None:
+        raise UsageError(f"{path}: {g.problem or 'the GGUF header does not give the model its shape'}")
+    s = g.shape
+    data = {"model_type": s.architecture, "num_hidden_layers": s.n_layer, "hidden_size": s.n_embd,
+            "intermediate_size": s.n_ff, "num_attention_heads": s.n_head, "num_key_value_heads": s.n_head_kv,
+            "head_dim": s.head_dim_k, "vocab_size": s.n_vocab, "tie_word_embeddings": g.weights.tied_output}
+    if s.context_length:
+        data["max_position_embeddings"] = s.context_length
+    config = _config_from(data, str(path))
+    kind = g.file_type if isinstance(g.file_type, str) else gguf_type_of(path.name)
+    own = QuantCandidate("gguf", f"GGUF {kind or path.name}", None, filename=str(path), gguf_type=kind,
+                         download_bytes=g.weights.total_bytes, found="local")
+    return Discovered(str(path), None, config, (own,), f"shape and version from the GGUF header of {path}")
+
+
 def _local(path: Path) -> Discovered:
+    if path.is_file() and is_gguf(path):
+        return _gguf_file(path)
     config_file = path / "config.json" if path.is_dir() else path
     if path.is_dir() and not config_file.is_file():
         raise UsageError(f"{path}: no config.json in that folder; pass the model's folder or its config.json")

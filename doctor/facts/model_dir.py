@@ -52,8 +52,22 @@ def _directory(path: str, d: Path) -> ModelFacts:
         except ConfigError as exc:
             config_problem = config_problem or str(exc)
     weights, n, act = weights_facts(d, names)
-    return assemble(path, str(d.resolve()), names, config_raw, config, config_problem, qc, weights, act, read + n,
-                    _gguf_in(d, names) if weights is None else None)
+    gguf = _gguf_in(d, names) if weights is None else None
+    facts = assemble(path, str(d.resolve()), names, config_raw, config, config_problem, qc, weights, act, read + n, gguf)
+    if weights is None and gguf is None and config_raw is not None and not names_a_model(config_raw):
+        return replace(facts, problem="not a model directory: its config.json is not a model's config (no model_type, "
+                                      "architectures, hidden_size or num_hidden_layers) and there is no *.safetensors "
+                                      "or *.gguf file")
+    return facts
+
+
+MODEL_KEYS = ("model_type", "architectures", "hidden_size", "num_hidden_layers", "text_config", "d_model", "n_embd",
+              "n_layer", "n_layers")  # any one of them: some model's config (doctor/facts/model_config.py reads them)
+
+
+def names_a_model(config_raw: dict) -> bool:
+    """Whether a config.json is some model's config at all, not an app's or a tool's that happens to share the name."""
+    return any(key in config_raw for key in MODEL_KEYS)
 
 
 def near_matches(path: str) -> tuple[str, ...]:
@@ -84,6 +98,10 @@ def gather_model(path: str, shell_pieces: tuple[str, ...] | None = None) -> Mode
                 return ModelFacts(path, True, "unreadable", str(p.resolve()),
                                   problem="permission denied: this user cannot list the directory")
             return _directory(path, p)
+        if p.suffix.lower() == ".gguf" and os.access(p, os.R_OK) and not is_gguf(p):
+            return ModelFacts(path, True, "file", str(p.resolve()),
+                              problem="named .gguf but not a GGUF file (it does not start with the GGUF magic: a web page "
+                                      "or an unfinished download saved under the model's name?)")
         if is_gguf(p):
             g = read_gguf(p)
             return ModelFacts(path, True, "gguf-file", str(p.resolve()), files=(p.name,),
@@ -93,7 +111,7 @@ def gather_model(path: str, shell_pieces: tuple[str, ...] | None = None) -> Mode
             return replace(inner, path=path, kind="safetensors-file",
                            problem="this is one weight file; ExLlamaV2 and transformers take the model directory that holds it")
         return ModelFacts(path, True, "file", str(p.resolve()),
-                          problem="a file, not a model directory (expected a directory with config.json and *.safetensors, or a .gguf file)")
+                          problem="a file, not a model directory")
     except OSError as exc:
         return ModelFacts(path, False, "unreadable", problem=f"cannot read it: {exc.strerror or exc}")
 

@@ -36,17 +36,21 @@ _QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
 UNEXAMINED = "unexamined"  # a line without any keyword: ordinary output, never looked at
 CONTEXT = "context"  # a marker: the lines around this one decide it; its outcomes are kept under it with them
 _TRACEBACK = b"Traceback (most recent call last):"
+_BACKREFERENCE = re.compile(r"\(\?P=|\\[1-9]")
 
 
 def reads_digits(pattern: str, anchors: tuple[str, ...]) -> bool:
-    """Does a digit's value change what this row matches (a literal digit in its pattern or anchors)?"""
-    return any(c.isdigit() for c in _QUANTIFIERS.sub("", pattern)) or any(c.isdigit() for a in anchors for c in a)
+    """Does a digit's value change what this row matches (a literal digit in its pattern or anchors, or a
+    backreference: "offloaded 65/65" and "offloaded 48/65" differ only in whether two numbers are equal)?"""
+    return (any(c.isdigit() for c in _QUANTIFIERS.sub("", pattern)) or any(c.isdigit() for a in anchors for c in a)
+            or _BACKREFERENCE.search(pattern) is not None)
 
 
 def any_digits(pattern: str) -> str | None:
     """The pattern with each literal digit made any digit, so it matches every line it matches with other digits
     (a superset): if it does not match a line, no variant of that line's digits can match the original either.
-    None when that cannot be made safely (a negated class or negative lookaround holding a digit, an escaped digit)."""
+    None when that cannot be made safely (a negated class or negative lookaround holding a digit, an escaped digit,
+    a backreference)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -58,8 +62,10 @@ def any_digits(pattern: str) -> str | None:
             width = {"x": 4, "u": 6, "U": 10}.get(nxt, 2)
             out.append(pattern[i:i + width])
             i += width
-        elif pattern.startswith(("(?P<", "(?P="), i):  # a group's name may hold digits
-            end = pattern.find(">" if pattern[i + 3] == "<" else ")", i)
+        elif pattern.startswith("(?P=", i):
+            return None  # a backreference: whether two numbers are equal cannot be loosened into a superset
+        elif pattern.startswith("(?P<", i):  # a group's name may hold digits
+            end = pattern.find(">", i)
             out.append(pattern[i:end + 1])
             i = end + 1
         elif pattern.startswith(("(?!", "(?<!"), i):

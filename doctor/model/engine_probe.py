@@ -43,3 +43,52 @@ class LlamaCppProbe:
     error: str = ""  # one line: why it stopped
     log_tail: str = ""  # the engine's last log lines (a silent death's only evidence)
     seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class TransformersProbe:
+    """What the Transformers probe measured (doctor/probe/transformers.py): decode through HF Transformers, with
+    bitsandbytes 4-bit (NF4) weights when bitsandbytes is installed, else FP16; the verdict is
+    doctor/verdict/transformers.py."""
+
+    backend: str  # "transformers+bitsandbytes" | "transformers"
+    outcome: str  # ok | died-silently | error | timeout | not-installed
+    model_path: str
+    quant: str = ""  # "nf4" | "fp16"
+    versions: dict[str, str] = field(default_factory=dict)  # transformers, bitsandbytes, torch
+    layers: int = 0  # decoder layers of the model probed
+    prompt_tokens: int = 0
+    warmup_tokens: int = 0
+    warmup_tok_s: float | None = None  # the first window, where first-use costs (autotune, per-shape graphs) show
+    warmup_faults_per_token: float | None = None
+    runs: tuple[LlamaCppRun, ...] = ()  # tok_s_perf: CUDA events around the same window (the second clock)
+    faults_per_token: tuple[float, ...] = ()  # minor page faults per decode token, per timed run
+    dropped_runs: int = 0
+    median_tok_s: float | None = None
+    spread_pct: float | None = None
+    wall_vs_perf_pct: float | None = None  # the probe's clock against the CUDA events, median of runs
+    bytes_per_token: int | None = None  # GPU weight bytes read per decode token (every tensor on the card but the
+    # embedding table, of which one row is read), measured on the loaded model
+    gpu_weight_bytes: int | None = None  # every parameter and buffer on the card
+    gpu_sm_clock_mhz: float | None = None
+    gpu_util_pct: float | None = None
+    gpu_memory_used_mib: float | None = None
+    gpu_samples: int = 0
+    returncode: int | None = None
+    error: str = ""
+    log_tail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class EngineMeasurement:
+    """One engine measured by the doctor on its synthetic model of the same layer shape, in that engine's format
+    (probe --compare-engines): what the engine gap reads as "measured"."""
+
+    engine: str  # exllamav2 | llama.cpp | transformers
+    format: str  # "Q4_K_M GGUF", "4-bit GPTQ", "bitsandbytes NF4", "FP16"
+    outcome: str  # ok | error | timeout | died-silently | not-installed
+    tok_s: float | None = None
+    bytes_per_token: int | None = None  # GPU bytes read per decode token in this format
+    label: str = ""  # the synthetic model, in words
+    error: str = ""

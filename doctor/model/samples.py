@@ -111,8 +111,9 @@ class SampleSeries:
     processes: tuple[ProcessSeries, ...] = ()
     host: tuple[HostSample, ...] = ()
     watched_pids: tuple[int, ...] = ()  # "yours": these and their children are not competitors
-    sampler_cpu_s: float | None = None  # CPU time the sampler thread itself used
+    sampler_cpu_s: float | None = None  # CPU time the sampler used: its thread, and its NVML child's requests
     nvml_reason: str = ""  # why no GPU was sampled at all
+    nvml_stopped: str = ""  # why the GPU readings ended before the window did (NVML hung or crashed at a tick)
     note: str = ""  # provenance of a recorded or generated series
 
     def gpu(self, index: int) -> GpuSeries | None:

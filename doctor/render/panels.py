@@ -229,4 +229,6 @@ def no_gpu_hint(report: Any) -> str:
     gpu = report.finding(CheckId.GPU_PRESENT)
     if report.source.recorded or report.plan.target_gpu or gpu is None or gpu.status is Status.PASS:
         return ""
+    if "nvml_stopped" in gpu.evidence:  # the GPU is here: its driver stopped answering while watch sampled it
+        return ""
     return "No GPU here: plan for a card with --target-gpu NAME (see --list-gpus), or try `v100-doctor demo`."

@@ -79,6 +79,8 @@ def render_series(series: SampleSeries, verbose: bool = False) -> list[str]:
              + (f" ({series.note})" if series.note else "")]
     if series.nvml_reason:
         lines.append(f"  no GPU readings: {series.nvml_reason}")
+    if series.nvml_stopped:
+        lines.append(f"  GPU readings ended early: {series.nvml_stopped}")
     for g in series.gpus:
         lines += gpu_lines(g, summarize_gpu(g))
         if verbose:

@@ -27,15 +27,17 @@ from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFaile
 from doctor.model.source import BundledExample, Origin, SavedFile
 from doctor.render.panels import GPU_READINGS as LIVE_READINGS
 from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line, no_gpu_hint, probe_view, story_cases, verdict_view
+from doctor.render.untrusted import visible
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
 from doctor.tui.commands import CheckCommands
 from doctor.tui.controls_dropped import with_controls_dropped
 from doctor.tui.detail import DetailPane
+from doctor.tui.full_text import FullTextScreen, section
 from doctor.tui.help_screen import HelpScreen
 from doctor.tui.keys import palette_actions
 from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
-from doctor.tui.probe_panel import ProbePanel
+from doctor.tui.probe_panel import ProbePanel, live_line, phase_line
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.verdict_panel import VerdictPanel
 
@@ -48,24 +50,26 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
 FIRST_FRAME_GRACE_S = 0.05
 QUIT_WAIT_S = 1.0  # at most this long for a check run to wind down after its torch child is stopped
 COMPACT_BELOW = (80, 24)  # a smaller terminal gets one pane: the selected check, the verdict's first line, the top fix
-COMPACT_KEYS = "? keys  jk move  ⏎ open  / filter  c copy fix  q quit"
+COMPACT_KEYS = "? keys  jk move  ⏎ open  v full  / filter  c copy  q quit"  # `?` lists the rest (s m p r t)
 
 
 class DoctorApp(App["Report | None"]):
     CSS_PATH = "app.tcss"
     TITLE = "v100-doctor"
     ESCAPE_TO_MINIMIZE = False  # escape is `back` (below): it also gives the list its focus again
+    ALLOW_IN_MAXIMIZED_VIEW = "Footer, #compact-keys"  # the full-screen details keep their key line at every size
     COMMANDS = App.COMMANDS | {CheckCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),  # ctrl+q (textual's own) comes here too
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),  # not an editor: ctrl+c quits, probe cancelled first
         Binding("question_mark,f1", "help", "Help", key_display="?"),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("v", "full_text", "Full"),  # the full text of every line cut with "…"
+        Binding("slash", "filter", "Find", key_display="/"),
         Binding("t", "story", "Story"),  # before the probe: in the demo it is the way back, and the footer is short
         Binding("p", "probe", "Probe"),
-        Binding("r", "rerun", "Rerun"),
-        Binding("s", "save_json", "Save"),
-        Binding("m", "save_markdown", "Md"),
+        Binding("r", "rerun", "Run"),  # again: "Rerun" would push the last key off 80 columns in the demo
+        Binding("s", "save_json", "Save", key_display="s/m"),  # s JSON, m Markdown: one hint, so 80 columns hold every key
+        Binding("m", "save_markdown", "Md", show=False),
         Binding("c", "copy_fix", "Copy"),
         Binding("escape", "back", "Back", show=False),
         Binding("j,down", "move(1)", "Move", show=False),  # the one-pane layout: the list is hidden, keys still move it
@@ -110,9 +114,7 @@ class DoctorApp(App["Report | None"]):
         with Horizontal(id="main"):
             yield Checklist(id="checklist")
             yield DetailPane(id="detail")
-        with Horizontal(id="probe-row"):
-            yield ProbePanel(id="probe")
-            yield VerdictPanel(id="verdict")
+        yield Horizontal(id="probe-row")  # its panels mount after the first frame (_probe_panels): it is hidden until a probe
         yield Static(id="compact-foot")
         yield Static(COMPACT_KEYS, id="compact-keys")
         yield Footer()
@@ -120,7 +122,6 @@ class DoctorApp(App["Report | None"]):
     def on_mount(self) -> None:
         self.checklist.border_title = "Checks"
         self.detail.border_title = "Details"
-        self.main_screen.query_one("#probe-row").display = False
         self.main_screen.query_one(Footer).compact = True  # every key hint of 80x24 fits (a reactive, not an argument, in textual 2)
         self.main_screen.query_one(Footer).show_command_palette = False  # ctrl+p is in help (?): the room goes to the keys
         # back on this screen with nothing focused (the one-pane layout's hidden list), textual would focus its first
@@ -151,6 +152,7 @@ class DoctorApp(App["Report | None"]):
         on the terminal (the imports and the gathering thread would otherwise hold the GIL against it)."""
         if self.report is None:
             self.set_timer(FIRST_FRAME_GRACE_S, self._start_checks)
+        self.call_after_refresh(self._probe_panels)  # hidden in the first frame: styled and mounted after it
 
     @property
     def main_screen(self):
@@ -248,9 +250,9 @@ class DoctorApp(App["Report | None"]):
         """The probe and verdict panels for a finished report (a replay's recorded probe, a story stage)."""
         probe = probe_view(report.probe) if report.probe is not None else None
         verdict = verdict_view(report.verdict) if report.verdict is not None else None
-        self.main_screen.query_one("#probe-row").display = probe is not None or verdict is not None
+        self.main_screen.query_one("#probe-row").set_class(probe is not None or verdict is not None, "-shown")
         self.probe_state = probe or ProbeView()
-        self.main_screen.query_one(ProbePanel).show(self.probe_state)
+        self._probe_panels()[0].show(self.probe_state)
         self._show_verdict(verdict)
 
     def _show_saved(self, report: Report) -> None:
@@ -316,7 +318,34 @@ class DoctorApp(App["Report | None"]):
                 self.detail.show(finding)
         self._paint_compact()
 
-    # ---- help, filter, palette ----------------------------------------------------------------
+    # ---- help, full text, filter, palette ---------------------------------------------------------
+    def action_full_text(self) -> None:
+        """`v`: every line of this screen that is cut with "…" (header, the check's line, probe, verdict), whole."""
+        if self.screen is not self.screen_stack[0]:
+            return
+        self.push_screen(FullTextScreen("Full text (escape closes)", self.full_text_parts()))
+
+    def full_text_parts(self) -> list:
+        parts: list = [section("Header", *self.banner.lines)]
+        hint = no_gpu_hint(self.report) if self.report is not None else ""
+        if hint:
+            parts.append(section("Hint", hint))
+        check_id = self.checklist.highlighted_id
+        finding = self.checklist.findings.get(check_id) if check_id else None
+        if finding is not None:
+            parts.append(section(f"Check: {self.checklist.symbol_of(finding.id)} {finding.id}", finding.title,
+                                 visible(finding.summary), f"Fix: {finding.fix}" if finding.fix else "",
+                                 *(c if c.startswith("#") else f"$ {c}" for c in finding.commands)))
+        elif check_id is not None:
+            parts.append(section(f"Check: {check_id}", self.checklist.title_of(check_id), "not finished yet"))
+        if self.main_screen.query_one("#probe-row").has_class("-shown"):
+            parts.append(section("Probe", phase_line(self.probe_state), live_line(self.probe_state)))
+        if self._verdict is not None:
+            panel = VerdictPanel(whole=True)
+            panel.view = self._verdict
+            parts += [section("Verdict", self._verdict.headline), panel]
+        return parts
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(story=bool(self.session.story)))
@@ -505,7 +534,7 @@ class DoctorApp(App["Report | None"]):
         self._probe_cancel.clear()
         self._show_probe_row()
         self.probe_state = apply_probe_event(ProbeView(), ProbePhase("start", "starting the probe process…"))
-        self.main_screen.query_one(ProbePanel).show(self.probe_state)
+        self._probe_panels()[0].show(self.probe_state)
         self._show_verdict(None)
         report, run_probe, poster, cancel = self.report, self.session.run_probe, Poster(self), self._probe_cancel
 
@@ -533,7 +562,7 @@ class DoctorApp(App["Report | None"]):
 
     def _on_probe_event(self, event: ProbeEvent) -> None:
         self.probe_state = apply_probe_event(self.probe_state, event)
-        self.main_screen.query_one(ProbePanel).show(self.probe_state)
+        self._probe_panels()[0].show(self.probe_state)
         if self.probe_state.state == "skipped":
             self._show_verdict(None)
 
@@ -550,18 +579,26 @@ class DoctorApp(App["Report | None"]):
                                        **{k: v for k in LIVE_READINGS if (v := getattr(live, k)) is not None})
         elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
             self.probe_state = replace(live, state=probe.state, error=probe.error)
-        self.main_screen.query_one(ProbePanel).show(self.probe_state)
+        self._probe_panels()[0].show(self.probe_state)
         self._show_verdict(verdict_view(report.verdict) if report.verdict is not None else None)
         self.banner.set_status(self._summary_text())
 
     def _show_probe_row(self) -> None:
-        self.main_screen.query_one("#probe-row").display = True
+        self.main_screen.query_one("#probe-row").add_class("-shown")  # a class, so the one-pane layout still hides it
+
+    def _probe_panels(self) -> tuple[ProbePanel, VerdictPanel]:
+        """The probe and verdict panels, mounted on first use or just after the first frame, which never shows them."""
+        row = self.main_screen.query_one("#probe-row")
+        if not row.children:
+            row.mount(ProbePanel(id="probe"), VerdictPanel(id="verdict"))
+        return row.query_one(ProbePanel), row.query_one(VerdictPanel)
 
     def _show_verdict(self, view: VerdictView | None) -> None:
         self._verdict = view
         skipped = view is None and self.probe_state.state == "skipped"
-        self.main_screen.query_one(VerdictPanel).display = not skipped  # the probe panel says once why nothing was measured
-        self.main_screen.query_one(VerdictPanel).show(view)
+        panel = self._probe_panels()[1]
+        panel.display = not skipped  # the probe panel says once why nothing was measured
+        panel.show(view)
         self._paint_compact()
 
     # ---- save -------------------------------------------------------------------------------

@@ -34,6 +34,11 @@ class Banner(Static):
         self.compact = compact
         self._paint()
 
+    @property
+    def lines(self) -> list[str]:
+        """Its three lines, uncut (the full-text view, `v`, shows them whole)."""
+        return [f"v100-doctor {__version__} · {self.source}", self.machine, self.status]
+
     def _paint(self) -> None:
-        middle = "" if self.compact else f"{self.machine}\n"
-        self.update(Text(f"v100-doctor {__version__} · {self.source}\n{middle}{self.status}"))
+        top, machine, status = self.lines
+        self.update(Text("\n".join([top, status] if self.compact else [top, machine, status])))

@@ -26,7 +26,7 @@ class Checklist(OptionList):
     """Check ids in run order; `mark_running` / `mark_finished` follow the engine's events; `set_filter` narrows it."""
 
     BINDINGS = [
-        Binding("j", "cursor_down", "Move", key_display="↑↓jk"),
+        Binding("j", "cursor_down", "Move", key_display="jk"),
         Binding("k", "cursor_up", "Up", show=False),
         Binding("enter", "select", "Open", key_display="⏎"),
     ]

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from doctor.tui.keys import MAIN_KEYS, STORY_KEYS
+from doctor.tui.keys import FULL_TEXT_KEYS, MAIN_KEYS, STORY_KEYS
 
 
 def keys_table(title: str, rows: tuple[tuple[str, str], ...]) -> Table:
@@ -35,6 +35,7 @@ class HelpScreen(ModalScreen[None]):
             if self.story:
                 yield Static(keys_table("Story view", STORY_KEYS))
             yield Static(keys_table("Checks and report", MAIN_KEYS))
+            yield Static(keys_table("Full text (v)", FULL_TEXT_KEYS))
             yield Static("Escape closes this help.", id="help-foot")
 
     def on_mount(self) -> None:

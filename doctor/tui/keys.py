@@ -7,6 +7,7 @@ from __future__ import annotations
 MAIN_KEYS: tuple[tuple[str, str], ...] = (
     ("↑ ↓  j k", "move between checks"),
     ("enter", "open the check's details full-screen"),
+    ("v", "the full text of every line the screen cuts with “…” (header, the check, probe, verdict); escape closes it"),
     ("escape", "back: full-screen details → list; filter → list; a demo report → the story"),
     ("/", "filter the checks by id or title (escape clears it)"),
     ("c", "copy the shown check's fix commands (OSC 52)"),
@@ -35,11 +36,30 @@ STORY_KEYS: tuple[tuple[str, str], ...] = (
     ("← →  h l", "move between the stages"),
     ("tab shift+tab", "the next / previous case (the V100 story, the H200 run)"),
     ("enter", "open the stage's full report (escape comes back)"),
+    ("j k ↓ ↑ pagedown pageup", "scroll the selected stage's card when it is cut short (“…”)"),
+    ("v", "the stage's card, the title and the cases, whole; escape closes it"),
     ("s", "save the stage's JSON report (redacted unless --no-redact)"),
     ("m", "save the stage's Markdown for an issue, and copy it"),
     ("c", "copy the stage's first fix commands (OSC 52)"),
     ("? F1", "this help"),
     ("q ctrl+c", "quit"),
+)
+
+
+PLAN_KEYS: tuple[tuple[str, str], ...] = (
+    ("↑ ↓  j k", "move between the options"),
+    ("enter", "show the option's commands (download, config, launch line)"),
+    ("s", "sort by the next column: speed, context, peak memory, download size, bits per weight"),
+    ("v", "the answers and the shown commands, whole; escape closes it"),
+    ("ctrl+p", "command palette"),
+    ("q escape", "quit"),
+)
+
+# the full-text view (`v`) on every screen
+FULL_TEXT_KEYS: tuple[tuple[str, str], ...] = (
+    ("j k ↓ ↑", "scroll a line"),
+    ("pagedown space pageup", "scroll a page"),
+    ("escape q v", "close it"),
 )
 
 

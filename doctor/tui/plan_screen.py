@@ -34,16 +34,24 @@ def commands_text(r: PlanRow) -> str:
     return "\n".join([head, *body, f"speed: {r.speed.source}"])
 
 
+class PlanTable(DataTable):
+    """The options; enter shows the row's commands (said in the footer, which DataTable's own binding hides)."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Commands", key_display="⏎"),
+                Binding("j", "cursor_down", "Move", key_display="jk"), Binding("k", "cursor_up", "Up", show=False)]
+
+
 class PlanApp(App):
-    """One screen: answers, table, the chosen row's commands."""
+    """One screen: answers (a line each, cut with "…"; `v` shows them whole), table, the chosen row's commands."""
 
     TITLE = "v100-doctor plan"
     CSS = """
-    #answers { height: auto; max-height: 8; padding: 0 1; }
-    DataTable { height: 1fr; }
-    #commands { height: auto; max-height: 14; border-top: solid $accent; padding: 0 1; }
+    #answers { height: auto; max-height: 8; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    DataTable { height: 1fr; min-height: 4; }
+    #commands { height: auto; max-height: 45%; border-top: solid $accent; padding: 0 1; }
     """
-    BINDINGS = [Binding("s", "sort", "sort"), Binding("q", "quit", "quit"), Binding("escape", "quit", "quit", show=False)]
+    BINDINGS = [Binding("s", "sort", "Sort"), Binding("v", "full_text", "Full"), Binding("q", "quit", "Quit"),
+                Binding("escape", "quit", "Quit", show=False)]
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters and the sanitiser: names and paths from the machine or a report are drawn, not obeyed."""
@@ -54,13 +62,14 @@ class PlanApp(App):
         self.plan = plan
         self.sort_index = 0
         self.rows: list[PlanRow] = sorted_rows(plan)
+        self.chosen: PlanRow | None = None  # the row whose commands are shown
 
     def compose(self) -> ComposeResult:
         answers = "\n".join(f"* {a.question}: {a.sentence}" for a in self.plan.answers)
         yield Static(f"{self.plan.model} ({self.plan.shape})\n{answers}", id="answers")
-        yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        yield PlanTable(id="table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="commands"):
-            yield Static("Enter: this row's commands   s: sort   q: quit", id="commands-text")
+            yield Static("Enter: this row's commands   s: sort   v: full text   q: quit", id="commands-text")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -83,5 +92,14 @@ class PlanApp(App):
         self.sub_title = f"sorted by {name}"
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        row = self.rows[int(str(event.row_key.value))]
+        self.chosen = row = self.rows[int(str(event.row_key.value))]
         self.query_one("#commands-text", Static).update(commands_text(row))
+
+    def action_full_text(self) -> None:
+        """v: the answers and the chosen row's commands, whole."""
+        from doctor.tui.full_text import FullTextScreen, section  # lazy: loads when first asked for
+
+        parts = [section(f"{self.plan.model} ({self.plan.shape})", *(f"* {a.question}: {a.sentence}" for a in self.plan.answers))]
+        if self.chosen is not None:
+            parts.append(section("Commands", commands_text(self.chosen)))
+        self.push_screen(FullTextScreen("Full text (escape closes)", parts))

@@ -14,7 +14,12 @@ PHASE_NAMES = {"build": "JIT build", "jit": "JIT build", "import": "import", "lo
 
 
 class ProbePanel(Vertical):
-    """Draws a ProbeView; `show(view)` is the only way in."""
+    """Draws a ProbeView; `show(view)` is the only way in (before it is mounted, the view waits for on_mount)."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.view = ProbeView()
+        self._drawn = False  # set in on_mount: its parts exist from then on
 
     def compose(self) -> ComposeResult:
         yield Static(id="probe-phase")
@@ -26,11 +31,14 @@ class ProbePanel(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "Probe"
-        self.show(ProbeView())
+        self._drawn = True
+        self.show(self.view)
 
     def show(self, view: ProbeView) -> None:
         self.view = view
-        self.query_one("#probe-phase", Static).update(Text(_phase_line(view)))
+        if not self._drawn:  # mounted after the first frame: on_mount draws it
+            return
+        self.query_one("#probe-phase", Static).update(Text(phase_line(view)))
         bar = self.query_one("#probe-progress", ProgressBar)
         bar.update(total=view.total, progress=view.done if view.total else 0)
         measuring = view.state not in ("skipped", "idle")  # no bar animates for a probe that cannot run
@@ -40,13 +48,13 @@ class ProbePanel(Vertical):
         shown = view.reported_tok_s if view.reported_tok_s is not None else (view.tok_s[-1] if view.tok_s else None)
         speed = f"{shown:.1f} tok/s" if shown is not None else ""
         self.query_one("#probe-speed", Static).update(speed)
-        self.query_one("#probe-live", Static).update(Text(_live_line(view)))
+        self.query_one("#probe-live", Static).update(Text(live_line(view)))
         self.set_class(view.state == "failed", "-failed")
         self.set_class(view.state == "skipped", "-skipped")
         self.border_title = "No probe" if view.state == "skipped" else "Probe"
 
 
-def _phase_line(view: ProbeView) -> str:
+def phase_line(view: ProbeView) -> str:
     if view.state == "idle":
         return "not run yet"
     if view.state == "failed":
@@ -61,7 +69,7 @@ def _phase_line(view: ProbeView) -> str:
     return f"{name}: {view.message}" if view.message else name
 
 
-def _live_line(view: ProbeView) -> str:
+def live_line(view: ProbeView) -> str:
     parts = []
     if view.mem_clock_mhz is not None:
         top = f"/{view.mem_clock_max_mhz:.0f}" if view.mem_clock_max_mhz else ""

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from doctor.render.panels import CaseView, StageView
@@ -22,19 +23,21 @@ COMPACT_BELOW = 80  # a narrower terminal shows one stage at a time
 HEADLINE_FROM = 30  # rows: the selected stage's verdict sentence under the cards (the full report has it anyway)
 
 
-class StageCard(Static):
-    """One stage; the selected one has the bright border."""
+class StageCard(Widget):
+    """One stage; the selected one has the bright border. Its lines scroll (j/k, PageUp/PageDown on the story): a card
+    cut short ends its last line in "…" (and its first, once scrolled), and `v` shows it whole."""
 
     def __init__(self, stage: StageView, number: int, of: int, **kw) -> None:
         super().__init__(**kw)
         self.stage, self.number, self.of = stage, number, of
+        self.top = 0  # the first line shown
 
     def on_mount(self) -> None:
         self.border_title = f"stage {self.number} of {self.of}" if self.of > 1 else "recorded run"
 
-    def render(self):
+    def paragraphs(self, width: int) -> list[Text]:
+        """The card's text, a paragraph per item, its bar drawn for `width` columns."""
         s = self.stage
-        width = max(self.content_size.width, 8)
         parts = []
         if s.measured_tok_s is not None and s.ceiling_tok_s:
             share = s.measured_tok_s / s.ceiling_tok_s
@@ -48,20 +51,68 @@ class StageCard(Static):
         if s.fix:
             parts.append(Text.assemble(("Fix → next: " if self.number < self.of else "Fix: ", "bold"), s.fix))
         parts.append(Text(s.setup, style="italic"))
-        return Group(*parts)
+        return parts
+
+    def content(self, width: int) -> list[Text]:
+        """The card's lines at this width, uncut."""
+        return [line for part in self.paragraphs(width) for line in part.wrap(self.app.console, max(width, 1))]
+
+    @property
+    def plain(self) -> str:
+        """The whole card, a line per paragraph (the full-text view wraps it to its own width)."""
+        return "\n".join(part.plain for part in self.paragraphs(24))
+
+    def scroll_lines(self, step: int) -> None:
+        """Move the shown window by `step` lines, within the card's text."""
+        lines = len(self.content(max(self.content_size.width, 8)))
+        self.top = max(0, min(self.top + step, lines - self.content_size.height))
+        self._say_more()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._say_more()
+
+    def _say_more(self) -> None:
+        self.border_subtitle = "j/k: more" if any(self.cut) else ""
+
+    @property
+    def cut(self) -> tuple[bool, bool]:
+        """(lines hidden above, lines hidden below)."""
+        lines = len(self.content(max(self.content_size.width, 8)))
+        return self.top > 0, self.top + self.content_size.height < lines
+
+    def render(self):
+        width, height = max(self.content_size.width, 8), max(self.content_size.height, 1)
+        lines = self.content(width)
+        self.top = max(0, min(self.top, len(lines) - height))
+        shown = [line.copy() for line in lines[self.top:self.top + height]]
+        above, below = self.top > 0, self.top + height < len(lines)
+        if shown and above:
+            shown[0] = Text("…") + shown[0]
+            shown[0].truncate(width)
+        if shown and below:
+            shown[-1].truncate(width - 1)
+            shown[-1].append("…")
+        return Group(*shown)
 
 
 class StoryScreen(Screen):
     """Cases as tabs along the top, the selected case's stages side by side below."""
 
     BINDINGS = [
-        Binding("left,h", "stage(-1)", "Stage", key_display="←→hl"),
+        Binding("question_mark,f1", "app.help", "Help", key_display="?"),  # first: below 80 columns the rest may not fit
+        Binding("left,h", "stage(-1)", "Stage", key_display="hl"),
         Binding("right,l", "stage(1)", "Next", show=False),
         Binding("tab", "case(1)", "Case", key_display="tab"),
         Binding("shift+tab", "case(-1)", "Previous case", show=False),
         Binding("enter", "open", "Open", key_display="⏎"),
-        Binding("s", "save('json')", "Save"),
-        Binding("m", "save('markdown')", "Md"),
+        Binding("v", "full_text", "Full"),
+        Binding("j,down", "scroll(1)", "More", key_display="jk"),
+        Binding("k,up", "scroll(-1)", "Up", show=False),
+        Binding("pagedown", "scroll_page(1)", "Page", show=False),
+        Binding("pageup", "scroll_page(-1)", "Page up", show=False),
+        Binding("s", "save('json')", "Save", key_display="s/m"),  # s JSON, m Markdown: one hint
+        Binding("m", "save('markdown')", "Md", show=False),
         Binding("c", "copy_fix", "Copy"),
         Binding("escape", "noop", "", show=False),  # the story is the demo's first screen: escape stays here
     ]
@@ -133,6 +184,31 @@ class StoryScreen(Screen):
         case, stage = self.case, self.stage
         self.app.pop_screen()
         self.app.open_stage(case, stage, name)
+
+    @property
+    def selected_card(self) -> StageCard | None:
+        cards = list(self.query(StageCard))
+        return cards[self.stage] if self.stage < len(cards) else None
+
+    def action_scroll(self, step: int) -> None:
+        """j/k: the selected card's lines, when it is cut short."""
+        if (card := self.selected_card) is not None:
+            card.scroll_lines(step)
+
+    def action_scroll_page(self, step: int) -> None:
+        if (card := self.selected_card) is not None:
+            card.scroll_lines(step * max(card.content_size.height - 1, 1))
+
+    def action_full_text(self) -> None:
+        """v: the selected stage's card, the story's title and the case tabs, whole."""
+        from doctor.tui.full_text import FullTextScreen, section  # lazy: loads when first asked for
+
+        stage = self.selected
+        card = self.selected_card
+        parts = [section("Cases", *(c.label for c in self.cases)),
+                 section(f"Stage {self.stage + 1} of {len(self.cases[self.case].stages)}: {stage.name}",
+                         card.plain if card is not None else "", stage.headline)]
+        self.app.push_screen(FullTextScreen("Full text (escape closes)", parts))
 
     def action_save(self, what: str) -> None:
         """s / m: the selected stage's report, as the full report's keys save it."""

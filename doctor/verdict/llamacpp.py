@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from checks.arithmetic.gguf_budget import GgufOption, decode_ceiling, gguf_budget
 from checks.knowledge.engine_efficiency import efficiency, family
 from checks.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, llama_cpp_path
-from doctor.model.engine_probe import LlamaCppProbe
+from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe
 from doctor.model.gguf import GgufShape, GgufWeights
 from doctor.model.ids import CauseId
+from doctor.verdict.engine_gap import EngineGap, engine_gap
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class LlamaCppVerdict:
     expected_efficiency: float | None = None  # llama.cpp's published or measured share on this architecture
     expected_source: str = ""
     causes: tuple[dict, ...] = field(default_factory=tuple)  # {"cause", "text", "source"}
+    engine_gap: EngineGap | None = None  # the other engines here: measured (--compare-engines) or estimated
 
 
 def _offload(probe: LlamaCppProbe) -> tuple[int, int] | None:
@@ -34,7 +36,8 @@ def _offload(probe: LlamaCppProbe) -> tuple[int, int] | None:
 
 
 def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, bandwidth_gbs: float, cc: str,
-              env: dict[str, str] | None = None, fp16_slow: bool = False) -> LlamaCppVerdict:
+              env: dict[str, str] | None = None, fp16_slow: bool = False,
+              measured: tuple[EngineMeasurement, ...] = ()) -> LlamaCppVerdict:
     if probe.outcome != "ok" or not probe.median_tok_s:
         what = {"died-silently": "llama.cpp died without an error of its own (not a slow engine)",
                 "timeout": "llama.cpp gave no result in time", "not-installed": "llama.cpp is not installed"}
@@ -70,7 +73,9 @@ def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, band
     causes.append({"cause": CauseId.UNEXPLAINED.value if eff < expected.low else "engine",
                    "text": f"llama.cpp itself: {eff:.0%} of the ceiling, {verdict} ({expected.low:.0%}-{expected.high:.0%}"
                            f"{'; ' + assumed if assumed else ''})", "source": expected.source})
+    gap = engine_gap("llama.cpp", probe.median_tok_s, family(cc, fp16_slow), ceiling, measured)
     return LlamaCppVerdict("ok", f"{probe.median_tok_s:g} tok/s = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "
                            f"({bandwidth_gbs:g} GB/s / {budget.read_gpu_bytes / 1e9:.2f} GB per token), {verdict}",
                            ceiling_tok_s=round(ceiling, 1), measured_tok_s=probe.median_tok_s, efficiency=round(eff, 3),
-                           expected_efficiency=expected.mid, expected_source=expected.source, causes=tuple(causes))
+                           expected_efficiency=expected.mid, expected_source=expected.source, causes=tuple(causes),
+                           engine_gap=gap)

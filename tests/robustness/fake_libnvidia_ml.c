@@ -7,6 +7,9 @@
  *   lostlater  one GPU lost after its name was read (MIG mode, the last reading of a snapshot, answers "lost")
  *   lostsampling  one GPU lost from the second utilisation reading of a process on (the snapshot child reads it
  *            once; watch's sampler reads it every tick)
+ *   hangsampling, crashsampling  likewise, but that reading never returns, or segfaults
+ *   FAKE_NVML_AFTER=N  the three *sampling modes misbehave from the (N+1)th utilisation reading on (default 1), so
+ *            a sampler that reads it once per tick gets N whole samples first
  *   escape   one GPU whose name holds terminal escapes (OSC 52, a screen clear)
  *   ok       one plain GPU
  * Every other NVML function is absent, which pynvml reports as "function not found". */
@@ -50,9 +53,15 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *name, unsigned n) {
 }
 typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
 static int utilization_calls;
+static int after(void) { const char *a = getenv("FAKE_NVML_AFTER"); return a ? atoi(a) : 1; }
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t *u) {
     (void)h;
-    if (is("lost") || (is("lostsampling") && ++utilization_calls > 1)) return 15;
+    if (is("lost")) return 15;
+    if ((is("lostsampling") || is("hangsampling") || is("crashsampling")) && ++utilization_calls > after()) {
+        if (is("hangsampling")) for (;;) pause();
+        if (is("crashsampling")) { volatile int *p = 0; *p = 1; raise(SIGSEGV); }
+        return 15;
+    }
     u->gpu = 50; u->memory = 20; return 0;
 }
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned *current, unsigned *pending) {

@@ -22,6 +22,33 @@ from doctor.model.serialize import LoadError, from_jsonable
 DEFAULT_TIMEOUT_S = 15.0  # nvmlInit without the persistence daemon takes ~1 s per GPU on an 8-GPU host
 OUTPUT_LIMIT = 4 << 20  # a snapshot of 64 GPUs is well under 1 MB; more is a lying library
 CHECK_DRIVER = "run `nvidia-smi` and look in `sudo dmesg` for Xid errors"
+# what a hang or a crash inside libnvidia-ml.so means, for the snapshot's child and the sampler's
+HANG_CAUSE = "a call into libnvidia-ml.so hangs: a GPU in a bad state or a driver fault"
+CRASH_CAUSE = "inside libnvidia-ml.so: a broken driver install, or a library that does not match the kernel module"
+
+
+def child_env() -> dict[str, str]:
+    """This environment, with this doctor's tree first on PYTHONPATH, for a child that runs `-m doctor...`."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[3])
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+def stopped_answering(samples: int, waited_s: float, interrupted: bool = False) -> str:
+    """Why a sampling window's NVML readings end early: the child's call did not come back."""
+    waited = f"no answer for {waited_s:.1f} s when the run was interrupted" if interrupted else \
+        f"no answer within {waited_s:g} s"
+    return f"NVML stopped answering after {samples} samples: {waited} ({HANG_CAUSE})"
+
+
+def crashed_after(samples: int, returncode: int) -> str:
+    """Why a sampling window's NVML readings end early: the child died inside NVML (or exited without its answer)."""
+    if returncode == -signal.SIGKILL:  # sent from outside (the out-of-memory killer, a user): not NVML's doing
+        return f"the NVML sampler was killed (SIGKILL) after {samples} samples"
+    if returncode < 0:
+        return f"NVML crashed after {samples} samples ({signal_name(-returncode)} {CRASH_CAUSE})"
+    return f"the NVML sampler exited with status {returncode} after {samples} samples, without its answer"
 
 
 class NvmlChild:
@@ -29,9 +56,7 @@ class NvmlChild:
 
     def __init__(self, timeout_s: float = DEFAULT_TIMEOUT_S):
         self.timeout_s = timeout_s
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[3])
-        env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env = child_env()
         with interrupts_held():  # a signal during the start waits until the child is registered for stop_all()
             self.proc = spawn([sys.executable, "-m", "doctor.facts.nvml.child"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
@@ -42,8 +67,7 @@ class NvmlChild:
             out, _ = self.proc.communicate(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
             stop(self.proc)
-            return unavailable(f"NVML did not answer within {self.timeout_s:g} s (a call into libnvidia-ml.so "
-                               f"hangs: a GPU in a bad state or a driver fault); fix: {CHECK_DRIVER}; "
+            return unavailable(f"NVML did not answer within {self.timeout_s:g} s ({HANG_CAUSE}); fix: {CHECK_DRIVER}; "
                                "a GPU reset or a reboot usually clears it")
         reap(self.proc)
         return parse(out[-OUTPUT_LIMIT:], self.proc.returncode)
@@ -52,9 +76,8 @@ class NvmlChild:
 def parse(out: bytes, returncode: int) -> NvmlFacts:
     """NvmlFacts from the child's stdout and exit status."""
     if returncode < 0:
-        name = _signal_name(-returncode)
-        return unavailable(f"NVML crashed the process reading it ({name} inside libnvidia-ml.so: a broken driver "
-                           "install, or a library that does not match the kernel module); fix: reinstall the NVIDIA "
+        name = signal_name(-returncode)
+        return unavailable(f"NVML crashed the process reading it ({name} {CRASH_CAUSE}); fix: reinstall the NVIDIA "
                            f"driver or reboot after a driver update; {CHECK_DRIVER}")
     for line in reversed(out.splitlines()):
         if line.startswith(MARKER.encode()):
@@ -72,7 +95,7 @@ def unavailable(reason: str) -> NvmlFacts:
     return NvmlFacts(available=False, reason=reason)
 
 
-def _signal_name(signum: int) -> str:
+def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
     except ValueError:

@@ -7,21 +7,27 @@
 The rate is clamped to MIN_HZ..MAX_HZ so a caller cannot turn the doctor into a load of its own,
 and a tick that overruns its period is not made up with a burst. The thread never raises: NVML
 and psutil failures end up as reasons in the series.
+
+NVML is read in one long-lived child (child_gpus.py, nvml_child.py), each answer awaited at most
+`nvml_timeout_s`: a hang or a crash inside libnvidia-ml.so at any tick ends the GPU readings with the
+reason in `nvml_failure` (the series' `nvml_stopped`), keeps the samples so far, and never holds up the
+caller or a signal. Host readings (psutil) stay in this process.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
-from doctor.facts.nvml.session import NvmlSession
-from doctor.facts.sampling.counters import CounterSnapshot, read_counters, window_counters
-from doctor.facts.sampling.gpu_reader import GpuReader
+from doctor.facts.nvml.isolated import DEFAULT_TIMEOUT_S
+from doctor.facts.sampling.child_gpus import ChildGpus
 from doctor.facts.sampling.host_reader import HostReader
-from doctor.model.samples import GpuSample, GpuSeries, HostSample, SampleSeries
+from doctor.facts.sampling.local_gpus import GpuEnd, LocalGpus
+from doctor.model.samples import GpuSample, HostSample, SampleSeries
 
 MIN_HZ, MAX_HZ = 0.2, 10.0
 DEFAULT_HZ = 5.0
@@ -34,27 +40,30 @@ def clamp_hz(hz: float) -> float:
 class Sampler:
     def __init__(self, gpu_indices: Iterable[int], pids: Iterable[int] | None = None, hz: float = DEFAULT_HZ, *,
                  nvml_module: Any = None, psutil_module: Any = None, clock: Callable[[], float] = time.monotonic,
-                 nvml_refused: str = ""):
-        """`nvml_refused`: why NVML must not be opened in this process (the snapshot's child found it hanging,
-        crashing or absent: doctor/facts/nvml/isolated.py); the series then carries that reason."""
+                 nvml_refused: str = "", nvml_timeout_s: float = DEFAULT_TIMEOUT_S, isolated: bool | None = None):
+        """`nvml_refused`: why NVML must not be opened at all (the snapshot's child found it hanging, crashing or
+        absent: doctor/facts/nvml/isolated.py); the series then carries that reason. `isolated`: read NVML in the
+        sampler's child (the default) or in this process (the default with an injected `nvml_module`, which
+        cannot cross a process boundary; False also measures what the child costs)."""
         self.gpu_indices = tuple(gpu_indices)
         self.pids = tuple(pids or ())
         self.hz = clamp_hz(hz)
-        self._nvml = NvmlSession(nvml_module)
+        if isolated is None:
+            isolated = nvml_module is None and os.name == "posix"
+        self._gpus: LocalGpus | ChildGpus = (ChildGpus(self.gpu_indices, nvml_timeout_s) if isolated
+                                             else LocalGpus(self.gpu_indices, nvml_module))
+        self._timeout_s = nvml_timeout_s
         self._psutil_module = psutil_module
         self._clock = clock
         self._t0 = 0.0
         self._started_at = ""
         self._nvml_reason = ""
         self._nvml_refused = nvml_refused
-        self._readers: list[GpuReader] = []
-        self._counters_start: dict[int, CounterSnapshot] = {}
         self._samples: dict[int, list[GpuSample]] = {}
         self._host_samples: list[HostSample] = []
         self._host: HostReader | None = None
         self._seen_pids: set[int] = set()
         self._family: set[int] = set(self.pids)
-        self._statics: dict[int, GpuSeries] = {}
         self._ticks = 0
         self._host_every = max(1, round(self.hz))
         self._stop = threading.Event()
@@ -64,30 +73,30 @@ class Sampler:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self, background: bool = True) -> "Sampler":
-        """Open NVML, read the limits and counters, take the first sample, start the thread."""
+        """Open NVML (in the child: at most the deadline), read the limits and counters, start the thread."""
         self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self._t0 = self._clock()
-        self._open_nvml()
         self._host = HostReader(self.pids, self._psutil_module)
         self._family = self._host.family()  # children that exit before stop() still count as yours
-        for r in self._readers:
-            self._samples[r.index] = []
-            if r.ok:
-                self._counters_start[r.index] = read_counters(r.device, 0.0)
+        self._open_nvml()
         if background:
             self._thread = threading.Thread(target=self._run, name="v100-doctor-sampler", daemon=True)
             self._thread.start()
         return self
 
-    def stop(self) -> SampleSeries:
-        """Stop the thread, read the counters again, close NVML; returns the series (idempotent)."""
+    def stop(self, wait_s: float | None = None) -> SampleSeries:
+        """Stop the thread, read the counters again, close NVML; returns the series (idempotent).
+        `wait_s`: wait at most this long for NVML (an interrupt: a hung call must not hold the run up);
+        by default a call gets the whole deadline."""
         if self._series is not None:
             return self._series
+        if wait_s is not None:
+            self._gpus.hurry(wait_s)
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=5.0)
+            self._thread.join(timeout=(self._timeout_s if wait_s is None else wait_s) + 1.0)
         self._series = self._build()
-        self._nvml.close()
+        self._gpus.close()
         return self._series
 
     def __enter__(self) -> "Sampler":
@@ -111,15 +120,27 @@ class Sampler:
         asked = [w for w in h.watched if w.parent is None] if h else []
         return bool(asked) and all(w.exited_at_s is not None or w.proc is None for w in asked)
 
+    @property
+    def nvml_child_cpu_s(self) -> float | None:
+        """CPU time the NVML child reported for answering, from `open` to `end` (its start-up not counted);
+        None in-process, or when it ended without answering `end`."""
+        return self._gpus.cpu_s
+
+    @property
+    def nvml_failure(self) -> str:
+        """Why the GPU readings ended before the window did ("NVML stopped answering after K samples: ...",
+        "NVML crashed after K samples (...)"); "" while they go on."""
+        return self._gpus.failure
+
     # -- sampling ----------------------------------------------------------------------------
     def tick(self) -> None:
         """One round of readings; the thread calls this, tests and benchmarks may call it directly."""
         t = self._clock() - self._t0
-        for r in self._readers:
-            s = r.sample(t)
-            self._samples[r.index].append(s)
-            if s.processes:
-                self._seen_pids.update(p.pid for p in s.processes)
+        if self._gpus.statics and not self._gpus.failure:
+            for index, s in self._gpus.tick(t).items():
+                self._samples[index].append(s)
+                if s.processes:
+                    self._seen_pids.update(p.pid for p in s.processes)
         if self._host is not None:
             self._host.sample(t)
             if self._ticks % self._host_every == 0:  # swap and RAM change slowly: about once a second
@@ -149,33 +170,29 @@ class Sampler:
         if self._nvml_refused:
             self._nvml_reason = self._nvml_refused
             return
-        if not self._nvml.open():
-            self._nvml_reason = self._nvml.reason
-            return
-        self._readers = [GpuReader(self._nvml.device(i)) for i in self.gpu_indices]
-        self._statics = {r.index: r.static() for r in self._readers}
+        self._nvml_reason = self._gpus.open(self._clock() - self._t0)
+        self._samples = {index: [] for index in self._gpus.statics}
 
     def _build(self) -> SampleSeries:
         t_end = self._clock() - self._t0
-        gpus = []
+        gpus = self._gpus
+        busy = self._thread is not None and self._thread.is_alive()  # still in a call: the pipe is not ours to use
+        ends = gpus.finish(t_end) if gpus.statics and not gpus.failure and not busy else {}
         family = self._family | (self._host.family() if self._host else set())
-        for r in self._readers:
-            counters = None
-            if r.index in self._counters_start:
-                m = r.pcie
-                pcie = (m.total_rx, m.total_tx, m.counted_s) if m.counted_s > 0 else None
-                counters = window_counters(self._counters_start[r.index], read_counters(r.device, t_end), pcie)
-            static = self._statics[r.index]
-            names = {str(pid): name for pid in sorted(self._seen_pids)
-                     if (name := self._host.name_of(pid) if self._host else None)}
-            gpus.append(replace(static, samples=tuple(self._samples[r.index]), counters=counters, pcie_source=r.pcie.source,
-                                process_names=names, unavailable={**static.unavailable, **r.unavailable}))
+        names = {str(pid): name for pid in sorted(self._seen_pids)
+                 if (name := self._host.name_of(pid) if self._host else None)}
+        series = []
+        for index, static in gpus.statics.items():
+            end = ends.get(index) or GpuEnd(None, gpus.pcie_source(index), gpus.unavailable(index))
+            series.append(replace(static, samples=tuple(self._samples[index]), counters=end.counters,
+                                  pcie_source=end.pcie_source, process_names=names, unavailable=end.unavailable))
+        cpu = None if self._thread_cpu_s is None else self._thread_cpu_s + (gpus.cpu_s or 0.0)
         return SampleSeries(
-            started_at=self._started_at, duration_s=round(t_end, 3), hz=self.hz, gpus=tuple(gpus),
+            started_at=self._started_at, duration_s=round(t_end, 3), hz=self.hz, gpus=tuple(series),
             processes=tuple(w.series() for w in (self._host.watched if self._host else [])),
             host=tuple(self._host_samples), watched_pids=tuple(sorted(family)),
-            sampler_cpu_s=round(self._thread_cpu_s, 4) if self._thread_cpu_s is not None else None,
-            nvml_reason=self._nvml_reason,
+            sampler_cpu_s=round(cpu, 4) if cpu is not None else None,
+            nvml_reason=self._nvml_reason, nvml_stopped=gpus.failure,
         )
 
 

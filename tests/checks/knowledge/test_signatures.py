@@ -365,6 +365,20 @@ CASES = [
      "device=\"NVIDIA RTX A6000\" cc=860 archs=\"[750 890 1000 1200]\"", {"cc": 860, "archs": "750 890 1000 1200"}),
     ("ollama-no-gpu-library", "https://github.com/ollama/ollama/issues/10833",
      "time=2025-08-04T20:51:03.466+10:00 level=DEBUG source=server.go:291 msg=\"compatible gpu libraries\" compatible=[]", {}),
+    ("ollama-skipping-cuda-device", "https://github.com/ollama/ollama/issues/17766",  # one line since 0.30 (Pascal)
+     "level=INFO source=llama_server.go:299 msg=\"skipping CUDA device — compute capability not in compiled architectures\" "
+     "device=\"Quadro P4000\" cc=610 archs=\"[750 800 860 870 890 900 1000 1030 1100 1200 1210]\" "
+     "libDirs=\"[/usr/local/lib/ollama /usr/local/lib/ollama/cuda_v13]\"",
+     {"cc": 610, "archs": "750 800 860 870 890 900 1000 1030 1100 1200 1210", "runner": "cuda_v13"}),
+    ("ollama-cuda-driver-unloadable", "https://github.com/ollama/ollama/issues/6626",
+     "time=2024-09-04T14:28:41.837+08:00 level=INFO source=gpu.go:568 msg=\"unable to load cuda driver library\" "
+     "library=/usr/lib64/libcuda.so.460.106.00 error=\"symbol lookup for cuCtxCreate_", {"library": "/usr/lib64/libcuda.so.460.106.00"}),
+    ("ollama-inference-on-cpu", "https://github.com/ollama/ollama/issues/9496",
+     "time=2025-03-05T11:57:30.901+10:00 level=INFO source=types.go:130 msg=\"inference compute\" id=0 library=cpu "
+     "variant=\"\" compute=\"\" driver=0.0 name=\"\" total=\"31.9 GiB\" available=\"26.4 GiB\"", {"host_memory": "31.9 GiB"}),
+    ("ollama-inference-on-cpu", "https://github.com/ollama/ollama/issues/16970",
+     "time=2026-06-30T15:57:39.302+08:00 level=INFO source=types.go:50 msg=\"inference compute\" id=cpu library=cpu "
+     "compute=\"\" name=cpu description=cpu libdirs=ollama driver=\"\" pci_id=\"\" type=\"\" total=\"15.8 GiB\"", {}),
 ]
 
 
@@ -408,6 +422,9 @@ def test_every_probe_kind_has_a_row():
     "train.py: error: unrecognized arguments: --queries-offline 20",  # a wrong flag, not a split path
     "INFO:     Loading model: /home/derp/exl2-models/llama-3-8B-iterative-DPO-final-exl2",
     " ** Position   128 + 128 tokens:   20.3362 t/s",  # a V100's healthy EXL2 speed, not a crawl
+    # Ollama using the card (its test's cuda1 case): library=cuda, not cpu
+    "time=2025-07-01T19:33:43.162Z level=INFO source=types.go:130 msg=\"inference compute\" "
+    "id=GPU-452cac9f-6960-839c-4fb3-0cec83699196 library=cuda variant=v12 compute=6.1 driver=12.7 name=\"NVIDIA GeForce GT 1030\"",
 ])
 def test_lookalike_lines_do_not_match(text):
     assert scan_text(text).matches == ()

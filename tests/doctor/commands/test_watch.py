@@ -24,12 +24,20 @@ class FakeSampler:
 
     exit_after_s: float | None = None
     interrupt: bool = False
+    nvml_stops_after_s: float | None = None  # NVML hangs then: the real sampler's nvml_failure says so
+    STOPPED = "NVML stopped answering after 2 samples: no answer within 15 s (a call into libnvidia-ml.so hangs)"
 
-    def __init__(self, gpu_indices, pids=None, hz=5.0, nvml_refused=""):
+    def __init__(self, gpu_indices, pids=None, hz=5.0, nvml_refused="", nvml_timeout_s=15.0):
         self.pids, self.hz, self.t0 = tuple(pids or ()), hz, time.monotonic()
+        self.stop_wait_s = "not stopped"
 
     def start(self):
         return self
+
+    @property
+    def nvml_failure(self):
+        stops = self.nvml_stops_after_s
+        return self.STOPPED if stops is not None and self.elapsed_s > stops else ""
 
     @property
     def elapsed_s(self):
@@ -43,18 +51,19 @@ class FakeSampler:
             raise KeyboardInterrupt  # as if the user pressed Ctrl-C while watch waits
         return self.exit_after_s is not None and self.elapsed_s > self.exit_after_s
 
-    def stop(self):
-        n = max(1, int(self.elapsed_s * 5))
+    def stop(self, wait_s=None):
+        type(self).stop_wait_s = wait_s
+        n = 2 if self.nvml_failure else max(1, int(self.elapsed_s * 5))
         g = HEALTHY.samples.gpus[0]
         return replace(HEALTHY.samples, duration_s=round(self.elapsed_s, 2), watched_pids=self.pids,
-                       gpus=(replace(g, samples=g.samples[:n]),))
+                       gpus=(replace(g, samples=g.samples[:n]),), nvml_stopped=self.nvml_failure)
 
 
 @pytest.fixture
 def fake_machine(monkeypatch):
     monkeypatch.setattr("doctor.facts.sampling.sampler.Sampler", FakeSampler)
     monkeypatch.setattr("doctor.run.pipeline.gather", lambda plan, options=None: replace(HEALTHY, samples=None))
-    FakeSampler.exit_after_s, FakeSampler.interrupt = None, False
+    FakeSampler.exit_after_s, FakeSampler.interrupt, FakeSampler.nvml_stops_after_s = None, False, None
     return FakeSampler
 
 
@@ -120,6 +129,21 @@ def test_ctrl_c_reports_what_was_sampled(capsys, child, fake_machine):
     out, err = capsys.readouterr()
     assert code == 130 and "interrupted after" in err
     assert "[✓] thermal: No throttling under load" in out and "Sampled" in out
+    assert fake_machine.stop_wait_s is not None and fake_machine.stop_wait_s < 1  # a hung NVML call waits no more
+
+
+def test_nvml_stopping_mid_window_ends_watch_with_a_failed_gpu_present(capsys, fake_machine):
+    """The sampler's NVML child stopped answering: watch ends at once (not after --seconds), exit 2, reason named."""
+    fake_machine.nvml_stops_after_s = 0.3
+    t0 = time.monotonic()
+    code = main(["watch", "--seconds", "20", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and time.monotonic() - t0 < 5
+    assert "NVML stopped answering after 2 samples" in err and "the window ended after" in err
+    doc = json.loads(out)
+    present = next(f for f in doc["findings"] if f["id"] == "gpu-present")
+    assert present["status"] == "fail" and FakeSampler.STOPPED in present["summary"] and "Xid" in present["fix"]
+    assert len(doc["facts"]["samples"]["gpus"][0]["samples"]) == 2 and doc["errors"][0].startswith(FakeSampler.STOPPED)
 
 
 def test_watch_report_has_findings_samples_and_the_launch_config(tmp_path, capsys, child, fake_machine):

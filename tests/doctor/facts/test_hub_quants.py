@@ -7,6 +7,7 @@ import json
 
 import pytest
 from conftest import ROOT
+from gguf_support import write_gguf
 from hub_support import cache_with
 from plan_hub_support import plan_hub
 
@@ -103,3 +104,24 @@ def test_a_local_folder_plans_its_own_version():
 def test_not_a_model():
     with pytest.raises(UsageError, match="neither a local folder"):
         discover("no such thing here")
+
+
+def test_a_gguf_file_plans_its_own_version_from_the_header(tmp_path):
+    """A .gguf on disk (downloaded, or the device runs' synthetic ones): shape and version from its header alone."""
+    path = write_gguf(tmp_path / "synth.gguf", layers=4, hidden=512, ff=1536, vocab=4096, heads=8, kv_heads=2,
+                      head_dim=64)
+    found = discover(str(path))
+    (own,) = found.candidates
+    assert (own.fmt, own.label, own.gguf_type, own.found, own.filename) == ("gguf", "GGUF Q4_K_M", "Q4_K_M", "local",
+                                                                           str(path))
+    assert own.download_bytes and own.download_bytes > path.stat().st_size  # the tensors' bytes, not the header's
+    c = found.config
+    assert (c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_key_value_heads,
+            c.head_dim, c.vocab_size, c.max_position_embeddings) == (4, 512, 1536, 8, 2, 64, 4096, 32768)
+
+
+def test_a_damaged_gguf_is_one_line(tmp_path):
+    path = tmp_path / "cut.gguf"
+    path.write_bytes(write_gguf(tmp_path / "whole.gguf").read_bytes()[:200])
+    with pytest.raises(UsageError, match="cut.gguf: the GGUF header (lies|ends early)"):
+        discover(str(path))

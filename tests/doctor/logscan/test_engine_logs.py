@@ -31,8 +31,26 @@ ERRORS = {
     "ptx-unsupported-toolchain.log": ("ptx-unsupported-toolchain", "cuda-pairing", {}),
     "xid-79-journal.log": ("gpu-fallen-off-bus", "gpu-present", {"xid": 79, "pci": "PCI:0000:3b:00"}),
     "nvidia-smi-device-handle.log": ("nvidia-smi-device-handle-unknown", "gpu-present", {"nvml_error": "Unknown Error"}),
+    # llama.cpp and Ollama (issue 27): the numbers each fix needs, never a torch fix
+    "llama-server-v100-partial-offload.log": ("llama-partial-offload", "engine-launch", {"gpu_layers": 48, "layers": 65}),
+    "llama-server-v100-cuda-oom.log": ("ggml-cuda-alloc-oom", "gguf-budget", {"size_mib": 8192.0, "device": 0}),
+    "ollama-v100-no-cuda-arch-700.log": ("ggml-no-cuda-arch", "engine-build", {"arch": 700}),
+    "ollama-library-cpu.log": ("ollama-inference-on-cpu", "engine", {"host_memory": "62.7 GiB"}),
+    "ollama-p40-cuda-v13-skipped.log": ("ollama-skipping-cuda-device", "engine",
+                                        {"cc": 610, "archs": "750 800 860 870 890 900 1000 1030 1100 1200 1210",
+                                         "runner": "cuda_v13"}),
 }
-HEALTHY = ("tabbyapi-v100-healthy.log", "vllm-v100-healthy.log", "textgen-webui-v100-healthy.log")
+# every finding a whole llama.cpp/Ollama log gives (no more, no fewer)
+ENGINE_FINDINGS = {
+    "llama-server-v100-partial-offload.log": {"llama-partial-offload"},
+    "llama-server-v100-cuda-oom.log": {"ggml-cuda-alloc-oom", "ggml-buffer-alloc-failed"},
+    "ollama-v100-no-cuda-arch-700.log": {"ggml-no-cuda-arch"},
+    "ollama-library-cpu.log": {"ollama-cuda-driver-unloadable", "ollama-inference-on-cpu"},
+    "ollama-p40-cuda-v13-skipped.log": {"ollama-skipping-cuda-device", "ollama-inference-on-cpu"},
+    "llama-server-v100-healthy.log": set(),
+}
+HEALTHY = ("tabbyapi-v100-healthy.log", "vllm-v100-healthy.log", "textgen-webui-v100-healthy.log",
+           "llama-server-v100-healthy.log")
 
 
 def scan(name: str):
@@ -140,3 +158,16 @@ def test_a_flash_attn_abi_error_is_never_ruled_out_by_a_passing_check():
 def test_the_cuda_malloc_async_fix_names_the_allocator_setting():
     match = next(m for m in scan("tabbyapi-cuda-malloc-async-oom-docker.log").matches if m.signature == "cuda-malloc-async-oom")
     assert "cuda_malloc_async: false" in match.fix and "backend:cudaMallocAsync" in match.fix
+
+
+@pytest.mark.parametrize("log", sorted(ENGINE_FINDINGS))
+def test_llama_cpp_and_ollama_logs_give_exactly_their_findings_and_no_torch_fix(log):
+    matches = scan(log).matches
+    assert {m.signature for m in matches} == ENGINE_FINDINGS[log]
+    for m in matches:
+        assert "torch" not in m.fix.lower() and "pip install" not in m.fix.lower(), (m.signature, m.fix)
+
+
+def test_the_buffer_that_did_not_fit_is_named_in_bytes_too():
+    found = {m.signature: m for m in scan("llama-server-v100-cuda-oom.log").matches}
+    assert found["ggml-buffer-alloc-failed"].numbers == {"buffer": "CUDA0", "bytes": 8 * 1024 ** 3}

@@ -49,13 +49,15 @@ TRICKY = [
     b"max_seq_len: 4096 error\nmax_seq_len: 8192 error\n" + b"RuntimeError: caf\xe9 failed 1\n" * 3 + b"RuntimeError: caf\xe9 failed 2\n",
     # more distinct kinds than the groups keep
     b"".join(b"RuntimeError: failure kind '%d' %s\n" % (i, b"x" * (i % 7)) + b"ValueError error %d\n" % i for i in range(900)) * 2,
+    # a backreference: two equal numbers are a full offload, two different ones a partial one (llama-partial-offload)
+    b"load_tensors: offloaded 65/65 layers to GPU\nload_tensors: offloaded 48/65 layers to GPU\n" * 2,
     # the benchmark's dense log: every line distinct by its numbers
     b"".join(b"RuntimeError: step %d failed at token %d: tensor size mismatch %d != %d\n" % (i, i * 7, i % 977, i % 991)
              for i in range(5000)),
 ]
 
 
-IDS = ["digits", "context", "wrapped", "hints-bytes", "caps", "dense"]
+IDS = ["digits", "context", "wrapped", "hints-bytes", "caps", "backreference", "dense"]
 
 
 @pytest.mark.parametrize("data", TRICKY, ids=IDS)
@@ -96,8 +98,7 @@ def test_whole_blocks_replayed_at_once_scan_the_same(data, monkeypatch):
     assert fast["stats"]["lines"] == data.count(b"\n")
 
 
-
-@pytest.mark.parametrize("data,whole", [(TRICKY[5], True), (TRICKY[4], True), (TRICKY[0], True), (TRICKY[1], True),
+@pytest.mark.parametrize("data,whole", [(TRICKY[-1], True), (TRICKY[4], True), (TRICKY[0], True), (TRICKY[1], True),
                                         (REPEATED, True), (DISTINCT, False)],
                          ids=["dense", "caps", "digits", "context", "pastes-shifted", "distinct"])
 def test_which_blocks_are_replayed_whole(data, whole, monkeypatch):
@@ -114,3 +115,10 @@ def test_which_blocks_are_replayed_whole(data, whole, monkeypatch):
     Scanner().scan(open_log("-", stdin=io.BytesIO(data * max(1, 300_000 // len(data)))))
     assert tries
     assert (sum(read is not None and read * 10 < lines for read, lines in tries) > len(tries) // 2) is whole
+
+
+def test_a_partial_offload_after_a_full_one_is_found():
+    """Remembered under blanked digits, "offloaded 65/65" (no match) once hid the "48/65" after it."""
+    data = b"load_tensors: offloaded 65/65 layers to GPU\nload_tensors: offloaded 48/65 layers to GPU\n"
+    fast, _ = scans(data)
+    assert [m["signature"] for m in fast["matches"]] == ["llama-partial-offload"]

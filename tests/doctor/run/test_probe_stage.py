@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 
 from conftest import MACHINES, ROOT, run_cli
+from model_support import MODELS
 
 from doctor.facts.replay import load_document
 from doctor.model.findings import Finding, Status
@@ -72,9 +73,8 @@ def test_a_failed_probe_replaces_the_prediction_of_its_check():
     assert folded.verdict is None and folded.probe.status == "failed"
 
 
-def test_the_default_run_says_why_the_probe_did_not_run(tmp_path):
-    model = tmp_path / "model"
-    model.mkdir()
+def test_the_default_run_says_why_the_probe_did_not_run():
+    model = MODELS / "tiny-exl2"  # a model: a directory that names none stops at once (tests/doctor/cli/test_not_a_model.py)
     proc = run_cli("--model", str(model), "--json", "--no-tui")
     doc = json.loads(proc.stdout)
     probe = next(f for f in doc["findings"] if f["id"] == "probe")

@@ -89,8 +89,8 @@ def test_keys_move_and_enter_opens_the_detail_escape_closes_it():
     assert seen == ["gpu-present", ("compute-capability", "compute-capability"), ("cuda-pairing", "cuda-pairing"),
                     ("compute-capability", "compute-capability"), ("gpu-present", "gpu-present"),
                     ("compute-capability", "compute-capability")]
-    assert opened[:2] == (True, True) and "Esc" in opened[2] and "↑↓jk" not in opened[2]
-    assert back[:2] == (None, True) and "↑↓jk" in back[2]  # escape gives the list its focus and keys back
+    assert opened[:2] == (True, True) and "Esc" in opened[2] and "jk Move" not in opened[2]
+    assert back[:2] == (None, True) and "jk Move" in back[2]  # escape gives the list its focus and keys back
     assert after == "cuda-pairing"
 
 

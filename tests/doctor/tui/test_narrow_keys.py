@@ -123,6 +123,6 @@ def test_the_footer_shows_every_key_of_the_screen(size):
         return footer_hints(app)
 
     hints = run_app(DoctorApp(fixture_session(HEALTHY)), main_screen, size=size)
-    assert {"⏎ Open", "↑↓jk Move", "q Quit", "? Help", "/ Filter", "p Probe", "r Rerun", "s Save", "m Md", "c Copy"} <= set(hints), hints
+    assert {"⏎ Open", "jk Move", "q Quit", "? Help", "v Full", "/ Find", "p Probe", "r Run", "s/m Save", "c Copy"} <= set(hints), hints
     hints = run_app(DoctorApp(story_session()), story, size=size)
-    assert {"tab Case", "←→hl Stage", "⏎ Open", "s Save", "m Md", "c Copy", "q Quit", "? Help"} <= set(hints), hints
+    assert {"tab Case", "hl Stage", "⏎ Open", "v Full", "jk More", "s/m Save", "c Copy", "q Quit", "? Help"} <= set(hints), hints

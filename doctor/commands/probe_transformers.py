@@ -1,0 +1,123 @@
+"""`v100-doctor probe --engine transformers`: the Transformers probe (bitsandbytes NF4 when installed) and its verdict.
+
+On a Transformers model directory (--model DIR) or, with --synthetic, a random-weight model of the reference story's
+27B layer shape with --synthetic-layers layers (default 8). With --compare-engines the other installed engines run on
+the same shape in their own formats (llama.cpp: a Q4_K_M GGUF; ExLlamaV2: 4-bit GPTQ), and the verdict's engine gap
+says "measured" with both figures; an engine not installed stays an estimate with its source.
+Exit: 0 measured, 2 the engine died, failed or timed out, 3 Transformers (with torch) is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+
+from checks.knowledge.engine_efficiency import family
+from checks.knowledge.gpus import GpuSpec, spec_for_name
+from doctor.facts.nvml import gather_nvml
+from doctor.model.engine_probe import EngineMeasurement
+from doctor.model.exitcodes import ExitCode
+from doctor.model.ids import Engine
+from doctor.model.model_dir import ModelFacts
+from doctor.model.plan import Plan
+from doctor.model.serialize import to_jsonable
+from doctor.model.unknown import known
+from doctor.probe.engine_gap import measure_same_shape
+from doctor.probe.transformers import TransformersOptions
+from doctor.verdict.engine_gap import engine_gap
+from doctor.verdict.transformers import attribute
+
+DEFAULT_LAYERS = 8  # 27B-shape layers of the synthetic model: ~6.4 GB in FP16, ~1.8 GB in NF4
+
+
+def wants_transformers(plan: Plan) -> bool:
+    return plan.engine == Engine.TRANSFORMERS
+
+
+def card(gpu_index: int) -> tuple[GpuSpec | None, str | None]:
+    """This card's datasheet row and compute capability, from NVML."""
+    gpu = next((g for g in gather_nvml().gpus if g.index == gpu_index), None)
+    spec = spec_for_name(gpu.name, gpu.memory_total_mib if known(gpu.memory_total_mib) else None) \
+        if gpu is not None and known(gpu.name) else None
+    cc = gpu.compute_capability if gpu is not None and known(gpu.compute_capability) else (spec.cc if spec else None)
+    return spec, cc
+
+
+def _measure(args: argparse.Namespace, plan: Plan, model: ModelFacts | None, compare: bool) -> dict | int:
+    """Every engine asked for, on the same shape; an exit code when the synthetic models cannot be written."""
+    o = TransformersOptions(prompt=args.prompt_tokens, warmup=min(args.warmup, 256), tokens=args.tokens,
+                            runs=max(args.runs, 3), gpu_index=plan.gpu_index)
+    layers = args.synthetic_layers or DEFAULT_LAYERS
+    folder = args.keep_synthetic or tempfile.mkdtemp(prefix="v100-doctor-transformers-")
+    try:
+        return measure_same_shape(folder, str(model.path) if model is not None else None, layers, o, compare,
+                                  say=lambda text: print(f"v100-doctor: {text}", file=sys.stderr))
+    except ImportError as exc:  # numpy/tokenizers (they come with transformers) write the synthetic models
+        print(f"v100-doctor: the synthetic models need numpy and tokenizers (pip install transformers brings both): {exc}",
+              file=sys.stderr)
+        return ExitCode.USAGE
+    except OSError as exc:
+        print(f"v100-doctor: cannot write the synthetic models to {folder}: {exc.strerror or exc}; free some disk or "
+              "give --keep-synthetic DIR on a larger disk", file=sys.stderr)
+        return ExitCode.FAILURES
+    finally:
+        if not args.keep_synthetic:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, plan: Plan, model: ModelFacts | None) -> int:
+    doc = _measure(args, plan, model, args.compare_engines)
+    if isinstance(doc, int):
+        return doc
+    t = doc["transformers"]
+    spec, cc = card(plan.gpu_index)
+    line = f"{t.backend}: {t.outcome}"
+    if t.median_tok_s:
+        line += (f", {t.median_tok_s:g} tok/s median of {len(t.runs) - t.dropped_runs} runs (spread {t.spread_pct}%"
+                 + (f", probe clock vs CUDA events {t.wall_vs_perf_pct:+.2f}%" if t.wall_vs_perf_pct is not None else "")
+                 + f"), {t.layers} layers, {(t.bytes_per_token or 0) / 1e9:.2f} GB read per token")
+    verdict = None
+    if spec is not None and cc:
+        verdict = attribute(t, spec.bandwidth_gbs, cc, spec.fp16_slow, tuple(doc["measurements"][1:]))
+        line += f"\n  verdict: {verdict.summary}" + "".join(f"\n  - {c['text']} [{c['source']}]" for c in verdict.causes)
+        if verdict.engine_gap is not None:
+            line += f"\n  other engines here: {verdict.engine_gap.summary}"
+    elif t.error:
+        line += f"\n  {t.error}"
+    print(line)
+    if getattr(args, "json", False):
+        print(json.dumps({"probe": to_jsonable(t), "measurements": to_jsonable(doc["measurements"]),
+                          "verdict": to_jsonable(verdict) if verdict else None}, indent=1))
+    if t.outcome == "ok":
+        return ExitCode.OK
+    return ExitCode.USAGE if t.outcome == "not-installed" else ExitCode.FAILURES
+
+
+def run_compare(args: argparse.Namespace, plan: Plan) -> int:
+    """probe --engine llama.cpp|ollama|exllamav2 --synthetic --compare-engines: every installed engine on the
+    synthetic 27B-shape model in its own format, the gap seen from the plan's engine (Ollama runs llama.cpp)."""
+    mine_name = {Engine.OLLAMA: "llama.cpp", None: "exllamav2", Engine.TABBYAPI: "exllamav2"}.get(plan.engine, str(plan.engine))
+    doc = _measure(args, plan, None, True)
+    if isinstance(doc, int):
+        return doc
+    measured: list[EngineMeasurement] = doc["measurements"]
+    for m in measured:
+        print(f"{m.engine} ({m.format}): {m.outcome}" + (f", {m.tok_s:g} tok/s" if m.tok_s else "")
+              + (f", {m.bytes_per_token / 1e9:.2f} GB read per token" if m.bytes_per_token else "")
+              + (f"; {m.error}" if m.error else ""))
+    mine = next((m for m in measured if m.engine == mine_name and m.outcome == "ok" and m.tok_s), None)
+    spec, cc = card(plan.gpu_index)
+    if mine is None or not mine.tok_s:
+        print(f"  {mine_name} could not be measured here (not installed, or it failed): no gap from its side")
+        return ExitCode.USAGE if all(m.engine != mine_name for m in measured) else ExitCode.FAILURES
+    if spec is not None and cc and mine.bytes_per_token:
+        ceiling = spec.bandwidth_gbs * 1e9 / mine.bytes_per_token
+        gap = engine_gap(mine_name, mine.tok_s, family(cc, spec.fp16_slow), ceiling,
+                         tuple(m for m in measured if m is not mine))
+        print(f"  other engines here: {gap.summary}")
+        if getattr(args, "json", False):
+            print(json.dumps({"measurements": to_jsonable(measured), "engine_gap": to_jsonable(gap)}, indent=1))
+    return ExitCode.OK

@@ -1,0 +1,128 @@
+"""The Transformers probe: time decode through HF Transformers (bitsandbytes NF4 when installed, else FP16) on this
+card, in a child with a deadline, as the other probes do.
+
+The child (doctor/probe/transformers_child.py) loads the model, counts the bytes it reads per token, prefills a
+prompt, runs a warm-up window (its speed and page faults: a first-use cost shows there), then timed windows with two
+clocks. Here: NVML is sampled while it runs, leading runs off the later median are dropped and counted (settling),
+the spread is reported, a child that dies without a word is "died-silently" with its signal and last log lines.
+No download: `--synthetic-layers N` writes a random-weight FP16 Llama of the reference story's 27B layer shape
+(doctor/probe/synthetic.py) with N layers, which bitsandbytes quantizes to NF4 as it loads.
+Run it, with the other installed engines on the same shape, through doctor/probe/engine_gap.py or
+`v100-doctor probe --engine transformers`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from doctor.model.engine_probe import LlamaCppRun, TransformersProbe
+from doctor.probe.llamacpp import _died, _ended, _gpu_summary, _sampler, settle
+
+
+@dataclass(frozen=True)
+class TransformersOptions:
+    quant: str = "auto"  # auto: nf4 when bitsandbytes imports, else fp16
+    prompt: int = 128
+    warmup: int = 128
+    tokens: int = 128
+    runs: int = 5
+    timeout_s: float = 600.0
+    gpu_index: int = 0
+
+
+def read_events(lines: list[str]) -> dict[str, Any]:
+    """The child's JSON lines, gathered: samples, the warm-up window, versions, bytes, error, done."""
+    got: dict[str, Any] = {"runs": [], "faults": [], "error": "", "done": False}
+    for line in lines:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        kind = ev.get("event")
+        if kind == "sample":
+            got["runs"].append(LlamaCppRun(int(ev["tokens"]), float(ev["tok_s_wall"]), ev.get("tok_s_perf")))
+            got["faults"].append(round(float(ev.get("faults_per_token") or 0.0), 1))
+        elif kind == "warmup":
+            got["warmup"] = ev
+        elif kind == "versions":
+            got["versions"], got["quant"] = ev.get("versions") or {}, ev.get("quant", "")
+        elif kind == "loaded":
+            got["loaded"] = ev
+        elif kind == "error":
+            got["error"], got["kind"] = f"{ev.get('kind')}: {ev.get('message')}", ev.get("kind")
+        elif kind == "done":
+            got["done"] = True
+    return got
+
+
+def summarize(probe: TransformersProbe, runs: list[LlamaCppRun]) -> TransformersProbe:
+    kept, dropped = settle(runs)
+    if not kept:
+        return probe
+    wall = [r.tok_s_wall for r in kept]
+    med = statistics.median(wall)
+    perf = [r.tok_s_perf for r in kept if r.tok_s_perf]
+    return replace(probe, runs=tuple(runs), dropped_runs=dropped, median_tok_s=round(med, 2),
+                   spread_pct=round(100 * (max(wall) - min(wall)) / med, 2),
+                   wall_vs_perf_pct=round(100 * (med / statistics.median(perf) - 1), 2) if perf else None)
+
+
+def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), python: str = sys.executable,
+              extra_env: dict | None = None, sampler: Callable[[int, int], Any] = _sampler) -> TransformersProbe:
+    import os  # lazy: the child's environment is built only when a probe starts
+
+    cmd = [python, "-X", "faulthandler", "-m", "doctor.probe.transformers_child", "--model", model_dir,
+           "--quant", o.quant, "--gpu", str(o.gpu_index), "--prompt", str(o.prompt), "--warmup", str(o.warmup),
+           "--tokens", str(o.tokens), "--runs", str(o.runs)]
+    base = TransformersProbe(backend="transformers", outcome="error", model_path=model_dir, prompt_tokens=o.prompt,
+                             warmup_tokens=o.warmup)
+    env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
+    started = time.monotonic()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, text=True)
+        except OSError as exc:
+            return replace(base, outcome="not-installed", error=f"{cmd[0]}: {exc.strerror}")
+        s = sampler(o.gpu_index, proc.pid)
+        ended = _ended(proc, o.timeout_s, started)
+        series = s.stop() if s is not None else None
+        out.seek(0)
+        err.seek(0)
+        lines, log = out.read().splitlines(), err.read()
+    got = read_events(lines)
+    tail = "\n".join(ln for ln in log.splitlines()[-12:] if ln.strip())
+    quant = got.get("quant", "")
+    loaded, warm = got.get("loaded") or {}, got.get("warmup") or {}
+    probe = replace(base, backend="transformers+bitsandbytes" if quant == "nf4" else "transformers", quant=quant,
+                    versions=got.get("versions") or {}, layers=int(loaded.get("layers") or 0),
+                    bytes_per_token=loaded.get("bytes_per_token"), gpu_weight_bytes=loaded.get("gpu_weight_bytes"),
+                    warmup_tok_s=round(float(warm["tok_s_wall"]), 2) if warm.get("tok_s_wall") else None,
+                    warmup_faults_per_token=round(float(warm.get("faults_per_token") or 0.0), 1) if warm else None,
+                    faults_per_token=tuple(got["faults"]), returncode=proc.returncode, log_tail=tail,
+                    seconds=round(time.monotonic() - started, 2),
+                    **(_gpu_summary(series, o.gpu_index) if series else {}))
+    if ended:
+        return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), got["runs"])
+    if got["error"]:
+        outcome = "not-installed" if got.get("kind") == "not-installed" else "error"
+        return replace(probe, outcome=outcome, error=got["error"])
+    if not got["done"] or proc.returncode != 0:
+        return summarize(replace(probe, outcome="died-silently", error=_died(proc.returncode, tail)), got["runs"])
+    return summarize(replace(probe, outcome="ok"), got["runs"])
+
+
+def synthetic_model(out_dir: str, layers: int, shape: Any = None) -> Any:
+    """The reference story's 27B layer shape (5120/21760, 40 heads, 8 KV heads; or `shape`) with `layers` layers,
+    FP16."""
+    from doctor.probe import synthetic  # lazy: numpy and tokenizers only when a synthetic model is written
+
+    return synthetic.build(out_dir, "fp16", replace(shape or synthetic.QWEN_27B_LIKE, layers=layers))

@@ -1,0 +1,68 @@
+"""The verdict for a Transformers probe: the decode ceiling for the bytes the loaded model reads per token, and what
+explains the gap for this engine: bitsandbytes' 4-bit path (its own NF4 kernels, against the cost the reference
+story measured on a V100), eager decode (every op of every layer launched from Python each token, no CUDA graphs: a host-bound card
+shows it as low utilisation), a first-use cost in the warm-up, and the engine gap: what the other engines decode
+here (doctor/verdict/engine_gap.py). A probe that did not finish gets no attribution: its outcome is the finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from checks.knowledge.engine_efficiency import family
+from checks.knowledge.engines import TRANSFORMERS_BNB_NF4
+from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
+from doctor.model.ids import CauseId
+from doctor.verdict.engine_gap import EngineGap, engine_gap
+
+BUSY_PCT = 70.0  # below this median utilisation while decoding, the host (Python launching ops) sets the speed
+FIRST_USE_RATIO = 0.8  # a warm-up this much slower than the settled runs paid a first-use cost
+
+
+@dataclass(frozen=True)
+class TransformersVerdict:
+    outcome: str
+    summary: str
+    ceiling_tok_s: float | None = None
+    measured_tok_s: float | None = None
+    efficiency: float | None = None  # measured / ceiling
+    causes: tuple[dict, ...] = field(default_factory=tuple)  # {"cause", "text", "source"}
+    engine_gap: EngineGap | None = None  # the other engines here: measured (--compare-engines) or estimated
+
+
+def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow: bool = False,
+              measured: tuple[EngineMeasurement, ...] = ()) -> TransformersVerdict:
+    if probe.outcome != "ok" or not probe.median_tok_s:
+        what = {"died-silently": "Transformers died without an error of its own (not a slow engine)",
+                "timeout": "Transformers gave no result in time", "not-installed": "Transformers is not installed"}
+        return TransformersVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}")
+    tok_s = probe.median_tok_s
+    if not probe.bytes_per_token:
+        return TransformersVerdict("ok", f"{tok_s:g} tok/s; the bytes read per token were not counted, so no ceiling",
+                                   measured_tok_s=tok_s)
+    ceiling = bandwidth_gbs * 1e9 / probe.bytes_per_token
+    eff = tok_s / ceiling
+    causes: list[dict] = []
+    if probe.quant == "nf4":
+        t = TRANSFORMERS_BNB_NF4
+        causes.append({"cause": CauseId.KERNEL_PATH.value,
+                       "text": f"bitsandbytes NF4 kernels: here x{1 / eff:.1f} below the ceiling; the reference story "
+                               f"measured x{t.decode_time_factor:g} on a {t.card} ({t.what})", "source": t.source})
+    if probe.gpu_util_pct is not None and probe.gpu_util_pct < BUSY_PCT:
+        causes.append({"cause": CauseId.LAUNCH_BOUND.value,
+                       "text": f"the GPU was busy only {probe.gpu_util_pct:.0f}% while decoding: Transformers launches "
+                               "every op of every layer from Python each token (eager, no CUDA graphs), so the host "
+                               "sets the speed", "source": "NVML, sampled during the probe's timed runs"})
+    if probe.warmup_tok_s and probe.warmup_tok_s < FIRST_USE_RATIO * tok_s:
+        faults = (f", {probe.warmup_faults_per_token:g} page faults per token against "
+                  f"{max(probe.faults_per_token, default=0):g} in the timed runs") if probe.warmup_faults_per_token else ""
+        causes.append({"cause": CauseId.HOST_BOUND.value,
+                       "text": f"first use: the warm-up decoded at {probe.warmup_tok_s:g} tok/s{faults}; a first "
+                               "generation pays it once per new length, the timed runs did not",
+                       "source": "the probe's warm-up window"})
+    gap = engine_gap("transformers", tok_s, family(cc, fp16_slow), ceiling, measured)
+    backend = "Transformers + bitsandbytes NF4" if probe.quant == "nf4" else f"Transformers {probe.quant or 'FP16'}"
+    return TransformersVerdict("ok", f"{tok_s:g} tok/s with {backend} = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "
+                               f"({bandwidth_gbs:g} GB/s / {probe.bytes_per_token / 1e9:.2f} GB per token)",
+                               ceiling_tok_s=round(ceiling, 1), measured_tok_s=tok_s, efficiency=round(eff, 3),
+                               causes=tuple(causes), engine_gap=gap)

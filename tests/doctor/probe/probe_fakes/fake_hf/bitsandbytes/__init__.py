@@ -1,0 +1,1 @@
+"""A stand-in for bitsandbytes: importable, nothing more."""

@@ -1,0 +1,96 @@
+"""The engine gap in the verdict, on recorded probe results (fixtures/probes/engines/: each file's note says whether
+it was recorded on the device or constructed from the reference story): measured (another engine run on the same
+shape), estimated (nothing else installed: ceiling x share, with its source), and no gap (the user's engine is the
+fastest here). Also the Transformers verdict's own attribution."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from checks.arithmetic.gguf_budget import quant_weights
+from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe, TransformersProbe
+from doctor.model.gguf import GgufShape
+from doctor.model.serialize import from_jsonable
+from doctor.verdict import llamacpp, transformers
+from doctor.verdict.engine_gap import engine_gap
+
+ENGINES = Path(__file__).resolve().parents[3] / "fixtures" / "probes" / "engines"
+
+
+def load(name: str) -> dict:
+    return json.loads((ENGINES / f"{name}.json").read_text())
+
+
+def transformers_verdict(name: str) -> transformers.TransformersVerdict:
+    doc = load(name)
+    card = doc["card"]
+    probe = from_jsonable(TransformersProbe, doc["probe"])
+    measured = tuple(from_jsonable(EngineMeasurement, m) for m in doc["measurements"])
+    return transformers.attribute(probe, card["bandwidth_gbs"], card["cc"], card["fp16_slow"], measured)
+
+
+def test_measured_gap_gives_both_figures_the_story_stage_1():
+    v = transformers_verdict("v100-transformers-nf4-measured-gap")
+    gap = v.engine_gap
+    assert gap is not None and gap.fastest is not None
+    exl = next(o for o in gap.others if o.engine == "exllamav2")
+    assert (exl.tok_s, exl.basis) == (25.0, "measured")
+    assert gap.summary.startswith("exllamav2 would decode x6.2 faster here (25 vs 4 tok/s, measured)")
+    assert "EXL2 4.25 bpw" in gap.summary and "14.30 GB per token" in gap.summary
+    llama = next(o for o in gap.others if o.engine == "llama.cpp")  # not installed beside it: still an estimate
+    assert llama.basis == "estimated" and llama.tok_s == round(900 / 14 * 0.66, 1) and "§1.4" in llama.source
+
+
+def test_estimated_gap_names_each_share_and_its_source():
+    v = transformers_verdict("v100-transformers-nf4-estimated-gap")
+    gap = v.engine_gap
+    assert gap is not None and all(o.basis == "estimated" for o in gap.others)
+    ceiling = 900e9 / 14e9
+    assert v.ceiling_tok_s == round(ceiling, 1) and v.efficiency == round(4.0 / ceiling, 3)
+    exl = next(o for o in gap.others if o.engine == "exllamav2")
+    assert exl.tok_s == round(ceiling * 0.90, 1) and "§3.4" in exl.source and "90% of the 64.3 tok/s ceiling" in exl.how
+    assert gap.summary.startswith(f"exllamav2 would decode x{exl.tok_s / 4.0:.1f} faster here ({exl.tok_s:g} vs 4 tok/s, estimated)")
+
+
+def test_no_gap_when_the_users_engine_is_the_fastest_here():
+    doc = load("h200-llamacpp-q4km-no-gap")
+    probe = from_jsonable(LlamaCppProbe, doc["probe"])
+    shape = GgufShape(*doc["gguf"]["shape"])
+    card = doc["card"]
+    v = llamacpp.attribute(probe, shape, quant_weights(shape, doc["gguf"]["quant"]), card["bandwidth_gbs"], card["cc"])
+    gap = v.engine_gap
+    assert gap is not None and gap.gap == 1.0 and gap.summary.startswith("llama.cpp is the fastest engine here")
+    exl = next(o for o in gap.others if o.engine == "exllamav2")
+    assert exl.tok_s < probe.median_tok_s and "issue17-h200" in exl.source  # this project's own H200 row
+
+
+def test_a_measured_engine_that_failed_falls_back_to_the_estimate():
+    failed = EngineMeasurement("llama.cpp", "Q4_K_M GGUF", "died-silently", None, 15_900_000_000, "synthetic", "SIGSEGV")
+    gap = engine_gap("transformers", 4.0, "volta", 64.3, (failed,))
+    assert next(o for o in gap.others if o.engine == "llama.cpp").basis == "estimated"
+
+
+def test_about_as_fast_is_not_called_a_gap():
+    near = EngineMeasurement("exllamav2", "4-bit GPTQ", "ok", 4.4, 14_000_000_000, "synthetic")
+    gap = engine_gap("transformers", 4.0, "volta", 10.0, (near,))
+    assert gap.summary.startswith("exllamav2 is about as fast here (4.4 vs 4 tok/s, measured)")
+
+
+def test_the_transformers_verdict_names_its_own_causes():
+    v = transformers_verdict("v100-transformers-nf4-measured-gap")
+    causes = {c["cause"]: c["text"] for c in v.causes}
+    assert "bitsandbytes NF4 kernels: here x16.1 below the ceiling" in causes["kernel-path"]
+    assert "busy only 31%" in causes["launch-bound"]
+    assert "warm-up decoded at 3.1 tok/s" in causes["host-bound"]
+    assert v.summary.startswith("4 tok/s with Transformers + bitsandbytes NF4 = 6% of the 64.3 tok/s ceiling")
+
+
+def test_a_failed_or_uncounted_probe_is_not_judged():
+    doc = load("v100-transformers-nf4-estimated-gap")
+    probe = from_jsonable(TransformersProbe, doc["probe"])
+    dead = transformers.attribute(replace(probe, outcome="died-silently", median_tok_s=None, error="SIGSEGV"), 900, "7.0")
+    assert dead.outcome == "died-silently" and "not a slow engine" in dead.summary and dead.engine_gap is None
+    blind = transformers.attribute(replace(probe, bytes_per_token=None), 900, "7.0")
+    assert blind.ceiling_tok_s is None and "no ceiling" in blind.summary
