@@ -1,15 +1,16 @@
 """The verdict for a Transformers probe: the decode ceiling for the bytes the loaded model reads per token, and what
 explains the gap for this engine: bitsandbytes' 4-bit path (its own NF4 kernels, against the cost the reference
-story measured on a V100), eager decode (every op of every layer launched from Python each token, no CUDA graphs: a host-bound card
-shows it as low utilisation), a first-use cost in the warm-up, and the engine gap: what the other engines decode
-here (doctor/verdict/engine_gap.py). A probe that did not finish gets no attribution: its outcome is the finding.
+story measured on a V100), FP16 arithmetic on a card that runs it at 1/64 (P40), eager decode (every op of every
+layer launched from Python each token, no CUDA graphs: a host-bound card shows it as low utilisation), a first-use
+cost in the warm-up, and the engine gap: what the other engines decode here (doctor/verdict/engine_gap.py). A probe
+that did not finish gets no attribution: its outcome is the finding.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checks.knowledge.engine_efficiency import family
+from checks.knowledge.engine_efficiency import efficiency, family
 from checks.knowledge.engines import TRANSFORMERS_BNB_NF4
 from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
 from doctor.model.ids import CauseId
@@ -48,6 +49,12 @@ def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow
         causes.append({"cause": CauseId.KERNEL_PATH.value,
                        "text": f"bitsandbytes NF4 kernels: here x{1 / eff:.1f} below the ceiling; the reference story "
                                f"measured x{t.decode_time_factor:g} on a {t.card} ({t.what})", "source": t.source})
+    if fp16_slow:
+        causes.append({"cause": CauseId.KERNEL_PATH.value,
+                       "text": "this card runs FP16 at 1/64 of its FP32 rate, and Transformers computes in FP16 here "
+                               "(bitsandbytes' compute dtype, the model's dtype): arithmetic, not memory, sets the speed; "
+                               "llama.cpp's Pascal path keeps FP16 off the hot path",
+                       "source": efficiency("exllamav2", "pascal-fp16-slow")[0].source})
     if probe.gpu_util_pct is not None and probe.gpu_util_pct < BUSY_PCT:
         causes.append({"cause": CauseId.LAUNCH_BOUND.value,
                        "text": f"the GPU was busy only {probe.gpu_util_pct:.0f}% while decoding: Transformers launches "

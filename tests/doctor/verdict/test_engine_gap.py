@@ -94,3 +94,14 @@ def test_a_failed_or_uncounted_probe_is_not_judged():
     assert dead.outcome == "died-silently" and "not a slow engine" in dead.summary and dead.engine_gap is None
     blind = transformers.attribute(replace(probe, bytes_per_token=None), 900, "7.0")
     assert blind.ceiling_tok_s is None and "no ceiling" in blind.summary
+
+
+def test_on_a_p40_the_fp16_rate_is_named_and_llama_cpp_leads_the_estimate():
+    doc = load("v100-transformers-nf4-estimated-gap")
+    probe = replace(from_jsonable(TransformersProbe, doc["probe"]), median_tok_s=1.0)
+    v = transformers.attribute(probe, 346.0, "6.1", fp16_slow=True)
+    assert any("FP16 at 1/64" in c["text"] and "exllamav2/issues/40" in c["source"] for c in v.causes)
+    assert v.engine_gap is not None and v.engine_gap.fastest is not None
+    assert v.engine_gap.fastest.engine == "llama.cpp"  # 61% on Pascal against ExLlamaV2's 6%
+    assert not any("FP16 at 1/64" in c["text"] for c in transformers_verdict("v100-transformers-nf4-estimated-gap").causes)
+
