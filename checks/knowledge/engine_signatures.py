@@ -88,10 +88,12 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
              "library=cuda in the \"inference compute\" line.",
          source=f"{OLLAMA}/blob/main/app/server/server_test.go (TestGetInferenceComputer, its cpu case) ; "
                 f"{OLLAMA}/issues/9496 ; {OLLAMA}/issues/16970 (the line since the llama-server runners)",
-         confidence="P", severity="warning"),
+         confidence="P", severity="warning", rules_out_on_pass=False,
+         pass_note="the checks see this machine's card and Ollama's runners, not the Ollama process that wrote the log "
+                   "(a container, a service with its own environment); the line itself says it ran on the CPU"),
     dict(id="ollama-cuda-driver-unloadable", engine="Ollama", anchor="unable to load cuda driver library",
          pattern=r"unable to load cuda driver library\" library=(?P<library>\S+)(?: error=\"(?P<error>[^\"]*))?",
-         checks=(CheckId.ENGINE, CheckId.CUDA_PAIRING),
+         checks=(CheckId.CUDA_PAIRING,),
          title="Ollama could not load the NVIDIA driver's libcuda named here (the error says why: a symbol an old driver "
                "lacks, a 32-bit or truncated file), so it looks no further for this GPU and falls back to the CPU",
          fix="Install or update the NVIDIA driver so that libcuda.so.1 is the kernel module's own and new enough for "
@@ -99,5 +101,7 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
              "container, start it with --gpus all through the NVIDIA Container Toolkit instead of copying libcuda into "
              "the image. "
              "Then restart the service and look for library=cuda in its \"inference compute\" line.",
-         source=f"{OLLAMA}/issues/6626 ; {OLLAMA}/issues/5493", confidence="P"),
+         source=f"{OLLAMA}/issues/6626 ; {OLLAMA}/issues/5493", confidence="P", rules_out_on_pass=False,
+         pass_note="the checks read this machine's driver, not the libcuda the Ollama process loaded (a container or "
+                   "a copied libcuda can differ); the error in the line is Ollama's own"),
 )

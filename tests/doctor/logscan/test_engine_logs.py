@@ -171,3 +171,15 @@ def test_llama_cpp_and_ollama_logs_give_exactly_their_findings_and_no_torch_fix(
 def test_the_buffer_that_did_not_fit_is_named_in_bytes_too():
     found = {m.signature: m for m in scan("llama-server-v100-cuda-oom.log").matches}
     assert found["ggml-buffer-alloc-failed"].numbers == {"buffer": "CUDA0", "bytes": 8 * 1024 ** 3}
+
+
+def test_ollama_on_the_cpu_is_confirmed_where_only_cuda_v13_runners_meet_a_p40():
+    engines = MACHINES / "engines"
+    p40 = load_document(str(engines / "p40-ollama-cuda-v13-only.json")).facts
+    got = verdicts("ollama-p40-cuda-v13-skipped.log", p40)
+    assert got["ollama-skipping-cuda-device"][0] == "confirmed" and got["ollama-inference-on-cpu"][0] == "confirmed"
+    # a healthy Ollama here does not rule out what the log says: the process that wrote it may not be this one
+    t4 = load_document(str(engines / "t4-ollama-healthy.json")).facts
+    verdict, reason = verdicts("ollama-library-cpu.log", t4)["ollama-inference-on-cpu"]
+    assert verdict == "cannot-tell" and "not the Ollama process that wrote the log" in reason
+
