@@ -2,9 +2,15 @@
 
     python3 benchmarks/sampler_cost.py                 # CPU cost; plus GPU overhead when torch+CUDA exist
     python3 benchmarks/sampler_cost.py --out cost.json
+    LD_LIBRARY_PATH=DIR_WITH_A_FAKE_LIBNVIDIA_ML python3 benchmarks/sampler_cost.py --isolation-only
 
-1. CPU per second: the sampler thread's own CPU time (time.thread_time inside the thread) over a
-   window, at 5 and 10 Hz, watching this process's pid.
+0. What reading NVML in the sampler's child costs against reading it in this process: windows taken in
+   turn with `isolated=True` and `isolated=False`, at 5 and 10 Hz; CPU from getrusage (this process, and
+   the reaped child), so the child's start-up, its JSON answers and the parent's decoding are all counted.
+   The NVML calls themselves cost the same either way (they only move), so on a machine without a GPU
+   a fake libnvidia-ml.so.1 (tests/robustness/fake_libnvidia_ml.c) isolates the boundary's cost.
+1. CPU per second: the sampler's own CPU time (its thread's time.thread_time, plus what its NVML child
+   reports for answering the requests) over a window, at 5 and 10 Hz, watching this process's pid.
 2. GPU overhead: tokens/s of benchmarks/decode_loop.py's loop in windows taken in turn with no
    sampler, with a sampler in a separate process (how `watch` and the probe's runner use it), and
    with a sampler thread inside the decoding process itself (worst case: it shares the GIL).
@@ -31,6 +37,39 @@ from doctor.facts.sampling.sampler import Sampler  # noqa: E402
 SAMPLER_PROCESS = ("import sys, time; from doctor.facts.sampling.sampler import Sampler; "
                    "s = Sampler([0], pids=[int(sys.argv[1])], hz=float(sys.argv[2])).start(); "
                    "sys.stdout.write('ready\\n'); sys.stdout.flush(); sys.stdin.readline(); s.stop()")
+
+
+def _rusage_cpu_s() -> tuple[float, float]:
+    import resource  # lazy: POSIX only, and only for the isolation comparison
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def isolation_cost(seconds: float, rounds: int) -> list[dict]:
+    """CPU per second of sampling with NVML in the child and in this process, windows taken in turn."""
+    rows = []
+    for hz in (5.0, 10.0):
+        took: dict[bool, list[tuple[float, float, float, int, float]]] = {True: [], False: []}
+        for _ in range(rounds):
+            for isolated in (True, False):
+                me0, kids0 = _rusage_cpu_s()
+                sampler = Sampler([0], hz=hz, isolated=isolated).start()
+                time.sleep(seconds)
+                series = sampler.stop()
+                me1, kids1 = _rusage_cpu_s()
+                ticks = len(series.gpus[0].samples) if series.gpus else 0
+                took[isolated].append((me1 - me0, kids1 - kids0, series.duration_s, ticks, sampler.nvml_child_cpu_s or 0.0))
+        for isolated, runs in took.items():
+            parent, child = sum(r[0] for r in runs), sum(r[1] for r in runs)
+            window, ticks, answering = sum(r[2] for r in runs), sum(r[3] for r in runs), sum(r[4] for r in runs)
+            rows.append({"hz": hz, "nvml": "child" if isolated else "in-process", "windows": rounds,
+                         "seconds": round(window, 1), "ticks": ticks,
+                         "parent_cpu_ms_per_tick": round(parent * 1000 / max(1, ticks), 3),
+                         "child_cpu_ms_per_tick": round(answering * 1000 / max(1, ticks), 3),  # its answers only
+                         "child_start_cpu_ms": round((child - answering) * 1000 / rounds, 1),  # once per window
+                         "total_cpu_ms_per_s": round((parent + child) * 1000 / window, 2)})
+    return rows
 
 
 def cpu_cost(seconds: float) -> list[dict]:
@@ -98,7 +137,21 @@ def main() -> int:
     p.add_argument("--weights-gb", type=float, default=4.0, help="decode loop weights on the GPU (default 4)")
     p.add_argument("--hz", type=float, default=10.0, help="sampling rate during the decode windows (default 10, the maximum)")
     p.add_argument("--out", help="also write the results as JSON here")
+    p.add_argument("--isolation-seconds", type=float, default=10.0, help="window per run for part 0 (default 10)")
+    p.add_argument("--isolation-rounds", type=int, default=3, help="child/in-process windows per rate (default 3)")
+    p.add_argument("--isolation-only", action="store_true", help="run part 0 only")
     args = p.parse_args()
+    iso = isolation_cost(args.isolation_seconds, args.isolation_rounds)
+    print("NVML in the sampler's child vs in this process (getrusage CPU: this process + the reaped child)")
+    print(f"{'Hz':>5} {'NVML':>10} {'window s':>9} {'ticks':>6} {'parent ms/tick':>15} {'child ms/tick':>14} "
+          f"{'child start ms':>15} {'total ms/s':>11}")
+    for r in iso:
+        print(f"{r['hz']:>5g} {r['nvml']:>10} {r['seconds']:>9.1f} {r['ticks']:>6} {r['parent_cpu_ms_per_tick']:>15.3f} "
+              f"{r['child_cpu_ms_per_tick']:>14.3f} {r['child_start_cpu_ms']:>15.1f} {r['total_cpu_ms_per_s']:>11.2f}")
+    if args.isolation_only:
+        if args.out:
+            Path(args.out).write_text(json.dumps({"isolation": iso}, indent=2) + "\n")
+        return 0
     cpu = cpu_cost(args.cpu_seconds)
     print("sampler CPU cost (thread CPU time while sampling this process and GPU 0)")
     print(f"{'Hz':>5} {'window s':>9} {'ticks':>6} {'CPU ms/s':>9} {'CPU ms/tick':>12}  GPUs  NVML")
@@ -117,7 +170,7 @@ def main() -> int:
             print(f"{mode:>8} {gpu['median_tok_s'][mode]:>13.1f} {over:>9}  {gpu['tok_s'][mode]}")
         print(f"no-sampler spread between windows: {gpu['no_sampler_spread_pct']:.2f}% (smaller overheads are noise)")
     if args.out:
-        Path(args.out).write_text(json.dumps({"cpu": cpu, "gpu": gpu}, indent=2) + "\n")
+        Path(args.out).write_text(json.dumps({"isolation": iso, "cpu": cpu, "gpu": gpu}, indent=2) + "\n")
     return 0
 
 
