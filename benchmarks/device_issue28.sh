@@ -123,34 +123,31 @@ gguf_ready() {
   LLAMA_OK
 }
 exl2_ready() { [ -f "$EXL2/.ok" ]; }
-if gguf_ready; then
-  log "$(tail -1 "$D/logs/llama_build.log" 2>/dev/null)"
-  measure g1_q4km_c4096_f16 120 $PA gguf --model "$M/q4km.gguf" --ctx 4096 --ctk f16 --out "$R/g1_q4km_c4096_f16.json"
-  measure g2_q4km_c32768_q8_0 150 $PA gguf --model "$M/q4km.gguf" --ctx 32768 --ctk q8_0 --out "$R/g2_q4km_c32768_q8_0.json"
-  measure g3_q40_c16384_f16 120 $PA gguf --model "$M/q40.gguf" --ctx 16384 --ctk f16 --out "$R/g3_q40_c16384_f16.json"
-else
-  log "llama-cpp-python not available: $(tail -3 "$D/logs/llama_build.log" 2>/dev/null)"
-fi
-if exl2_ready; then
-  measure e1_exl2_c4096_fp16 120 $PA exl2 --model "$EXL2" --ctx 4096 --cache fp16 --out "$R/e1_exl2_c4096_fp16.json"
-  measure e2_exl2_c32768_q8 150 $PA exl2 --model "$EXL2" --ctx 32768 --cache q8 --out "$R/e2_exl2_c32768_q8.json"
-  measure e3_exl2_c16384_q6 130 $PA exl2 --model "$EXL2" --ctx 16384 --cache q6 --out "$R/e3_exl2_c16384_q6.json"
-  # issue 27: the doctor's EXL2 probe, and the independent timing, same model, same card
-  measure i27_exl2_probe 110 python3 -m doctor probe --model "$EXL2" --max-seq-len 4096 --json -o "$R/i27_exl2_probe.json"
-  measure i27_exl2_independent 100 python3 benchmarks/independent_timing.py --model "$EXL2" --max-seq-len 4096 \
-    --budget-s 45 --max-runs 30 --out "$R/i27_exl2_independent.json"
-fi
-if gguf_ready; then
-  measure i27_gguf_probe 100 python3 -m doctor.probe.llamacpp "$M/q4km.gguf" --backend python --n-ctx 4096 \
-    --json "$R/i27_gguf_probe.json"
-fi
-# extra options while time is left
-if exl2_ready; then
-  measure e4_exl2_c32768_q4 150 $PA exl2 --model "$EXL2" --ctx 32768 --cache q4 --out "$R/e4_exl2_c32768_q4.json"
-fi
-if gguf_ready; then
-  measure g4_q4km_c16384_q4_0 120 $PA gguf --model "$M/q4km.gguf" --ctx 16384 --ctk q4_0 --out "$R/g4_q4km_c16384_q4_0.json"
-fi
+# STEPS: the measurements of this call, in order (default: all); each skipped once its result exists
+step() {
+  case $1 in
+    g1) gguf_ready && measure g1_q4km_c4096_f16 120 $PA gguf --model "$M/q4km.gguf" --ctx 4096 --ctk f16 --out "$R/g1_q4km_c4096_f16.json" ;;
+    g2) gguf_ready && measure g2_q4km_c32768_q8_0 150 $PA gguf --model "$M/q4km.gguf" --ctx 32768 --ctk q8_0 --out "$R/g2_q4km_c32768_q8_0.json" ;;
+    g3) gguf_ready && measure g3_q40_c16384_f16 120 $PA gguf --model "$M/q40.gguf" --ctx 16384 --ctk f16 --out "$R/g3_q40_c16384_f16.json" ;;
+    g4) gguf_ready && measure g4_q4km_c16384_q4_0 120 $PA gguf --model "$M/q4km.gguf" --ctx 16384 --ctk q4_0 --out "$R/g4_q4km_c16384_q4_0.json" ;;
+    g5) gguf_ready && measure g5_q4km_c32768_f16 150 $PA gguf --model "$M/q4km.gguf" --ctx 32768 --ctk f16 --out "$R/g5_q4km_c32768_f16.json" ;;
+    e1) exl2_ready && measure e1_exl2_c4096_fp16 120 $PA exl2 --model "$EXL2" --ctx 4096 --cache fp16 --out "$R/e1_exl2_c4096_fp16.json" ;;
+    e2) exl2_ready && measure e2_exl2_c32768_q8 150 $PA exl2 --model "$EXL2" --ctx 32768 --cache q8 --out "$R/e2_exl2_c32768_q8.json" ;;
+    e3) exl2_ready && measure e3_exl2_c16384_q6 130 $PA exl2 --model "$EXL2" --ctx 16384 --cache q6 --out "$R/e3_exl2_c16384_q6.json" ;;
+    e4) exl2_ready && measure e4_exl2_c32768_fp16 150 $PA exl2 --model "$EXL2" --ctx 32768 --cache fp16 --out "$R/e4_exl2_c32768_fp16.json" ;;
+    # e2 again with torch's allocator capped at the plan's peak + 3% less what lives outside torch (771 MiB measured):
+    # does the option run in what the plan promised, once the allocator may not keep its cached blocks?
+    e2cap) exl2_ready && measure x2cap_exl2_c32768_q8 150 $PA exl2 --model "$EXL2" --ctx 32768 --cache q8 \
+             --torch-cap-mib "${E2CAP_MIB:-18277}" --out "$R/x2cap_exl2_c32768_q8.json" ;;
+    i27e) exl2_ready && measure i27_exl2_probe 110 python3 -m doctor probe --model "$EXL2" --max-seq-len 4096 --json -o "$R/i27_exl2_probe.json"
+          exl2_ready && measure i27_exl2_independent 100 python3 benchmarks/independent_timing.py --model "$EXL2" --max-seq-len 4096 \
+            --budget-s 45 --max-runs 30 --out "$R/i27_exl2_independent.json" ;;
+    i27g) gguf_ready && measure i27_gguf_probe 100 python3 -m doctor.probe.llamacpp "$M/q4km.gguf" --backend python --n-ctx 4096 \
+            --json "$R/i27_gguf_probe.json" ;;
+    wait_llama) gguf_ready; log "$(tail -1 "$D/logs/llama_build.log" 2>/dev/null)" ;;
+  esac
+}
+for s in ${STEPS:-g1 g2 g3 e1 e2 e3 i27e i27g e4 g4 g5}; do step "$s"; done
 if [ -z "${DRY:-}" ]; then
   python3 benchmarks/plan_accuracy_check.py --results "$R" --exl2-config "$R/exl2_27_config.json" \
     --gguf "q4km=$M/q4km.gguf" --gguf "q40=$M/q40.gguf" --out "$R" >> "$LOG" 2>&1

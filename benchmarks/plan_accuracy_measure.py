@@ -92,6 +92,8 @@ def exl2(a: argparse.Namespace) -> dict:
     # cuDNN attention builds a graph per new KV length (benchmarks/results/README.md: the first-model trap); the
     # doctor's fix is to turn it off, and this measures the speed that fix gives
     torch.backends.cuda.enable_cudnn_sdp(False)
+    if a.torch_cap_mib:  # the allocator may hold this much at most: it frees its cached blocks and retries first
+        torch.cuda.set_per_process_memory_fraction(a.torch_cap_mib * 2**20 / torch.cuda.get_device_properties(0).total_memory)
     caches = {"fp16": ExLlamaV2Cache, "q8": ExLlamaV2Cache_Q8, "q6": ExLlamaV2Cache_Q6, "q4": ExLlamaV2Cache_Q4}
     t = time.perf_counter()
     cfg = ExLlamaV2Config(a.model)
@@ -147,6 +149,7 @@ def exl2(a: argparse.Namespace) -> dict:
     # what lives outside torch's allocator (CUDA context, cuBLAS handles, kernel images): NVML less torch's reserve
     mem["outside_torch_bytes"] = u - nv.baseline - torch.cuda.memory_reserved()
     out = {"engine": "exllamav2", "model": a.model, "ctx": a.ctx, "cache": a.cache, "loader": "load_autosplit",
+           "torch_cap_mib": a.torch_cap_mib,
            "load_s": round(load_s, 2), "prefill_tokens": a.ctx - 1, "prefill_s": round(prefill_s, 2),
            "decode_position": half, "warmup": a.warmup, "tokens": a.tokens, "torch": torch.__version__,
            "torch_memory": mem, **_summary(speeds)}
@@ -270,6 +273,8 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--gpu", type=int, default=0)
+    ap.add_argument("--torch-cap-mib", type=float, default=0,
+                    help="ExLlamaV2: cap torch's allocator here (set_per_process_memory_fraction); 0: no cap")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     a.ctv = a.ctv or a.ctk
