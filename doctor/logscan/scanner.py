@@ -186,7 +186,7 @@ class _Run:
             self._line(block, ls, le, pos, lineno)
             next_allowed = le + 1
             examined += 1
-        newlines = newlines_seen + block.count(b"\n", counted_to)
+        newlines = newlines_seen + (block.count(b"\n", counted_to) if counted_to else _newlines(block))
         self.lines_before += newlines
         self.examined_share = examined / max(newlines, 1)
 
@@ -537,6 +537,12 @@ class _Run:
                           title=sig.title, fix=sig.fix, commands=sig.commands, source=sig.source,
                           first_line=g.first_line, text=g.text, matched=g.matched, numbers=g.numbers,
                           count=g.count, lines=tuple(g.lines))
+
+
+def _newlines(block: bytes) -> int:
+    """How many lines end in a block: its length less the length without them. bytes.replace finds them with memchr,
+    faster than bytes.count's byte-by-byte loop (0.036 against 0.048 s CPU per 100 MB of a quiet log; issue 29)."""
+    return len(block) - len(block.replace(b"\n", b""))
 
 
 def _compiled(pattern: str | None, flags: int) -> re.Pattern | None:

@@ -21,6 +21,26 @@ SNIFF = 64 << 10
 _ALLOWED_CONTROLS = set(b"\t\n\r\f\b\x1b\x07")  # tabs, line ends, ANSI colour escapes, bell
 
 
+REUSE_FROM = 64 << 20  # a log larger than this (or stdin) keeps freed blocks' memory for the next ones
+
+
+def reuse_freed_blocks() -> None:
+    """Ask glibc's malloc to keep the memory of freed blocks for the next ones instead of returning it. Every block
+    allocates a few buffers of CHUNK bytes (the read, the joined block, its lower-cased copy); by default glibc maps
+    each afresh and unmaps it when freed, so each of their pages faults in again: a third of the CPU time on a quiet
+    1 GB log (issue 29: 0.5 s of system time, 0.18 s with this; peak memory unchanged, 42 MB). Elsewhere a no-op."""
+    try:
+        import ctypes  # lazy: only a large log streams enough blocks to pay for it
+
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (ImportError, OSError, AttributeError, TypeError):  # no C library to ask, or no mallopt in it
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    mallopt(m_mmap_threshold, 4 * CHUNK)  # buffers under this come from the heap, reused
+    mallopt(m_trim_threshold, 8 * CHUNK)  # and the heap keeps up to this much free memory
+
+
 class LogInputError(Exception):
     """The log cannot be read as text; the message names the problem and what to do."""
 
@@ -41,6 +61,8 @@ class LogSource:
 
     def raw_chunks(self) -> Iterator[bytes]:
         """The bytes in order, transcoded to UTF-8 when the encoding is not ASCII-compatible."""
+        if self.size is None or self.size > REUSE_FROM:
+            reuse_freed_blocks()
         chunks = _chain(self.head, self.stream)
         if self.encoding == self.decode_as:
             yield from chunks

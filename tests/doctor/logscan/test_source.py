@@ -7,12 +7,14 @@ here a log several times larger than the scanner's block is scanned under tracem
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import tracemalloc
 
 import pytest
 from conftest import ROOT, run_cli
 
+from doctor.logscan import source
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import CHUNK, MAX_LINE, LogInputError, open_log
 
@@ -148,3 +150,34 @@ def test_stdlib_prefilter_finds_exactly_what_the_automaton_finds(tmp_path):
 def test_open_log_errors_are_log_input_errors(tmp_path):
     with pytest.raises(LogInputError, match="no such file"):
         open_log(str(tmp_path / "missing.log"))
+
+
+def test_a_large_log_or_stdin_asks_malloc_to_keep_freed_blocks(tmp_path, monkeypatch):
+    """glibc's mallopt is asked to keep freed blocks' memory (no page faults per block) for a log over REUSE_FROM or
+    stdin, never for a small file; without a C library or mallopt it is a no-op."""
+    import ctypes
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    small = tmp_path / "small.log"
+    small.write_bytes(b"RuntimeError: x\n" * 10)
+    list(open_log(str(small)).raw_chunks())
+    assert calls == []
+    monkeypatch.setattr(source, "REUSE_FROM", 100)
+    list(open_log(str(small)).raw_chunks())
+    assert calls == [(-3, 4 * source.CHUNK), (-1, 8 * source.CHUNK)]
+    calls.clear()
+    list(open_log("-", stdin=io.BytesIO(b"x\n")).raw_chunks())
+    assert len(calls) == 2
+
+    def no_libc(name):
+        raise OSError("no C library")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    source.reuse_freed_blocks()  # no exception
