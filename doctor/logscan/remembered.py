@@ -245,11 +245,11 @@ class _Replay:
         if not continues:
             return
         starts = {k for k in continues if _TRACEBACK in k and run.traceback_below(k)}
-        for at in _where(self.keys, continues):
-            if at:
-                self.before_continued.add(at - 1)
-                if starts and self.keys[at] in starts:
-                    self.before_traceback.add(at - 1)
+        at = _where(self.keys, continues)
+        above = (-1).__add__  # the line above each (-1 for the first line: never asked about)
+        self.before_continued = set(map(above, at))
+        if starts:
+            self.before_traceback = set(map(above, compress(at, map(starts.__contains__, map(self.keys.__getitem__, at)))))
 
     def _changed(self, seen: Seen, at: int) -> bool:
         """Would the next line change this remembered outcome (as scanner._Run._changed_below asks)?"""
