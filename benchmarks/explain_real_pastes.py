@@ -9,9 +9,12 @@ Three logs are written to /tmp (never committed), page-cached, then each program
   dense         explain_vs_grep.py's "every line an error, distinct numbers"
   quiet         explain_vs_grep.py's "1 error in 50,000 lines", at --quiet-mb (big, so start-up is a small part)
 Printed per log: wall and CPU seconds (user + sys, GNU time) of both, their ratios, the doctor's MB/s and peak RSS.
---profile prints where the scanner's time goes on the error-dense log, per line kind (cProfile, in-process).
+--before REV runs, in the same loop, this tree with doctor/logscan and doctor/commands/explain.py as they were at REV
+(the same knowledge, the scanner of then; a copy in /tmp) and says whether its findings equal today's (the JSON less
+its time stamps). --profile prints where the scanner's time goes on the error-dense log, per line kind (in-process).
 
     python benchmarks/explain_real_pastes.py [--size-mb 200] [--quiet-mb 1000] [--runs 3] [--json OUT] [--profile]
+                                             [--before REV]
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,11 +63,37 @@ def write_error_dense(path: Path, size: int, files: list[Path]) -> None:
             copy += 1
 
 
-def measure(name: str, log: Path, kw: Path, runs: int) -> dict:
+BEFORE_PATHS = ("doctor/logscan", "doctor/commands/explain.py")
+
+
+def before_tree(rev: str) -> Path:
+    """This tree (HEAD) with BEFORE_PATHS as they were at `rev`, in a temporary folder."""
+    tree = Path(tempfile.mkdtemp(prefix="v100-before-", dir="/tmp"))
+    subprocess.run(f"git -C {ROOT} archive HEAD | tar -x -C {tree}", shell=True, check=True)
+    for path in BEFORE_PATHS:
+        target = tree / path
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    subprocess.run(f"git -C {ROOT} archive {rev} {' '.join(BEFORE_PATHS)} | tar -x -C {tree}", shell=True, check=True)
+    return tree
+
+
+def findings(out: str) -> dict | None:
+    """The analysis less what differs from run to run (its time stamp, seconds and MB/s)."""
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        return None
+    doc.pop("created_at", None)
+    for key in ("seconds", "mb_per_s"):
+        doc.get("log", {}).pop(key, None)
+    return doc
+
+
+def measure(name: str, log: Path, kw: Path, runs: int, before: Path | None = None) -> dict:
     subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)  # page-cache it
     grep_cmd = f"grep -c -F -f {kw} {log} | cat"
     doc_cmd = f"{sys.executable} -m doctor explain {log} --json --no-live"
-    g, gc, d, dc, rss, out, count = [], [], [], [], 0, "", ""
+    g, gc, d, dc, bc, rss, out, count, before_out = [], [], [], [], [], 0, "", "", ""
     for _ in range(runs):
         dt, _, count, cpu = timed(grep_cmd)
         g.append(dt)
@@ -70,15 +102,19 @@ def measure(name: str, log: Path, kw: Path, runs: int) -> dict:
         d.append(dt)
         dc.append(cpu)
         rss = max(rss, r)
+        if before is not None:
+            _, _, before_out, cpu = timed(f"cd {before} && {doc_cmd}")
+            bc.append(cpu)
     size = log.stat().st_size
+    doc = findings(out)
     try:
-        doc = json.loads(out)
-        found = f"{doc['log']['matched_lines']} matched, {doc['unexplained']['error_lines']} err"
-    except (ValueError, KeyError):
+        found = f"{doc['log']['matched_lines']} matched, {doc['unexplained']['error_lines']} err" if doc else "?"
+    except KeyError:
         found = "?"
     row = {"log": name, "bytes": size, "grep_s": statistics.median(g), "doctor_s": statistics.median(d),
            "grep_cpu_s": statistics.median(gc), "doctor_cpu_s": statistics.median(dc), "grep_runs": g,
-           "doctor_runs": d, "doctor_peak_mib": round(rss / 1024, 1), "grep_count": count.strip(), "doctor": found}
+           "doctor_runs": d, "grep_cpu_runs": gc, "doctor_cpu_runs": dc, "doctor_peak_mib": round(rss / 1024, 1),
+           "grep_count": count.strip(), "doctor": found}
     row["ratio"] = round(row["doctor_s"] / row["grep_s"], 2)
     row["cpu_ratio"] = round(row["doctor_cpu_s"] / row["grep_cpu_s"], 2) if row["grep_cpu_s"] else None
     row["doctor_mb_s"] = round(size / 1e6 / row["doctor_s"], 1)
@@ -86,21 +122,90 @@ def measure(name: str, log: Path, kw: Path, runs: int) -> dict:
     print(f"{name:<13} {size / 1e6:>6.0f} {row['grep_s']:>7.2f} {row['doctor_s']:>9.2f} {row['ratio']:>6.1f} "
           f"{row['grep_cpu_s']:>7.2f} {row['doctor_cpu_s']:>8.2f} {row['cpu_ratio'] or 0:>6.1f} {row['doctor_mb_s']:>7.0f} "
           f"{row['doctor_peak_mib']:>8.1f}  {row['grep_count']} / {found}", flush=True)
+    if before is not None:
+        row["before_cpu_s"] = statistics.median(bc)
+        row["before_cpu_runs"] = bc
+        row["before_cpu_ratio"] = round(row["before_cpu_s"] / row["grep_cpu_s"], 2) if row["grep_cpu_s"] else None
+        row["findings_identical"] = doc is not None and doc == findings(before_out)
+        print(f"{'  before':<13} {'':>6} {'':>7} {'':>9} {'':>6} {'':>7} {row['before_cpu_s']:>8.2f} "
+              f"{row['before_cpu_ratio'] or 0:>6.1f}  findings identical: {row['findings_identical']}", flush=True)
     return row
 
 
 def profile(log: Path) -> None:
-    import cProfile
-    import pstats
-
-    from doctor.logscan.scanner import Scanner
+    """Where the scanner's CPU time goes on this log, per line kind: blocks read line by line or replayed whole, the
+    lines a replay reads one by one by why, and the lines classified (the regexes and rules: the rest is replays)."""
+    from doctor.logscan import remembered, scanner
     from doctor.logscan.source import open_log
 
-    source = open_log(str(log))
-    prof = cProfile.Profile()
-    prof.runcall(Scanner().scan, source)
-    source.close()
-    pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+    clock = time.process_time
+    spent: Counter = Counter()
+    counts: Counter = Counter()
+    why: Counter = Counter()
+
+    def timed_method(cls, name, label):
+        original = getattr(cls, name)
+
+        def wrapper(*args, **kwargs):
+            started = clock()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[label] += clock() - started
+                counts[label] += 1
+        setattr(cls, name, wrapper)
+        return original
+
+    def reason(run, block, ls, le) -> str:
+        seen = run.seen.get(block[ls:le].translate(remembered.BLANK_DIGITS))
+        if seen is None:
+            return "not seen yet (its blanked form)"
+        if seen.kind == remembered.CONTEXT:
+            if seen.before:
+                return "the line above decides it (traceback source, indented)"
+            if seen.after:
+                return "the lines below decide it (wrapped message, caption)"
+            return "its digits matter, a new variant (versions, sm_NN, Xids, hints)"
+        return "plan hint, or its next line changes it"
+
+    original_read = scanner._Run.read_line
+
+    def read_line(run, block, ls, le, lineno):
+        why[reason(run, block, ls, le)] += 1
+        return original_read(run, block, ls, le, lineno)
+
+    originals = [(scanner._Run, "_classify", timed_method(scanner._Run, "_classify", "classify (regexes, rules)")),
+                 (scanner._Run, "_examine", timed_method(scanner._Run, "_examine", "blocks read line by line")),
+                 (scanner, "replay_block", scanner.replay_block)]
+    replay = scanner.replay_block
+
+    def replay_block(run, block):
+        started = clock()
+        try:
+            return replay(run, block)
+        finally:
+            spent["blocks replayed whole"] += clock() - started
+            counts["blocks replayed whole"] += 1
+    scanner.replay_block = replay_block
+    scanner._Run.read_line = read_line
+    try:
+        source = open_log(str(log))
+        started = clock()
+        result = scanner.Scanner().scan(source)
+        total = clock() - started
+        source.close()
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+        scanner._Run.read_line = original_read
+    print(f"\nprofile: {log.stat().st_size / 1e6:.0f} MB, {result.stats.lines:,} lines, {total:.2f} s CPU in-process")
+    for label in ("blocks read line by line", "blocks replayed whole", "classify (regexes, rules)"):
+        print(f"  {label:<46} {counts[label]:>9,} {spent[label]:>7.2f} s  (classify runs inside both kinds of block)"
+              if label.startswith("classify") else f"  {label:<46} {counts[label]:>9,} {spent[label]:>7.2f} s")
+    print("  lines a whole-block replay read one by one, by why:")
+    for label, n in why.most_common():
+        print(f"    {label:<64} {n:>9,}")
+    print()
 
 
 def main() -> None:
@@ -112,6 +217,7 @@ def main() -> None:
     ap.add_argument("--only", choices=("error-dense", "dense", "quiet"), action="append")
     ap.add_argument("--json")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--before", metavar="REV", help="also run the scanner of REV (doctor/logscan, explain.py) beside")
     a = ap.parse_args()
     files = pastes(a.extra)
     load = os.getloadavg()
@@ -124,6 +230,7 @@ def main() -> None:
     print(f"{'log':<13} {'MB':>6} {'grep s':>7} {'doctor s':>9} {'ratio':>6} {'grep cpu':>7} {'doc cpu':>8} {'cpu x':>6} "
           f"{'MB/s':>7} {'peak MiB':>8}  grep count / doctor")
     rows = []
+    before = before_tree(a.before) if a.before else None
     for name, write in logs.items():
         if a.only and name not in a.only:
             continue
@@ -132,15 +239,18 @@ def main() -> None:
             write(log)
             if a.profile and name == "error-dense":
                 profile(log)
-            rows.append(measure(name, log, kw, a.runs))
+            rows.append(measure(name, log, kw, a.runs, before))
         finally:
             log.unlink()
     kw.unlink()
+    if before is not None:
+        shutil.rmtree(before)
     print("\ntargets (issue 29): ratio <= 3 on error-dense and dense, >= 500 MB/s quiet, peak < 100 MiB (2 GB log: "
           "explain_throughput.py)")
     if a.json:
         Path(a.json).write_text(json.dumps({"files": [str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f)
-                                                      for f in files], "load": load, "rows": rows}, indent=2))
+                                                      for f in files], "load": load, "load_after": os.getloadavg(),
+                                            "before": a.before, "rows": rows}, indent=2))
 
 
 if __name__ == "__main__":
