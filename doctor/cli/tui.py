@@ -12,7 +12,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from doctor.cli.hangup import HangupGuard, hangup_guard
-from doctor.cli.interrupted import interrupted_report  # at the top: imported on a quit, it waited on the worker thread
 from doctor.cli.options import run_from_args
 from doctor.cli.output import exit_code_for, write_report_file
 from doctor.model.errors import UsageError
@@ -40,6 +39,8 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 return
             report = app.report
             if report is None:  # cut short (a signal, or quit/Ctrl-C before the checks finished): what is known,
+                from doctor.cli.interrupted import interrupted_report  # lazy: loaded after the first frame (below), before the checks' thread starts
+
                 report = interrupted_report(session.plan, guard.signum or signal.SIGINT, session.checks)  # the rest unknown
             write_report_file(report, args.output, redact=session.redact)
 
@@ -54,6 +55,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 failed.append(exc)
 
         app.before_exit = write_before_exit
+        app.after_first_frame = _load_interrupted_report
         guard.on_signal(app.hang_up)
         guard.last_words(write_output)
         report: Report | None = None
@@ -74,6 +76,13 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
         finally:
             guard.say_last_words()  # -o, once, whichever way the run ends (a no-op when already written)
         return code if guard.signum is None else guard.end_now()
+
+
+def _load_interrupted_report() -> None:
+    """The report a quit before the checks finished writes to -o needs the pipeline and gathering (0.1 s of imports):
+    loaded on the main thread once the first frame is on the terminal and before the checks' worker starts, so the
+    first frame does not wait for it, and a quit never waits on the worker importing the same modules."""
+    import doctor.cli.interrupted  # noqa: F401  # lazy: after the first frame (issue 29), before the checks' thread
 
 
 def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None) -> int:

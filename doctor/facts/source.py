@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from doctor.facts.examples import EXAMPLES, example_file
-from doctor.facts.replay import load_document
 from doctor.model.errors import ReplayError
 from doctor.model.plan import Plan
 from doctor.model.source import LIVE, BundledExample, Origin, Provenance, SavedFile, Source, TargetCard, ThisMachine, example, replayed
@@ -66,6 +65,8 @@ def resolve(source: Source, options: GatherOptions = GatherOptions()) -> Resolve
     if is_live(source):
         return Resolved(facts=gather_live(options), plan=base_plan(source), provenance=LIVE)
     if isinstance(source, SavedFile):
+        from doctor.facts.replay import load_document  # lazy: the report model (40 ms) loads when a run starts, after the TUI's first frame
+
         return from_loaded(load_document(source.path), replayed(source.path))
     if isinstance(source, BundledExample):
         return load_example(source)
@@ -83,6 +84,8 @@ def from_loaded(loaded: Loaded, provenance: Provenance) -> Resolved:
 
 
 def load_example(source: BundledExample) -> Resolved:
+    from doctor.facts.replay import load_document  # lazy: the report model (40 ms) loads when a run starts, after the TUI's first frame
+
     folder = EXAMPLES if source.folder is None else source.folder
     with example_file(source.name, folder) as path:
         loaded = load_document(path)

@@ -36,6 +36,7 @@ from doctor.tui.detail import DetailPane
 from doctor.tui.full_text import FullTextScreen, section
 from doctor.tui.help_screen import HelpScreen
 from doctor.tui.keys import palette_actions
+from doctor.tui.keys_footer import KeysFooter
 from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
 from doctor.tui.probe_panel import ProbePanel, live_line, phase_line
 from doctor.tui.save_dialog import SaveDialog
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
 
 
 FIRST_FRAME_GRACE_S = 0.05
+FOOTER_WAIT_TRIES = 30  # at most this many 10 ms waits for the footer's keys before the checks start anyway
 QUIT_WAIT_S = 1.0  # at most this long for a check run to wind down after its torch child is stopped
 COMPACT_BELOW = (80, 24)  # a smaller terminal gets one pane: the selected check, the verdict's first line, the top fix
 COMPACT_KEYS = "? keys  jk move  ⏎ open  v full  / filter  c copy  q quit"  # `?` lists the rest (s m p r t)
@@ -95,6 +97,7 @@ class DoctorApp(App["Report | None"]):
         self._auto_probe = session.auto_probe
         self._quitting = False
         self.before_exit: Callable[[], None] | None = None  # the CLI's -o, written while the screen is still up
+        self.after_first_frame: Callable[[], None] | None = None  # the CLI's imports that the first frame need not wait for
         self._verdict: VerdictView | None = None
         self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
         self._hung_up = False
@@ -117,7 +120,7 @@ class DoctorApp(App["Report | None"]):
         yield Horizontal(id="probe-row")  # its panels mount after the first frame (_probe_panels): it is hidden until a probe
         yield Static(id="compact-foot")
         yield Static(COMPACT_KEYS, id="compact-keys")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.checklist.border_title = "Checks"
@@ -150,9 +153,23 @@ class DoctorApp(App["Report | None"]):
     def on_ready(self) -> None:
         """The first frame is composed: start the checks a moment later, once textual's writer thread has put it
         on the terminal (the imports and the gathering thread would otherwise hold the GIL against it)."""
+        self.call_after_refresh(self._when_keys_drawn, FOOTER_WAIT_TRIES)
+
+    def _when_keys_drawn(self, tries: int) -> None:
+        """The footer composes its keys a frame after the screen (once the focus is set): the work the first frame
+        does not need waits for them too, so nothing of the first screen waits for it."""
+        footer = self.main_screen.query_one(Footer)
+        if tries > 0 and footer.display and not footer.children:
+            self.set_timer(0.01, lambda: self._when_keys_drawn(tries - 1))
+            return
+        self.set_timer(FIRST_FRAME_GRACE_S, self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        self._probe_panels()  # hidden in the first frame: styled and mounted after it
+        if self.after_first_frame is not None:  # on this thread, before the checks' worker imports the same modules
+            self.after_first_frame()
         if self.report is None:
-            self.set_timer(FIRST_FRAME_GRACE_S, self._start_checks)
-        self.call_after_refresh(self._probe_panels)  # hidden in the first frame: styled and mounted after it
+            self._start_checks()
 
     @property
     def main_screen(self):

@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
+from doctor.tui.keys_footer import KeysFooter
+
 
 def section(title: str, *lines: str) -> Text:
     """A bold title, then its lines (empty ones left out)."""
@@ -52,7 +54,7 @@ class FullTextScreen(ModalScreen[None]):
         with VerticalScroll(id="full-box"):
             for part in self.parts:
                 yield part if isinstance(part, Widget) else Static(part, classes="full-part")
-        yield Footer()
+        yield KeysFooter()
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < self.SMALL_BELOW[0] or event.size.height < self.SMALL_BELOW[1], "-small")

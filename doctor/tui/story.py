@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from doctor.render.panels import CaseView, StageView
+from doctor.tui.keys_footer import KeysFooter
 from doctor.tui.verdict_panel import bar
 
 COMPACT_BELOW = 80  # a narrower terminal shows one stage at a time
@@ -128,7 +129,7 @@ class StoryScreen(Screen):
         yield Static(id="story-title")
         yield Horizontal(id="story-stages")
         yield Static(id="story-headline")
-        yield Footer()
+        yield KeysFooter()
 
     async def on_mount(self) -> None:
         self.query_one(Footer).compact = True
