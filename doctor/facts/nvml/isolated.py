@@ -35,20 +35,24 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def _samples(n: int) -> str:
+    return f"{n} sample" if n == 1 else f"{n} samples"
+
+
 def stopped_answering(samples: int, waited_s: float, interrupted: bool = False) -> str:
     """Why a sampling window's NVML readings end early: the child's call did not come back."""
     waited = f"no answer for {waited_s:.1f} s when the run was interrupted" if interrupted else \
         f"no answer within {waited_s:g} s"
-    return f"NVML stopped answering after {samples} samples: {waited} ({HANG_CAUSE})"
+    return f"NVML stopped answering after {_samples(samples)}: {waited} ({HANG_CAUSE})"
 
 
 def crashed_after(samples: int, returncode: int) -> str:
     """Why a sampling window's NVML readings end early: the child died inside NVML (or exited without its answer)."""
     if returncode == -signal.SIGKILL:  # sent from outside (the out-of-memory killer, a user): not NVML's doing
-        return f"the NVML sampler was killed (SIGKILL) after {samples} samples"
+        return f"the NVML sampler was killed (SIGKILL) after {_samples(samples)}"
     if returncode < 0:
-        return f"NVML crashed after {samples} samples ({signal_name(-returncode)} {CRASH_CAUSE})"
-    return f"the NVML sampler exited with status {returncode} after {samples} samples, without its answer"
+        return f"NVML crashed after {_samples(samples)} ({signal_name(-returncode)} {CRASH_CAUSE})"
+    return f"the NVML sampler exited with status {returncode} after {_samples(samples)}, without its answer"
 
 
 class NvmlChild:

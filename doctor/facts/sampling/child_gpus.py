@@ -229,7 +229,7 @@ class ChildGpus:
 
     def _garbled(self, detail: str) -> None:
         self._end_child(kill=True)
-        self.failure = f"the NVML sampler's answer after {self.samples_taken} samples could not be read ({detail})"
+        self.failure = f"the NVML sampler's answer could not be read (after {self.samples_taken} of its samples: {detail})"
 
     def _end_child(self, kill: bool = False) -> None:
         """No more requests; the child ends (it exits on `end` or when its input closes) or is killed."""

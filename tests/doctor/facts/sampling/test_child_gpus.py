@@ -92,7 +92,7 @@ def test_a_child_that_crashes_at_a_sample_is_named_with_its_signal(stand_in):
     gpus.open(0.0)
     got = ticks(gpus, 3)
     assert [bool(s) for s in got] == [True, False, False]
-    assert gpus.failure.startswith("NVML crashed after 1 samples (SIGSEGV inside libnvidia-ml.so")
+    assert gpus.failure.startswith("NVML crashed after 1 sample (SIGSEGV inside libnvidia-ml.so")
 
 
 def test_a_hang_in_open_is_a_failure_after_0_samples(stand_in):
@@ -134,6 +134,17 @@ def test_the_sampler_keeps_the_samples_before_a_hang_and_says_why_they_end(stand
     assert len(series.gpus[0].samples) == 3 and series.nvml_stopped == sampler.nvml_failure
     assert series.gpus[0].name == "Tesla V100-SXM2-16GB" and series.gpus[0].counters is None
     assert series.gpus[0].unavailable == {"memory_temperature_c": "not reported"}
+
+
+def test_a_hang_in_the_windows_end_counters_is_named_and_the_samples_kept(stand_in):
+    stand_in("hang", at=4)  # open, 2 ticks, then `end` hangs
+    clock = iter(0.1 * k for k in range(100))
+    sampler = Sampler([0], hz=5, clock=lambda: next(clock), nvml_timeout_s=0.2, isolated=True).start(background=False)
+    sampler.tick()
+    sampler.tick()
+    series = sampler.stop()
+    assert series.nvml_stopped.startswith("NVML stopped answering after 2 samples: no answer within 0.2 s")
+    assert len(series.gpus[0].samples) == 2 and series.gpus[0].counters is None
 
 
 class _Pipe:
