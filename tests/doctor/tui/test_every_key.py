@@ -196,6 +196,8 @@ def test_every_key_of_a_stage_report_its_details_verdict_and_full_text(size):
         got["m"] = isinstance(app.screen, SaveDialog) and app.screen.what
         await press(pilot, "escape", "question_mark")
         got["?"] = isinstance(app.screen, HelpScreen)
+        await press(pilot, "escape", "ctrl+p")
+        got["ctrl+p"] = type(app.screen).__name__
         await press(pilot, "escape", "r")
         got["r"] = notes(app)[-1]
         await until(pilot, lambda: app.report is not None and not app._active(app._checks_worker))
@@ -231,7 +233,7 @@ def test_every_key_of_a_stage_report_its_details_verdict_and_full_text(size):
     assert got["/"] == "gpu" and got["/ escape"] == ""
     assert got["c"][0] or "no fix commands" in got["c"][1]
     assert "read-only" in got["p"]
-    assert got["s"] == "JSON report" and got["m"].startswith("Markdown") and got["?"]
+    assert got["s"] == "JSON report" and got["m"].startswith("Markdown") and got["?"] and got["ctrl+p"] == "CommandPalette"
     assert "re-running" in got["r"] and got["t"] and got["escape to story"]
 
 
