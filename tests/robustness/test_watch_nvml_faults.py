@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from fake_nvml_lib import build_fake_nvml
 from robust_support import _env
 
@@ -34,8 +35,26 @@ def _watch_env(home: Path, lib: Path, mode: str) -> dict:
     return _env(home, {"LD_LIBRARY_PATH": str(lib), "FAKE_NVML": mode, "FAKE_NVML_AFTER": str(SAMPLES_BEFORE)})
 
 
+# watch as it is, on a recorded V100's facts: the snapshot's own NVML child (which --nvml-timeout also bounds, and
+# whose faults tests/robustness/test_nvml_faults.py covers) is left out, so the deadline here is the sampler's alone;
+# the sampler, its NVML child and the fake libnvidia-ml.so.1 are the real ones
+WATCH = """
+import sys
+from dataclasses import replace
+import doctor.run.pipeline as pipeline
+from doctor.facts.replay import load_document
+
+facts = replace(load_document({facts!r}).facts, samples=None)
+pipeline.gather = lambda plan, options=None: facts
+from doctor.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+RECORDED = ROOT / "fixtures" / "samples" / "v100-decode-healthy.json"
+
+
 def _watch_cmd(out: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "doctor", "watch", "--hz", f"{HZ:g}", "--json", "-o", str(out), *args]
+    return [sys.executable, "-c", WATCH.format(facts=str(RECORDED)), "watch", "--hz", f"{HZ:g}", "--json", "-o",
+            str(out), *args]
 
 
 def _sampler_children(home: Path) -> list[int]:
