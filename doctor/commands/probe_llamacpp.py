@@ -13,7 +13,7 @@ import sys
 
 from checks.knowledge.gpus import spec_for_name
 from doctor.facts.engines import engine_env
-from doctor.facts.nvml import gather_nvml
+from doctor.facts.nvml.isolated import read_isolated
 from doctor.model.exitcodes import ExitCode
 from doctor.model.model_dir import ModelFacts
 from doctor.model.plan import Plan
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace, plan: Plan, model: ModelFacts) -> int:
     print(f"v100-doctor: probing {model.path} with llama.cpp (ctx {o.n_ctx}, flash attention {o.flash_attn}, K/V "
           f"{o.cache_type_k}/{o.cache_type_v}) ...", file=sys.stderr)
     results = probe(str(model.resolved if known(model.resolved) else model.path), o)
-    nvml = gather_nvml()
+    nvml = read_isolated()  # in a child with a deadline: libnvidia-ml.so can hang or crash (issue 25)
     gpu = next((g for g in nvml.gpus if g.index == plan.gpu_index), None)
     spec = spec_for_name(gpu.name, gpu.memory_total_mib if known(gpu.memory_total_mib) else None) \
         if gpu is not None and known(gpu.name) else None

@@ -17,7 +17,7 @@ import tempfile
 
 from checks.knowledge.engine_efficiency import family
 from checks.knowledge.gpus import GpuSpec, spec_for_name
-from doctor.facts.nvml import gather_nvml
+from doctor.facts.nvml.isolated import read_isolated
 from doctor.model.engine_probe import EngineMeasurement
 from doctor.model.exitcodes import ExitCode
 from doctor.model.ids import Engine
@@ -39,7 +39,7 @@ def wants_transformers(plan: Plan) -> bool:
 
 def card(gpu_index: int) -> tuple[GpuSpec | None, str | None]:
     """This card's datasheet row and compute capability, from NVML."""
-    gpu = next((g for g in gather_nvml().gpus if g.index == gpu_index), None)
+    gpu = next((g for g in read_isolated().gpus if g.index == gpu_index), None)  # in a child: NVML can hang or crash
     spec = spec_for_name(gpu.name, gpu.memory_total_mib if known(gpu.memory_total_mib) else None) \
         if gpu is not None and known(gpu.name) else None
     cc = gpu.compute_capability if gpu is not None and known(gpu.compute_capability) else (spec.cc if spec else None)

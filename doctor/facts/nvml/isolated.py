@@ -77,6 +77,12 @@ class NvmlChild:
         return parse(out[-OUTPUT_LIMIT:], self.proc.returncode)
 
 
+def read_isolated(timeout_s: float = DEFAULT_TIMEOUT_S) -> NvmlFacts:
+    """The NVML snapshot read in a child now, for a command that needs only the cards (never raises, never hangs
+    past `timeout_s`)."""
+    return NvmlChild(timeout_s).collect()
+
+
 def parse(out: bytes, returncode: int) -> NvmlFacts:
     """NvmlFacts from the child's stdout and exit status."""
     if returncode < 0:

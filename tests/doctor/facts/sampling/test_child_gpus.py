@@ -198,3 +198,12 @@ def test_a_slow_start_is_not_blamed_on_nvml(monkeypatch):
     assert gpus.open(0.0) == "" and gpus.statics == {}
     assert gpus.failure.startswith("the NVML sampler did not start within")
     assert "NVML stopped answering" not in gpus.failure
+
+
+def test_the_real_nvml_is_sampled_in_the_child_by_default():
+    from doctor.facts.sampling.local_gpus import LocalGpus
+
+    assert isinstance(Sampler([0])._gpus, ChildGpus)  # built, not started: no child yet
+    import fake_nvml
+
+    assert isinstance(Sampler([0], nvml_module=fake_nvml.v100())._gpus, LocalGpus)  # a fake cannot cross processes
