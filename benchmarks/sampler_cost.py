@@ -4,7 +4,7 @@
     python3 benchmarks/sampler_cost.py --out cost.json
     LD_LIBRARY_PATH=DIR_WITH_A_FAKE_LIBNVIDIA_ML python3 benchmarks/sampler_cost.py --isolation-only
 
-0. What reading NVML in the sampler's child costs against reading it in this process: windows taken in
+0. (with --isolation or --isolation-only) What reading NVML in the sampler's child costs against reading it in this process: windows taken in
    turn with `isolated=True` and `isolated=False`, at 5 and 10 Hz; CPU from getrusage (this process, and
    the reaped child), so the child's start-up, its JSON answers and the parent's decoding are all counted.
    The NVML calls themselves cost the same either way (they only move), so on a machine without a GPU
@@ -139,21 +139,23 @@ def main() -> int:
     p.add_argument("--out", help="also write the results as JSON here")
     p.add_argument("--isolation-seconds", type=float, default=10.0, help="window per run for part 0 (default 10)")
     p.add_argument("--isolation-rounds", type=int, default=3, help="child/in-process windows per rate (default 3)")
+    p.add_argument("--isolation", action="store_true", help="also run part 0 (4 windows x rounds x seconds)")
     p.add_argument("--isolation-only", action="store_true", help="run part 0 only")
     args = p.parse_args()
-    iso = isolation_cost(args.isolation_seconds, args.isolation_rounds)
-    print("NVML in the sampler's child vs in this process (getrusage CPU: this process + the reaped child)")
-    print(f"{'Hz':>5} {'NVML':>10} {'window s':>9} {'ticks':>6} {'parent ms/tick':>15} {'child ms/tick':>14} "
-          f"{'child start ms':>15} {'total ms/s':>11}")
-    for r in iso:
-        print(f"{r['hz']:>5g} {r['nvml']:>10} {r['seconds']:>9.1f} {r['ticks']:>6} {r['parent_cpu_ms_per_tick']:>15.3f} "
-              f"{r['child_cpu_ms_per_tick']:>14.3f} {r['child_start_cpu_ms']:>15.1f} {r['total_cpu_ms_per_s']:>11.2f}")
+    iso = isolation_cost(args.isolation_seconds, args.isolation_rounds) if args.isolation or args.isolation_only else []
+    if iso:
+        print("NVML in the sampler's child vs in this process (getrusage CPU: this process + the reaped child)")
+        print(f"{'Hz':>5} {'NVML':>10} {'window s':>9} {'ticks':>6} {'parent ms/tick':>15} {'child ms/tick':>14} "
+              f"{'child start ms':>15} {'total ms/s':>11}")
+        for r in iso:
+            print(f"{r['hz']:>5g} {r['nvml']:>10} {r['seconds']:>9.1f} {r['ticks']:>6} {r['parent_cpu_ms_per_tick']:>15.3f} "
+                  f"{r['child_cpu_ms_per_tick']:>14.3f} {r['child_start_cpu_ms']:>15.1f} {r['total_cpu_ms_per_s']:>11.2f}")
     if args.isolation_only:
         if args.out:
             Path(args.out).write_text(json.dumps({"isolation": iso}, indent=2) + "\n")
         return 0
     cpu = cpu_cost(args.cpu_seconds)
-    print("sampler CPU cost (thread CPU time while sampling this process and GPU 0)")
+    print("sampler CPU cost (its thread's CPU time, plus its NVML child's answers, while sampling this process and GPU 0)")
     print(f"{'Hz':>5} {'window s':>9} {'ticks':>6} {'CPU ms/s':>9} {'CPU ms/tick':>12}  GPUs  NVML")
     for r in cpu:
         print(f"{r['hz']:>5g} {r['seconds']:>9.1f} {r['ticks']:>6} {r['cpu_ms_per_s']:>9.2f} {r['cpu_ms_per_tick']:>12.3f}"
