@@ -207,3 +207,19 @@ def test_the_real_nvml_is_sampled_in_the_child_by_default():
     import fake_nvml
 
     assert isinstance(Sampler([0], nvml_module=fake_nvml.v100())._gpus, LocalGpus)  # a fake cannot cross processes
+
+
+def test_what_crosses_the_pipe_comes_back_equal():
+    """A sample, the limits and the window's end read in the child equal what the in-process sampler would keep."""
+    import fake_nvml
+
+    from doctor.facts.sampling.local_gpus import GpuEnd, LocalGpus
+    from doctor.model.samples import GpuSample
+    from doctor.model.serialize import from_jsonable, to_jsonable
+
+    gpus = LocalGpus([0], fake_nvml.sampled_v100(byte_counters=True))
+    gpus.open(0.0)
+    sent = [gpus.statics[0], gpus.tick(0.1)[0], gpus.tick(0.3)[0], gpus.finish(0.5)[0]]
+    assert sent[1].processes and sent[3].counters is not None and sent[3].counters.pcie_rx_bytes
+    kinds = [GpuSeries, GpuSample, GpuSample, GpuEnd]
+    assert [from_jsonable(k, json.loads(json.dumps(to_jsonable(v)))) for k, v in zip(kinds, sent)] == sent
