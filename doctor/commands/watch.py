@@ -76,8 +76,14 @@ def _progress_line(sampler, index: int, seconds: float, label: str) -> str:
         return f"watching {label}: {sampler.elapsed_s:.0f}/{seconds:.0f} s"
     rx = f"{s.pcie_rx_mbs / 1000:.2f} GB/s" if s.pcie_rx_mbs is not None else "–"
     reasons = ",".join(r for r in (s.reasons or ()) if r != "gpu_idle") or ("idle" if s.reasons else "–")
-    return (f"watching {label}: {min(sampler.elapsed_s, seconds):.0f}/{seconds:.0f} s · SM {s.sm_clock_mhz} MHz · "
-            f"mem {s.mem_clock_mhz} MHz · util {s.util_gpu_pct}% · {s.temperature_c} °C · PCIe RX {rx} · {reasons}")
+    return (f"watching {label}: {min(sampler.elapsed_s, seconds):.0f}/{seconds:.0f} s · SM {_or_dash(s.sm_clock_mhz, ' MHz')} · "
+            f"mem {_or_dash(s.mem_clock_mhz, ' MHz')} · util {_or_dash(s.util_gpu_pct, '%')} · "
+            f"{_or_dash(s.temperature_c, ' °C')} · PCIe RX {rx} · {reasons}")
+
+
+def _or_dash(value: object, unit: str) -> str:
+    """A reading the driver did not give is "–", not "None"."""
+    return "–" if value is None else f"{value}{unit}"
 
 
 def _gather(plan: Plan, nvml_timeout_s: float):
