@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,21 @@ ROOT = Path(__file__).resolve().parents[1]
 MACHINES = ROOT / "fixtures" / "machines"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the doctor's modules once, before any test runs. The suite starts hundreds of `python -m doctor`
+    children; where PYTHONDONTWRITEBYTECODE is set (as on this project's CI machine) none of them writes what it
+    compiled, so in a fresh clone each child compiled the ~150 modules it imports from source again (~0.06 s of CPU
+    each). The children still import exactly the same source: a .pyc is used only while it matches its .py."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        return  # the controller compiled them before it started the workers
+    import compileall
+
+    for package in ("doctor", "checks"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+
+
 def run_cli(*args: str, env: dict | None = None, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess:
     """Run `python -m doctor ARGS` as a user would, in a child process."""
-    import os
-
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True,

@@ -19,6 +19,10 @@ import pytest
 from conftest import ROOT
 
 
+# one pytest-xdist worker runs the module (--dist loadgroup), so the wheel is built and installed once, not once per worker
+pytestmark = pytest.mark.xdist_group("wheel")
+
+
 def _clean_env() -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
