@@ -1,5 +1,6 @@
 """Bad input and faults, through the real CLI in child processes: documented exit code, no traceback, no
-"internal error", nothing written outside -o and the cache, no child left behind, model dirs untouched."""
+"internal error", nothing written outside -o and the cache, no child left behind, model dirs untouched. The table's
+~220 children are forked from one server that started Python and imported the doctor once (doctor_forkserver.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MACHINES, ROOT
+from doctor_forkserver import DoctorForkServer
 from robust_support import _env, _model_dir
 
 FIXTURE = MACHINES / "v100-torch-2.11-cu130.json"
@@ -150,9 +152,6 @@ def _fixtures(tmp: Path) -> None:
     os.symlink("/dev/zero", zero / "config.json")
 
 
-def _run(args: list[str], home: Path, cwd: Path, timeout: float = 20) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, timeout=timeout,
-                          env=_env(home), cwd=cwd)
 
 
 def _case_names() -> list[str]:
@@ -175,7 +174,9 @@ def bad_inputs(tmp_path_factory):
         d.mkdir()
     _fixtures(inputs)
     cases = {name: (args, codes) for name, args, codes in _cases(inputs, _model_dir(inputs))}
-    return inputs, home, cwd, cases
+    server = DoctorForkServer(_env(home), cwd)  # each case a `python -m doctor` child of its own, forked from it
+    yield inputs, home, cwd, cases, server
+    server.close()
 
 
 def _stat_snapshot(root: Path) -> dict:
@@ -188,10 +189,10 @@ def test_there_are_enough_bad_inputs():
 
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_bad_inputs_and_faults(bad_inputs, name):
-    inputs, home, cwd, cases = bad_inputs
+    inputs, home, cwd, cases, server = bad_inputs
     args, codes = cases[name]
     before = _stat_snapshot(inputs)
-    r = _run(args, home, cwd)
+    r = server.run(args, timeout=20)
     err = r.stderr.decode("utf-8", "replace")
     assert r.returncode in codes, f"{name}: exit {r.returncode} (expected {sorted(codes)}): {err.strip()[-300:]}"
     assert "Traceback" not in err and "internal error" not in err, f"{name}: {err.strip()[-300:]}"
