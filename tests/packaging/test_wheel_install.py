@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-
 # one pytest-xdist worker runs the module (--dist loadgroup), so the wheel is built and installed once, not once per worker
 pytestmark = pytest.mark.xdist_group("wheel")
 
