@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The contributors' test command as a newcomer meets it, N times in a row (issue 26): each run is a fresh clone of
 # main, a fresh venv of the given Python, then the README's test command, timed. Prints each run's whole time, the
-# time pytest reports, and pass/fail, then a summary line; exit 0 only when every run passed.
+# time pytest reports, the CPU time of the whole command (a figure that holds on a shared machine) and pass/fail,
+# then a summary line; exit 0 only when every run passed.
 #
 #   benchmarks/ci_fresh_venv.sh PYTHON [N] [REPO]
 #   benchmarks/ci_fresh_venv.sh /root/.pyenv/versions/3.10.13/bin/python3 10
@@ -47,15 +48,18 @@ for ((i = 1; i <= RUNS; i++)); do
   command=$(readme_command "$work/repo")
   start=$(date +%s.%N)
   set +e
-  (cd "$work/repo" && . "$work/venv/bin/activate" && bash -c "set -eo pipefail; $command") >"$log" 2>&1
+  TIMEFORMAT='%U %S'  # the CPU seconds of the command and every process it waited for (user, system)
+  { time (cd "$work/repo" && . "$work/venv/bin/activate" && bash -c "set -eo pipefail; $command") >"$log" 2>&1 ; } \
+    2>"$work/cpu"
   rc=$?
   set -e
+  cpu=$(awk '{printf "%.1f", $1 + $2}' "$work/cpu")
   whole=$(echo "$(date +%s.%N) - $start" | bc)
   pytest_s=$(grep -oE ' in [0-9.]+s' "$log" | tail -1 | grep -oE '[0-9.]+' || echo "?")
   counts=$(grep -E '[0-9]+ passed' "$log" | tail -1 | sed -E 's/ in [0-9.]+s.*//; s/^=+ //' || true)
   if [[ $rc -eq 0 ]]; then verdict=PASS; passed=$((passed + 1)); else verdict="FAIL (exit $rc)"; fi
-  printf 'run %d/%d: %s  whole %.1f s  pytest %s s  %s  load %s  log %s\n' "$i" "$RUNS" "$verdict" "$whole" \
-         "$pytest_s" "${counts:-}" "$(cut -d' ' -f1 /proc/loadavg)" "$log"
+  printf 'run %d/%d: %s  whole %.1f s  pytest %s s  CPU %s s  %s  load %s  log %s\n' "$i" "$RUNS" "$verdict" \
+         "$whole" "$pytest_s" "$cpu" "${counts:-}" "$(cut -d' ' -f1 /proc/loadavg)" "$log"
   [[ $rc -eq 0 ]] || tail -n 30 "$log" | sed 's/^/    /'
   times+=("$pytest_s")
   rm -rf "$work"

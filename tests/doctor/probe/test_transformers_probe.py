@@ -107,6 +107,7 @@ def test_settling_drops_a_slow_first_run():
 
 
 def test_the_synthetic_gguf_reads_back_with_its_shape(tmp_path):
+    pytest.importorskip("numpy")  # the synthetic model's blocks are drawn with numpy, which the test extra does not install
     shape = Shape(hidden=512, intermediate=1536, heads=8, kv_heads=2, head_dim=64, layers=4, vocab=600)
     g = synthetic_gguf.write(str(tmp_path / "m.gguf"), shape)
     f = read_gguf(g.path)
