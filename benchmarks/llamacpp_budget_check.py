@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from checks.arithmetic.gguf_budget import GgufOption, compute_buffer_bytes, gguf_budget  # noqa: E402
+from checks.arithmetic.gguf_budget import GgufOption, compute_buffer_bytes, gguf_budget, kv_quantized  # noqa: E402
 from doctor.facts.gguf_header import read_gguf  # noqa: E402
 from doctor.model.engine_probe import LlamaCppProbe  # noqa: E402
 from doctor.model.serialize import from_jsonable  # noqa: E402
@@ -43,7 +43,7 @@ def main() -> int:
             opt = GgufOption(n_ctx=p["n_ctx"], cache_type_k=p["cache_type_k"], cache_type_v=p["cache_type_v"],
                              flash_attn=p["flash_attn"] != "off", n_gpu_layers=None if p["n_gpu_layers"] < 0 else p["n_gpu_layers"])
             b = gguf_budget(g.shape, g.weights, opt)
-            host_compute = compute_buffer_bytes(g.shape, opt.n_ctx, opt.n_ubatch, opt.flash_attn)[1]
+            host_compute = compute_buffer_bytes(g.shape, opt.n_ctx, opt.n_ubatch, opt.flash_attn, kv_quantized(opt.cache_type_k, opt.cache_type_v))[1]
             buf = p.get("buffers_mib") or {}
             meas = {"model_CUDA0": (buf.get("model") or {}).get("CUDA0"), "model_host": (buf.get("model") or {}).get("CPU_Mapped"),
                     "kv_CUDA0": (buf.get("kv") or {}).get("CUDA0"), "compute_CUDA0": (buf.get("compute") or {}).get("CUDA0"),

@@ -101,22 +101,36 @@ def kv_cache_bytes(shape: GgufShape, n_ctx: int, cache_type_k: str = "f16", cach
     return pad(n_ctx, CTX_PAD) * n * per_cell
 
 
-def compute_buffer_bytes(shape: GgufShape, n_ctx: int, n_ubatch: int = 512, flash_attn: bool = True) -> tuple[int, int]:
+def kv_quantized(cache_type_k: str, cache_type_v: str) -> bool:
+    return any(t.lower() not in ("f16", "bf16", "f32") for t in (cache_type_k, cache_type_v))
+
+
+def compute_buffer_bytes(shape: GgufShape, n_ctx: int, n_ubatch: int = 512, flash_attn: bool = True,
+                         kv_quantized: bool = False) -> tuple[int, int]:
     """(CUDA0, CUDA_Host) compute buffers llama.cpp reserves for the worst-case prompt graph, every layer offloaded.
 
     T = min(n_ubatch, n_ctx) tokens against n_kv = pad(n_ctx, 256) cells. Fitted on the H200 against the sizes
-    llama.cpp printed (benchmarks/results/issue27-llamacpp/: 64 x 5120/21760, vocab 152064; exact to 0.01 MiB at
-    n_ctx 128, 4096, 8192 and 32768 with flash attention, and at 4096 without):
-      CUDA0, flash attention:  T x (n_vocab + n_embd) x 4              (the logits phase; constant in n_ctx)
-      CUDA0, without it:       max(the same, n_head x n_kv x T x 4 + T x (5 n_embd + n_embd_kv) x 4)  (the KQ scores)
+    llama.cpp printed for 64 x 5120/21760 models: vocab 152064 (benchmarks/results/issue27-llamacpp/: exact to
+    0.01 MiB at n_ctx 128, 4096, 8192 and 32768 with flash attention, and at 4096 without) and vocab 8192
+    (benchmarks/results/issue28-accuracy/: 161.51-189.51 MiB at n_ctx 4096-32768, where the logits phase is
+    small and the feed-forward phase, with the KQ mask's copy on the GPU, is the largest):
+      CUDA0, flash attention:  max(T x (n_vocab + n_embd) x 4,                       (the logits phase)
+                                   T x (3 n_ff + 3 n_embd) x 4 + n_kv x T x 2)       (feed-forward + the f16 mask)
+                               quantized K/V: also n_kv x (n_embd_k + n_embd_v) x 2 + n_kv x T x 2 + 4 x T x n_embd x 4
+                                   (the attention phase: the cache converted to f16 for the prompt's flash attention;
+                                   200.09 MiB printed at n_ctx 32768 with q8_0)
+      CUDA0, without it:       max(the logits phase, n_head x n_kv x T x 4 + T x (5 n_embd + n_embd_kv) x 4)  (the KQ scores)
       CUDA_Host:               the KQ mask (f16 with flash attention, f32 + its f16 copy without) + 2 x T x n_embd x 4
     """
     T = min(n_ubatch, n_ctx)
     n_kv = pad(n_ctx, CTX_PAD)
     out_phase = T * (shape.n_vocab + shape.n_embd) * F32
+    ffn_phase = T * (3 * shape.n_ff + 3 * shape.n_embd) * F32 + (n_kv * T * 2 if flash_attn else 0)
     kq_phase = 0 if flash_attn else (shape.n_head * n_kv * T * F32 + T * (5 * shape.n_embd + shape.n_embd_k_gqa) * F32)
+    fa_q_phase = (n_kv * (shape.n_embd_k_gqa + shape.n_embd_v_gqa) * 2 + n_kv * T * 2 + 4 * T * shape.n_embd * F32
+                  if flash_attn and kv_quantized else 0)
     mask = n_kv * T * (2 if flash_attn else 4 + 2)
-    return max(out_phase, kq_phase), mask + 2 * T * shape.n_embd * F32
+    return max(out_phase, ffn_phase, kq_phase, fa_q_phase), mask + 2 * T * shape.n_embd * F32
 
 
 def gguf_budget(shape: GgufShape, weights: GgufWeights, option: GgufOption) -> GgufBudget:
@@ -142,7 +156,8 @@ def gguf_budget(shape: GgufShape, weights: GgufWeights, option: GgufOption) -> G
     embd_row = weights.embedding_bytes // max(shape.n_vocab, 1)
     kv_gpu = kv_cache_bytes(shape, option.n_ctx, option.cache_type_k, option.cache_type_v, on_gpu)
     kv_host = kv_cache_bytes(shape, option.n_ctx, option.cache_type_k, option.cache_type_v, n_layer - on_gpu)
-    compute_gpu, compute_host = compute_buffer_bytes(shape, option.n_ctx, option.n_ubatch, option.flash_attn)
+    compute_gpu, compute_host = compute_buffer_bytes(shape, option.n_ctx, option.n_ubatch, option.flash_attn,
+                                                     kv_quantized(option.cache_type_k, option.cache_type_v))
     if on_gpu == 0 and not output_on_gpu:
         compute_host, compute_gpu = compute_host + compute_gpu, 0
     return GgufBudget(option=option, layers_on_gpu=on_gpu, n_layer=n_layer, output_on_gpu=output_on_gpu,

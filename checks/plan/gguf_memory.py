@@ -61,9 +61,10 @@ def kv_read_bytes(d: ModelDims, past: int, cache: str) -> int:
     return g27.kv_read_bytes(header_shape(d), past, cache, cache)
 
 
-def compute_bytes(d: ModelDims, n_ctx: int) -> int:
+def compute_bytes(d: ModelDims, n_ctx: int, cache: str = "f16") -> int:
     """The compute buffer llama.cpp reserves on the GPU with flash attention on (quantized K/V need it)."""
-    return g27.compute_buffer_bytes(header_shape(d), n_ctx, N_UBATCH, flash_attn=True)[0]
+    return g27.compute_buffer_bytes(header_shape(d), n_ctx, N_UBATCH, flash_attn=True,
+                                    kv_quantized=g27.kv_quantized(cache, cache))[0]
 
 
 def split_layers(n_layers: int, capacities: list[float]) -> list[int]:
@@ -83,7 +84,7 @@ def gpu_peaks(d: ModelDims, shape: GgufShape, n_ctx: int, cache: str, capacities
     kv_layer = kv_bytes(d, n_ctx, cache) / d.layers
     peaks = []
     for i, n in enumerate(layers):
-        peak = n * (per_layer + kv_layer) + compute_bytes(d, n_ctx) + context_bytes
+        peak = n * (per_layer + kv_layer) + compute_bytes(d, n_ctx, cache) + context_bytes
         peaks.append(int(peak + (head if i == len(layers) - 1 else 0)))
     return peaks
 

@@ -30,6 +30,11 @@ PRINTED_CUDA = [
     (128, "f16", True, 512, 76.75, 5.07, 64.0),  # llama-bench tg128: its context is the 128 generated tokens
 ]
 SHAPE_27B = GgufShape("llama", 64, 5120, 21760, 40, 8, 128, 128, 152064)
+# the same shape with vocab 8192 (issue 28's synthetic GGUFs, Q4_K_M and Q4_0), where the logits phase is small:
+# (n_ctx, K/V, CUDA0 compute MiB, CUDA_Host compute MiB) as printed (benchmarks/results/issue28-accuracy/)
+PRINTED_CUDA_V8192 = [(4096, "f16", 161.51, 24.01), (16384, "f16", 173.51, 36.01), (32768, "f16", 189.51, 52.01),
+                      (16384, "q4_0", 173.59, 36.09), (32768, "q8_0", 200.09, 52.09)]
+SHAPE_27B_V8192 = GgufShape("llama", 64, 5120, 21760, 40, 8, 128, 128, 8192)
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +49,17 @@ def test_kv_is_exactly_what_llama_cpp_printed(small, n_ctx, kv_type, kv_mib):
 
 @pytest.mark.parametrize("n_ctx,kv_type,fa,ub,gpu_mib,host_mib,kv_mib", PRINTED_CUDA)
 def test_cuda_buffers_within_the_printed_figures(n_ctx, kv_type, fa, ub, gpu_mib, host_mib, kv_mib):
-    gpu, host = compute_buffer_bytes(SHAPE_27B, n_ctx, ub, fa)
+    gpu, host = compute_buffer_bytes(SHAPE_27B, n_ctx, ub, fa, kv_type != "f16")
     assert abs(gpu / MIB - gpu_mib) <= gpu_mib * 0.03 and abs(host / MIB - host_mib) <= host_mib * 0.03
     assert kv_cache_bytes(SHAPE_27B, n_ctx, kv_type, kv_type) / MIB == kv_mib
+
+
+@pytest.mark.parametrize("n_ctx,kv_type,gpu_mib,host_mib", PRINTED_CUDA_V8192)
+def test_cuda_compute_with_a_small_vocabulary(n_ctx, kv_type, gpu_mib, host_mib):
+    """Issue 27's logits-phase formula said 26 MiB for these (84-87% under): the feed-forward phase, the mask's GPU
+    copy and, with quantized K/V, the cache converted to f16 for the prompt's attention are larger here."""
+    gpu, host = compute_buffer_bytes(SHAPE_27B_V8192, n_ctx, 512, True, kv_type != "f16")
+    assert abs(gpu / MIB - gpu_mib) <= gpu_mib * 0.03 and abs(host / MIB - host_mib) <= host_mib * 0.03
 
 
 def test_full_offload_places_everything_but_the_embedding(small):
