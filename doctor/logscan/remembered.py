@@ -248,8 +248,10 @@ class _Replay:
         at = _where(self.keys, continues)
         above = (-1).__add__  # the line above each (-1 for the first line: never asked about)
         self.before_continued = set(map(above, at))
+        self.before_continued.discard(-1)
         if starts:
             self.before_traceback = set(map(above, compress(at, map(starts.__contains__, map(self.keys.__getitem__, at)))))
+            self.before_traceback.discard(-1)
 
     def _changed(self, seen: Seen, at: int) -> bool:
         """Would the next line change this remembered outcome (as scanner._Run._changed_below asks)?"""
@@ -267,19 +269,22 @@ class _Replay:
         run = self.run
         left: set[bytes] = set()  # keys with a variant that is looked at per occurrence
         raw = self.lines.raw
-        continued = {raw[i] for i in self.before_continued}
-        traceback = {raw[i] for i in self.before_traceback}
-        for line, n in self.lines.raw_counts().items():
-            key = line.translate(BLANK_DIGITS)
-            if key not in wanted:
-                continue
+        continued: set[bytes] | None = None
+        traceback: set[bytes] | None = None
+        for line, n in Counter(compress(raw, map(wanted.__contains__, self.keys))).items():
             seen = run.seen.get(b"\n\x01" + line)
             if seen is None:
                 seen = run.unexamined_exact(line)  # a line without keywords that shares a key with one that has
-            if (seen is None or seen.hints or (seen.needs_no_continuation and line in continued)
-                    or (seen.needs_no_traceback and not seen.needs_no_continuation and line in traceback)
+            changed = False
+            if seen is not None and seen.needs_no_continuation:
+                continued = {raw[i] for i in self.before_continued} if continued is None else continued
+                changed = line in continued
+            elif seen is not None and seen.needs_no_traceback:
+                traceback = {raw[i] for i in self.before_traceback} if traceback is None else traceback
+                changed = line in traceback
+            if (seen is None or seen.hints or changed
                     or (seen.group is not None and seen.text is not None and seen.group not in run.unexplained)):
-                left.add(key)
+                left.add(line.translate(BLANK_DIGITS))
             else:
                 self.exact[line] = (seen, n)
         for key in wanted - left:
@@ -427,11 +432,11 @@ def _line_numbers(run: ScanState, entries: list[tuple[Seen, int, list[int] | tup
             if isinstance(where, list):
                 found.extend(first + at for at in where[:room])
                 continue
-            within, line = where
+            within, line, *positions = where
             at = -1
             for _ in range(min(room, n)):
                 at = within.index(line, at + 1)
-                found.append(first + at)
+                found.append(first + (positions[0][at] if positions else at))
     for gid, numbers in wanting.items():
         group = groups[gid]
         before = bisect_left(group.lines, first)
