@@ -107,9 +107,10 @@ def any_digits(pattern: str) -> str | None:
     return "".join(out)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Seen:
-    """What one line came to."""
+    """What one line came to. Never changed once made (replace() makes another); not a frozen dataclass, whose
+    __init__ (object.__setattr__ per field) took 4 us, a fifth of classifying a line (issue 29)."""
 
     raw: bytes | None  # the line itself when its digits matter; None when any digits give the same outcome
     undecodable: bool = False
