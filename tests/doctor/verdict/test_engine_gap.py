@@ -105,3 +105,17 @@ def test_on_a_p40_the_fp16_rate_is_named_and_llama_cpp_leads_the_estimate():
     assert v.engine_gap.fastest.engine == "llama.cpp"  # 61% on Pascal against ExLlamaV2's 6%
     assert not any("FP16 at 1/64" in c["text"] for c in transformers_verdict("v100-transformers-nf4-estimated-gap").causes)
 
+
+
+def test_a_recorded_measured_gap_on_the_h200_exl2_against_gguf():
+    """One device call, the same 27B shape: llama.cpp Q4_K_M 96.25 tok/s, ExLlamaV2 EXL2 4.0 bpw 106.1."""
+    doc = load("h200-llamacpp-vs-exl2-measured")
+    probe = from_jsonable(LlamaCppProbe, doc["probe"])
+    shape = GgufShape(*doc["gguf"]["shape"])
+    measured = tuple(from_jsonable(EngineMeasurement, m) for m in doc["measurements"])
+    v = llamacpp.attribute(probe, shape, quant_weights(shape, doc["gguf"]["quant"]), 4800.0, "9.0", measured=measured)
+    gap = v.engine_gap
+    assert gap is not None and gap.summary.startswith("exllamav2 is about as fast here (106.1 vs 96.25 tok/s, measured)")
+    assert "EXL2 4.0 bpw" in gap.summary and "12.74 GB per token" in gap.summary
+    assert round(gap.gap, 2) == 1.10  # x1.10: below the line that calls it a gap
+    assert next(o for o in gap.others if o.engine == "transformers").basis == "estimated"
