@@ -39,5 +39,7 @@ NVML_TOTAL_MIB: dict[str, tuple[float, str, str]] = {
     "v100-sxm2-16gb": (16160.0, "same HBM2 stack as the PCIe card; nvidia-smi '16160MiB' (K for SXM2)", "K"),
     "p100-pcie-16gb": (16280.0, "nvidia-smi on Tesla P100-PCIE-16GB: '16280MiB'", "K"),
     "t4": (15360.0, "nvidia-smi on Tesla T4: '15360MiB'", "K"),
+    "h200": (143771.0, "nvidia-smi on the H200 test machine, driver 580.159.04: '143771 MiB' "
+             "(benchmarks/results/issue28-accuracy/call1/run.log)", "P"),
 }
 PLANNING_FALLBACK_FRACTION = 0.985
