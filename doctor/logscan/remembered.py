@@ -30,6 +30,7 @@ from doctor.model.log_analysis import LIST_CAP
 
 SEEN_BYTES = 8 << 20  # how much the remembered lines may hold (their bytes plus ~200 per entry); then no more are kept
 BULK_DISTINCT_CAP = 4_096  # a block with more distinct lines than this is read line by line
+READ_SHARE = 0.25  # a block with more of its lines to read one by one than this is read line by line instead
 FEW = 8  # lines looked up one by one in a block before an index of all is built
 BLANK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _QUANTIFIERS = re.compile(r"\\[dDwWsSbB]|\{\d+(?:,\d*)?\}")
@@ -169,7 +170,7 @@ def replay_block(run: ScanState, block: bytes) -> int | None:
     the lines around, a line number that matters, a next line that changes them) are looked at in line order, each
     replayed from what is remembered of it with its lines around or, failing that, read as the line-by-line scan reads
     it (run.read_line). Returns how many lines were read so; None (and nothing changed) when the block must be read
-    line by line: a line too long, or too many distinct lines (a block of distinct lines gains nothing)."""
+    line by line: a line too long, too many distinct lines, or more than READ_SHARE of its lines to read one by one."""
     if run.pending or not block.endswith(b"\n"):
         return None
     blanked = block.translate(BLANK_DIGITS)
@@ -198,7 +199,7 @@ class _Replay:
         self.before_continued: set[int] = set()
         self.before_traceback: set[int] = set()
 
-    def replay(self) -> int:
+    def replay(self) -> int | None:
         run, keys, lines = self.run, self.keys, self.lines
         plan: dict[bytes, tuple[Seen, int]] = {}
         dynamic: dict[bytes, Seen | None] = {}  # looked at per occurrence: a marker, or None (not seen yet, or read)
@@ -212,6 +213,9 @@ class _Replay:
                 dynamic[key] = None
             else:
                 plan[key] = (seen, n)
+        unseen = sum(self.counts[k] for k, m in dynamic.items() if m is None)
+        if unseen > len(keys) * READ_SHARE:
+            return None  # most of the block would be read one by one: line by line costs less (nothing changed yet)
         self._find_changes()
         if self.before_continued or self.before_traceback:
             # a plainly remembered line that a next line changes somewhere is looked at per occurrence
@@ -221,7 +225,8 @@ class _Replay:
                         or (seen.needs_no_traceback and not seen.needs_no_continuation and k in traceback)]:
                 dynamic[key] = None
                 del plan[key]
-        self._count_exact(dynamic)
+        if unseen + self._count_exact(dynamic) > len(keys) * READ_SHARE:
+            return None
         read = self._one_by_one(dynamic) if dynamic else 0
         first = run.lines_before + 1
         entries: list[tuple[Seen, int, list[int] | tuple[list[bytes], bytes]]] = []
@@ -260,18 +265,19 @@ class _Replay:
             return at in self.before_continued
         return seen.needs_no_traceback and at in self.before_traceback
 
-    def _count_exact(self, dynamic: dict[bytes, Seen | None]) -> None:
+    def _count_exact(self, dynamic: dict[bytes, Seen | None]) -> int:
         """Lines whose digits matter and whose outcome no line around decides, counted per variant (raw line ->
         outcome, occurrences) when remembered as they are and no next line changes them; a line whose every variant
         is so counted is no longer looked at per occurrence."""
         wanted = {k for k, m in dynamic.items() if m is not None and m.raw is not None and not m.before and not m.after}
         if not wanted:
-            return
+            return 0
         run = self.run
         left: set[bytes] = set()  # keys with a variant that is looked at per occurrence
         raw = self.lines.raw
         continued: set[bytes] | None = None
         traceback: set[bytes] | None = None
+        unknown = 0  # occurrences of the variants left to look at one by one
         for line, n in Counter(compress(raw, map(wanted.__contains__, self.keys))).items():
             seen = run.seen.get(b"\n\x01" + line)
             if seen is None:
@@ -286,10 +292,12 @@ class _Replay:
             if (seen is None or seen.hints or changed
                     or (seen.group is not None and seen.text is not None and seen.group not in run.unexplained)):
                 left.add(line.translate(BLANK_DIGITS))
+                unknown += n
             else:
                 self.exact[line] = (seen, n)
         for key in wanted - left:
             del dynamic[key]
+        return unknown
 
     def _one_by_one(self, dynamic: dict[bytes, Seen | None]) -> int:
         """Look at each occurrence of the lines not counted at once, in line order: replay it, or read it."""
