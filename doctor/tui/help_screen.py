@@ -24,7 +24,8 @@ def keys_table(title: str, rows: tuple[tuple[str, str], ...]) -> Table:
 class HelpScreen(ModalScreen[None]):
     """Dismissed by escape, q, ? or F1."""
 
-    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close", key_display="Esc")]
+    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close", key_display="Esc"),
+                Binding("j", "scroll(1)", "Scroll", show=False), Binding("k", "scroll(-1)", "Up", show=False)]
 
     def __init__(self, story: bool = False) -> None:
         super().__init__()
@@ -36,10 +37,14 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(keys_table("Story view", STORY_KEYS))
             yield Static(keys_table("Checks and report", MAIN_KEYS))
             yield Static(keys_table("Full text (v)", FULL_TEXT_KEYS))
-            yield Static("Escape closes this help.", id="help-foot")
+            yield Static("j k ↑ ↓ PageUp PageDown scroll; escape closes this help.", id="help-foot")
 
     def on_mount(self) -> None:
         self.query_one("#help-box").border_title = "Keys"
+
+    def action_scroll(self, step: int) -> None:
+        box = self.query_one("#help-box", VerticalScroll)
+        (box.scroll_down if step > 0 else box.scroll_up)(animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -104,6 +104,12 @@ def test_every_key_of_the_story_and_its_help(size):
         await press(pilot, "question_mark")
         help_screen = app.screen
         got["?"] = isinstance(help_screen, HelpScreen) and " ".join(" ".join(drawn(s) for s in help_screen.query("Static")).split())
+        box = help_screen.query_one("#help-box")
+        await press(pilot, "j", "j", "pagedown")
+        got["help j pagedown"] = box.scroll_y
+        await press(pilot, "k")
+        got["help k"] = box.scroll_y
+        got["help scrolls"] = box.max_scroll_y > 0
         await press(pilot, "escape")
         got["? closed"] = app.screen is story
         await press(pilot, "f1")
@@ -139,6 +145,8 @@ def test_every_key_of_the_story_and_its_help(size):
     fix = seed1.verdict.fixes[0].action
     assert got["v"] and fix in " ".join(got["v"].split()), got["v"]  # the card's fix, whole
     assert got["v closed"] and got["? closed"] and got["f1"] and got["q closes help"]
+    if got["help scrolls"]:  # help longer than the screen: j/PageDown scroll it, k back
+        assert got["help j pagedown"] > got["help k"] >= 0, got
     for keys, what in STORY_KEYS + MAIN_KEYS:
         assert " ".join(keys.split()) in got["?"] and " ".join(what.split()[:3]) in got["?"], (keys, what)
     assert got["s"] == "JSON report" and got["m"].startswith("Markdown") and got["c"]
