@@ -7,6 +7,8 @@ stage's whole report on the main screen, and escape (or `t`) comes back here.
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,6 +24,16 @@ from doctor.tui.verdict_panel import bar
 
 COMPACT_BELOW = 80  # a narrower terminal shows one stage at a time
 HEADLINE_FROM = 30  # rows: the selected stage's verdict sentence under the cards (the full report has it anyway)
+HEADLINE_LINES = 4  # at most; cut with "…" (`v` shows it whole)
+
+
+def at_most(text: str, width: int, lines: int) -> str:
+    """`text` wrapped to `width`, in at most `lines` lines, the last one ending in "…" when it is cut."""
+    wrapped = textwrap.wrap(text, max(width, 8)) or [""]
+    if len(wrapped) <= lines:
+        return "\n".join(wrapped)
+    last = wrapped[lines - 1]
+    return "\n".join(wrapped[:lines - 1] + [(last if len(last) < width else last[:width - 1]) + "…"])
 
 
 class StageCard(Widget):
@@ -168,7 +180,7 @@ class StoryScreen(Screen):
         self.query_one("#story-title", Static).update(Text(
             f"RECORDED EXAMPLES, not this machine · stage {self.stage + 1} of {len(cards)}: {stage.name} "
             "(enter: its full report)", no_wrap=True, overflow="ellipsis"))
-        self.query_one("#story-headline", Static).update(Text(stage.headline))
+        self.query_one("#story-headline", Static).update(Text(at_most(stage.headline, self.size.width - 2, HEADLINE_LINES)))
 
     def action_stage(self, step: int) -> None:
         count = len(self.cases[self.case].stages)

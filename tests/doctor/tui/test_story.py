@@ -73,3 +73,12 @@ def test_demo_name_opens_that_stage_and_t_goes_to_the_story():
     first, selected = run_app(DoctorApp(story_session("seed-2-exl2-4.25bpw")), script)
     assert first == ("Screen", example("seed-2-exl2-4.25bpw")) and selected == "seed-2-exl2-4.25bpw"
 
+
+
+def test_the_story_headline_is_cut_with_an_ellipsis_at_four_lines():
+    from doctor.tui.story import at_most
+
+    text = "100% of the gap to the ceiling is the kernel path of bnb-nf4-transformers in transformers+bitsandbytes " * 3
+    cut = at_most(text, 40, 4).splitlines()
+    assert len(cut) == 4 and cut[-1].endswith("…") and all(len(line) <= 40 for line in cut)
+    assert at_most("short enough", 40, 4) == "short enough"
