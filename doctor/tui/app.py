@@ -756,4 +756,4 @@ def _other_gpus_findings(report: Report) -> tuple:
                  for g, findings in gpus_needing_care(report) for f in findings)
 
 
-STORY_HIDES = {"filter", "probe", "rerun", "save_json", "save_markdown", "copy_fix", "story"}
+STORY_HIDES = {"filter", "probe", "rerun", "save_json", "save_markdown", "copy_fix", "story", "full_text"}

@@ -22,8 +22,9 @@ MAIN_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 # (row of MAIN_KEYS by its keys, DoctorApp action): what the command palette offers beside the checks
-PALETTE: tuple[tuple[str, str], ...] = (("/", "filter"), ("c", "copy_fix"), ("p", "probe"), ("r", "rerun"),
-                                        ("s", "save_json"), ("m", "save_markdown"), ("t", "story"), ("? F1", "help"))
+PALETTE: tuple[tuple[str, str], ...] = (("v", "full_text"), ("/", "filter"), ("c", "copy_fix"), ("p", "probe"),
+                                        ("r", "rerun"), ("s", "save_json"), ("m", "save_markdown"), ("t", "story"),
+                                        ("? F1", "help"))
 
 
 def palette_actions() -> list[tuple[str, str, str]]:

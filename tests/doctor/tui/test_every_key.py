@@ -206,6 +206,10 @@ def test_every_key_of_a_stage_report_its_details_verdict_and_full_text(size):
         got["?"] = isinstance(app.screen, HelpScreen)
         await press(pilot, "escape", "ctrl+p")
         got["ctrl+p"] = type(app.screen).__name__
+        await press(pilot, *"the full text")  # the palette offers v's action too
+        await until(pilot, lambda: app.screen.query("CommandList") and app.screen.query_one("CommandList").option_count)
+        await press(pilot, "enter", wait=0.1)
+        got["palette v"] = type(app.screen).__name__
         await press(pilot, "escape", "r")
         got["r"] = notes(app)[-1]
         await until(pilot, lambda: app.report is not None and not app._active(app._checks_worker))
@@ -242,6 +246,7 @@ def test_every_key_of_a_stage_report_its_details_verdict_and_full_text(size):
     assert got["c"][0] or "no fix commands" in got["c"][1]
     assert "read-only" in got["p"]
     assert got["s"] == "JSON report" and got["m"].startswith("Markdown") and got["?"] and got["ctrl+p"] == "CommandPalette"
+    assert got["palette v"] == "FullTextScreen"
     assert "re-running" in got["r"] and got["t"] and got["escape to story"]
 
 
