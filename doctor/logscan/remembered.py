@@ -213,7 +213,8 @@ class _Replay:
                 dynamic[key] = None
             else:
                 plan[key] = (seen, n)
-        unseen = sum(self.counts[k] for k, m in dynamic.items() if m is None)
+        # each line not seen yet is read once (its other occurrences replay what that read remembered)
+        unseen = sum(m is None for m in dynamic.values())
         if unseen > len(keys) * READ_SHARE:
             return None  # most of the block would be read one by one: line by line costs less (nothing changed yet)
         self._find_changes()
@@ -268,7 +269,7 @@ class _Replay:
     def _count_exact(self, dynamic: dict[bytes, Seen | None]) -> int:
         """Lines whose digits matter and whose outcome no line around decides, counted per variant (raw line ->
         outcome, occurrences) when remembered as they are and no next line changes them; a line whose every variant
-        is so counted is no longer looked at per occurrence."""
+        is so counted is no longer looked at per occurrence. Returns how many variants are left to look at."""
         wanted = {k for k, m in dynamic.items() if m is not None and m.raw is not None and not m.before and not m.after}
         if not wanted:
             return 0
@@ -277,7 +278,7 @@ class _Replay:
         raw = self.lines.raw
         continued: set[bytes] | None = None
         traceback: set[bytes] | None = None
-        unknown = 0  # occurrences of the variants left to look at one by one
+        unknown = 0  # variants left to look at one by one (each read once at least)
         for line, n in Counter(compress(raw, map(wanted.__contains__, self.keys))).items():
             seen = run.seen.get(b"\n\x01" + line)
             if seen is None:
@@ -292,7 +293,7 @@ class _Replay:
             if (seen is None or seen.hints or changed
                     or (seen.group is not None and seen.text is not None and seen.group not in run.unexplained)):
                 left.add(line.translate(BLANK_DIGITS))
-                unknown += n
+                unknown += 1
             else:
                 self.exact[line] = (seen, n)
         for key in wanted - left:

@@ -83,6 +83,9 @@ def test_the_pastes_with_other_numbers_scan_the_same():
 
 # as benchmarks/explain_real_pastes.py builds its log: the pastes again and again, every 7th copy with other numbers
 REPEATED = PASTES * 6 + shifted(PASTES, 7)
+# a new kind of line in each block, repeated through it (the dense log's new digit counts): read once, then replayed
+NEW_PER_BLOCK = b"".join(b"RuntimeError: failed in %s\n" % bytes(97 + (g // 26 ** k) % 26 for k in range(3)) * 30
+                         for g in range(1000))
 # every line distinct, in its words too: nothing to replay
 DISTINCT = b"".join(b"RuntimeError: failed in %s\n" % bytes(97 + (i // 26 ** k) % 26 for k in range(4)) for i in range(20_000))
 
@@ -99,8 +102,8 @@ def test_whole_blocks_replayed_at_once_scan_the_same(data, monkeypatch):
 
 
 @pytest.mark.parametrize("data,whole", [(TRICKY[-1], True), (TRICKY[4], True), (TRICKY[0], True), (TRICKY[1], True),
-                                        (REPEATED, True), (DISTINCT, False)],
-                         ids=["dense", "caps", "digits", "context", "pastes-shifted", "distinct"])
+                                        (REPEATED, True), (NEW_PER_BLOCK, True), (DISTINCT, False)],
+                         ids=["dense", "caps", "digits", "context", "pastes-shifted", "new-per-block", "distinct"])
 def test_which_blocks_are_replayed_whole(data, whole, monkeypatch):
     """The tests above compare results; this one shows that they go through the whole-block replay (lines whose digits
     matter too, each variant looked up as itself; lines the lines around decide, with them; the pastes with other
