@@ -31,7 +31,7 @@ class ProbePanel(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "Probe"
-        self._drawn = True
+        self._drawn = bool(self.query("#probe-phase"))  # not when the app quit as it mounted (its parts never came)
         self.show(self.view)
 
     def show(self, view: ProbeView) -> None:

@@ -47,3 +47,22 @@ def test_what_the_first_frame_does_not_show_comes_after_it_and_before_the_checks
     assert worker is None  # before the checks' worker started
     assert "Quit" in keys and "Open" in keys  # the footer's keys were drawn first
     assert mounted and not shown  # the verdict panel: mounted after the first frame, hidden until a probe
+
+
+def test_a_quit_while_the_hidden_panels_mount_ends_cleanly():
+    """The panels mount after the first frame; an app that ends in that moment (q, a hang-up) never draws them:
+    drawing them then raised NoMatches, which the CLI reports as an internal error (exit 4)."""
+    import asyncio
+
+    app = DoctorApp(fixture_session(HEALTHY))
+    app.after_first_frame = app.exit  # right after _probe_panels() mounted them
+
+    async def main():
+        async with app.run_test() as pilot:
+            for _ in range(200):
+                if not app.is_running:
+                    break
+                await pilot.pause(0.02)
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+    assert app.return_code in (0, None) and app._exception is None
