@@ -165,6 +165,8 @@ class DoctorApp(App["Report | None"]):
         self.set_timer(FIRST_FRAME_GRACE_S, self._after_first_frame)
 
     def _after_first_frame(self) -> None:
+        if self._quitting or self._hung_up:  # q or a hang-up came first: no panels, imports or checks to start now
+            return
         self._probe_panels()  # hidden in the first frame: styled and mounted after it
         if self.after_first_frame is not None:  # on this thread, before the checks' worker imports the same modules
             self.after_first_frame()
