@@ -49,8 +49,8 @@ for ((i = 1; i <= RUNS; i++)); do
   start=$(date +%s.%N)
   set +e
   TIMEFORMAT='%U %S'  # the CPU seconds of the command and every process it waited for (user, system)
-  { time (cd "$work/repo" && . "$work/venv/bin/activate" && bash -c "set -eo pipefail; $command") >"$log" 2>&1 ; } \
-    2>"$work/cpu"
+  { time bash -c 'exec >"$1" 2>&1; cd "$2" && . "$3/bin/activate" && set -eo pipefail && eval "$4"' _ \
+      "$log" "$work/repo" "$work/venv" "$command"; } 2>"$work/cpu"
   rc=$?
   set -e
   cpu=$(awk '{printf "%.1f", $1 + $2}' "$work/cpu")

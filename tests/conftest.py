@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import locale
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from doctor_forkserver import DoctorForkServer
 
 ROOT = Path(__file__).resolve().parents[1]
 MACHINES = ROOT / "fixtures" / "machines"
@@ -27,12 +30,26 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(ROOT / package, quiet=1)
 
 
+_servers: dict[str, DoctorForkServer] = {}  # at most one: for the environment of the first run without env=
+
+
 def run_cli(*args: str, env: dict | None = None, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess:
-    """Run `python -m doctor ARGS` as a user would, in a child process."""
-    full_env = dict(os.environ)
+    """Run `python -m doctor ARGS` as a user would, in a child process. With the tests' usual environment the child
+    is forked from a server that has imported the doctor once (doctor_forkserver.py); a test that sets variables of
+    its own gets a fresh interpreter, since the imports may read them."""
+    full_env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}  # (pytest's own, per test)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True,
-                          timeout=timeout, env=full_env, cwd=ROOT, input=input)
+    if not _servers and not env:
+        _servers["env"] = DoctorForkServer(full_env, ROOT)
+        atexit.register(_servers["env"].close)
+    server = _servers.get("env")
+    if server is None or full_env != server.env:
+        return subprocess.run([sys.executable, "-m", "doctor", *args], capture_output=True, text=True,
+                              timeout=timeout, env=full_env, cwd=ROOT, input=input)
+    encoding = locale.getpreferredencoding(False)  # what text=True decodes with, newlines translated as it does
+    done = server.run(list(args), timeout, None if input is None else input.encode(encoding))
+    text = [b.decode(encoding).replace("\r\n", "\n").replace("\r", "\n") for b in (done.stdout, done.stderr)]
+    return subprocess.CompletedProcess(done.args, done.returncode, *text)
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,12 @@
 """`python -m doctor ARGS` in a child process, from a server that started Python and imported the doctor once.
 
-The bad-input table runs the CLI ~220 times with one environment and one working directory. Each run is still a
-process of its own: forked from the server, with its own pipes for stdout and stderr, /dev/null as stdin, and the
-doctor's __main__ run in it by runpy as `python -m doctor` runs it, so an uncaught exception prints its traceback on
-the child's stderr and the interpreter's exit (SystemExit, atexit, the final flush) decides the exit status. What the
-server saves is the interpreter's start and the imports (0.05-0.15 s of CPU a run): they happened once, under the
-same environment every run has. The server is single-threaded, so forking it is safe.
+The suite runs the CLI hundreds of times with one environment and one working directory (conftest.run_cli, the
+bad-input table). Each run is still a process of its own: forked from the server, with its own pipes for stdin,
+stdout and stderr, and the doctor's __main__ run in it by runpy as `python -m doctor` runs it, so an uncaught
+exception prints its traceback on the child's stderr and the interpreter's exit (SystemExit, atexit, the final
+flush) decides the exit status. What the server saves is the interpreter's start and the imports (0.05-0.15 s of
+CPU a run): they happened once, under the same environment and directory every run has. The server is
+single-threaded, so forking it is safe.
 """
 
 from __future__ import annotations
@@ -53,20 +54,28 @@ class DoctorForkServer:
     """One server per environment and working directory; `run(args)` is subprocess.run's answer for one CLI run."""
 
     def __init__(self, env: dict, cwd: Path) -> None:
+        self.env, self.cwd = dict(env), cwd
         self._control, theirs = socket.socketpair()
         self._server = subprocess.Popen([sys.executable, "-c", SERVER, str(theirs.fileno())], env=env, cwd=cwd,
                                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         theirs.close()
         self._lines = b""
 
-    def run(self, args: list[str], timeout: float) -> subprocess.CompletedProcess:
+    def run(self, args: list[str], timeout: float, input: bytes | None = None) -> subprocess.CompletedProcess:
+        """As subprocess.run(capture_output=True, input=input, timeout=timeout): stdin is /dev/null without input."""
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        null = os.open(os.devnull, os.O_RDONLY)
+        if input is None:
+            stdin = os.open(os.devnull, os.O_RDONLY)
+        else:  # small inputs only: written whole before the child runs, so they must fit the pipe's buffer
+            stdin, feed = os.pipe()
+            assert len(input) < 60_000, "input larger than a pipe's buffer"
+            os.write(feed, input)
+            os.close(feed)
         try:
-            socket.send_fds(self._control, [json.dumps({"args": args}).encode()], [null, out_w, err_w])
+            socket.send_fds(self._control, [json.dumps({"args": args}).encode()], [stdin, out_w, err_w])
         finally:
-            for fd in (null, out_w, err_w):
+            for fd in (stdin, out_w, err_w):
                 os.close(fd)
         deadline = time.monotonic() + timeout
         pid = self._message(deadline)["pid"]
