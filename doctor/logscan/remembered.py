@@ -195,7 +195,7 @@ class _Replay:
         self.block, self.keys = lines.block, lines.keys
         self.counted: dict[bytes, tuple[Seen, list[int]]] = {}  # occurrences replayed one by one: outcome, indices
         self.exact: dict[bytes, tuple[Seen, int]] = {}  # variants of lines whose digits matter: outcome, occurrences
-        # the indices of lines whose next line continues them (or starts a traceback), or starts a traceback
+        # the indices of lines whose next line continues them, or starts a traceback
         self.before_continued: set[int] = set()
         self.before_traceback: set[int] = set()
 
@@ -223,7 +223,7 @@ class _Replay:
             continued = {keys[i] for i in self.before_continued}
             traceback = {keys[i] for i in self.before_traceback}
             for key in [k for k, (seen, _) in plan.items() if (seen.needs_no_continuation and k in continued)
-                        or (seen.needs_no_traceback and not seen.needs_no_continuation and k in traceback)]:
+                        or (seen.needs_no_traceback and k in traceback)]:
                 dynamic[key] = None
                 del plan[key]
         if unseen + self._count_exact(dynamic) > len(keys) * READ_SHARE:
@@ -249,22 +249,21 @@ class _Replay:
         Blanked digits change neither answer."""
         run = self.run
         continues = {k for k in self.counts if run.continues_as(k)}
-        if not continues:
+        starts = {k for k in self.counts if _TRACEBACK in k and run.traceback_below(k)}
+        if not continues and not starts:
             return
-        starts = {k for k in continues if _TRACEBACK in k and run.traceback_below(k)}
-        at = _where(self.keys, continues)
+        keys = self.keys
+        at = _where(keys, continues | starts)
         above = (-1).__add__  # the line above each (-1 for the first line: never asked about)
-        self.before_continued = set(map(above, at))
-        self.before_continued.discard(-1)
-        if starts:
-            self.before_traceback = set(map(above, compress(at, map(starts.__contains__, map(self.keys.__getitem__, at)))))
-            self.before_traceback.discard(-1)
+        for found, into in ((continues, self.before_continued), (starts, self.before_traceback)):
+            if found:
+                into.update(map(above, compress(at, map(found.__contains__, map(keys.__getitem__, at)))))
+                into.discard(-1)
 
     def _changed(self, seen: Seen, at: int) -> bool:
         """Would the next line change this remembered outcome (as scanner._Run._changed_below asks)?"""
-        if seen.needs_no_continuation:
-            return at in self.before_continued
-        return seen.needs_no_traceback and at in self.before_traceback
+        return ((seen.needs_no_continuation and at in self.before_continued)
+                or (seen.needs_no_traceback and at in self.before_traceback))
 
     def _count_exact(self, dynamic: dict[bytes, Seen | None]) -> int:
         """Lines whose digits matter and whose outcome no line around decides, counted per variant (raw line ->
@@ -287,7 +286,7 @@ class _Replay:
             if seen is not None and seen.needs_no_continuation:
                 continued = {raw[i] for i in self.before_continued} if continued is None else continued
                 changed = line in continued
-            elif seen is not None and seen.needs_no_traceback:
+            if seen is not None and seen.needs_no_traceback and not changed:
                 traceback = {raw[i] for i in self.before_traceback} if traceback is None else traceback
                 changed = line in traceback
             if (seen is None or seen.hints or changed

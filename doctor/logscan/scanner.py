@@ -396,7 +396,8 @@ class _Run:
             return False
         end = block.find(b"\n", at)
         nxt = block[at:len(block) if end == -1 else end]
-        return self.continues_as(nxt) if seen.needs_no_continuation else self.traceback_below(nxt)
+        return ((seen.needs_no_continuation and self.continues_as(nxt))
+                or (seen.needs_no_traceback and self.traceback_below(nxt)))
 
     def traceback_below(self, nxt: bytes) -> bool:
         """Does this line start a traceback (so the line above is its caption)?"""
@@ -410,14 +411,17 @@ class _Run:
         return self.traceback_below(block[at:len(block) if end == -1 else end])
 
     def continues_as(self, nxt: bytes) -> bool:
-        """Could this line change the outcome of the one above it: does it continue it (lines.continuation), or start
-        the traceback the line above is the caption of? Remembered per line: the same lines follow."""
-        if _TRACEBACK not in nxt and not may_continue(nxt):
+        """Does this line continue the one above it (lines.continuation), so that a line remembered as not continued
+        may change? (A traceback header under an error-looking line is traceback_below's: it changes only those, and
+        they say so; a matched, ordinary or framing line stays what it was. Asking it here too, as before issue 29's
+        round 3, made every exception line at a traceback's end, followed by the next traceback, classified again.)
+        Remembered per line: the same lines follow."""
+        if not may_continue(nxt):
             return False
         verdict = self.continues_memo.get(nxt)
         if verdict is None:
             text = self._decode(nxt[:MAX_LINE]).rstrip("\r")
-            verdict = continuation(text) is not None or starts_a_traceback(text)
+            verdict = continuation(text) is not None
             if self.remembered_bytes + len(nxt) + 100 <= SEEN_BYTES:
                 self.remembered_bytes += len(nxt) + 100
                 self.continues_memo[nxt] = verdict
