@@ -14,7 +14,7 @@ from checks.arithmetic.vram_budget import SEQ_STEP
 from checks.knowledge.gpus import GpuSpec
 from checks.knowledge.quant_quality import gguf_bpw
 from checks.plan.commands import TABBY_EXL2
-from checks.plan.rows import ENGINE_OF, Setting, caches, row
+from checks.plan.rows import ENGINE_OF, Setting, caches, context_cost, row
 from doctor.model.model_dir import ModelConfig
 from doctor.model.quant_plan import PlanAnswer, PlanRow, QuantCandidate, QuantPlan
 from doctor.model.units import gb
@@ -53,8 +53,9 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
                cards: tuple[GpuSpec, ...], context: int, min_tok_s: float | None = None,
                min_bpw: float = DEFAULT_MIN_BPW, engine: str | None = None, draft_bytes: int = 0,
                draft_name: str | None = None, base_repo: str | None = None,
-               notes: tuple[str, ...] = ()) -> QuantPlan:
-    setting = Setting(config, dims(config), cards, draft_bytes, draft_name, base_repo)
+               notes: tuple[str, ...] = (), exl2_flash_attn: bool | None = None) -> QuantPlan:
+    """`exl2_flash_attn`: whether ExLlamaV2 has flash-attn (None: as TabbyAPI installs it, on sm_80 and newer)."""
+    setting = Setting(config, dims(config), cards, draft_bytes, draft_name, base_repo, exl2_flash_attn)
     said = list(notes)
     usable = []
     for c in candidates or standard_candidates():
@@ -107,6 +108,7 @@ def _answers(s: Setting, group: tuple[GpuSpec, ...], rows: list[PlanRow], contex
               f"fits up to {best.max_context} tokens")
         if best.speed.mid < top:
             s1 += f" (the fastest, at {top:g} tok/s, is within {SAME_SPEED:.0%}: the better quality one is chosen)"
+        s1 += _other_engine(s, group, best, fitting, context)
         first = PlanAnswer(q1, best, context, s1)
     else:
         closest = min(good or rows, key=lambda r: max(p - c for p, c in zip(r.peak_bytes, r.capacity_bytes)),
@@ -115,6 +117,22 @@ def _answers(s: Setting, group: tuple[GpuSpec, ...], rows: list[PlanRow], contex
               f"{closest.why_not}" if closest else "no option to plan")
         first = PlanAnswer(q1, None, context, s1)
     return [first, _longest(s, group, good, min_tok_s, min_bpw)]
+
+
+def _other_engine(s: Setting, group: tuple[GpuSpec, ...], best: PlanRow, fitting: list[PlanRow], context: int) -> str:
+    """The best fitting option of the other engine, with its speed here and at a short context, and what its
+    context term costs at this one: why the answer is not on that engine, in numbers."""
+    other = [r for r in fitting if r.engine != best.engine]
+    if not other:
+        return ""
+    top = max(r.speed.mid for r in other)
+    alt = max((r for r in other if r.speed.mid >= top * (1 - SAME_SPEED)),
+              key=lambda r: (r.bpw or 16, -CACHE_RANK.get(r.cache, 9), r.speed.mid))
+    short = row(s, alt.option, group, alt.cache, 2 * SEQ_STEP).speed.mid
+    cost = context_cost(s, alt, group, context // 2)
+    return (f"; on {alt.engine} the fastest that fits, {alt.option.label} with the {alt.cache} cache, is expected at "
+            f"{alt.speed.mid:g} tok/s ({alt.speed.low:g}-{alt.speed.high:g}) with {context // 2} tokens in the cache "
+            f"({short:g} with {SEQ_STEP}){': ' + cost if cost else ''}")
 
 
 def _longest(s: Setting, group: tuple[GpuSpec, ...], rows: list[PlanRow], min_tok_s: float | None,

@@ -2,18 +2,20 @@
 
 ExLlamaV2 options (EXL2, GPTQ) reuse the doctor's ExLlamaV2 budget (checks/arithmetic/vram_budget.py) and decode
 arithmetic (checks/arithmetic/decode_bytes.py); GGUF options use llama.cpp's buffers (checks/plan/gguf_memory.py).
-Expected speed = the ceiling x the engine's efficiency on that architecture (checks/knowledge/engine_efficiency.py).
+Expected speed = 1000 / the time per token of checks/arithmetic/decode_time.py: the bytes read at bandwidth over the
+engine's efficiency on that architecture, plus the engine's context terms (checks/knowledge/decode_context.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.arithmetic.decode_bytes import kv_read_bytes as exl2_kv_read
+from checks.arithmetic import decode_time as dt
 from checks.arithmetic.decode_bytes import read_ms
 from checks.arithmetic.model_bytes import ModelBytes, ModelDims, model_bytes
 from checks.arithmetic.vram_budget import SEQ_STEP, GpuRoom, largest_fitting_seq_len, plan_budget
-from checks.knowledge.engine_efficiency import efficiency, family
+from checks.knowledge.decode_context import time_model_efficiency
+from checks.knowledge.engine_efficiency import family
 from checks.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION, cuda_context_bytes
 from checks.knowledge.gpus import GpuSpec
 from checks.knowledge.kv_cache import KV_CACHE_MODES
@@ -39,6 +41,10 @@ class Setting:
     draft_bytes: int = 0
     draft_name: str | None = None
     base_repo: str | None = None
+    exl2_flash_attn: bool | None = None  # None: as TabbyAPI installs it (sm_80+); False: measured without it
+
+    def flash_attn(self, spec: GpuSpec) -> bool:
+        return dt.exl2_flash_attn(spec.cc) if self.exl2_flash_attn is None else self.exl2_flash_attn
 
     def capacity_bytes(self, spec: GpuSpec) -> int:
         mib = NVML_TOTAL_MIB.get(spec.key, (spec.memory_gb * 1024 * PLANNING_FALLBACK_FRACTION,))[0]
@@ -54,13 +60,20 @@ def caches(engine: str) -> tuple[str, ...]:
     return EXL2_CACHES if engine == "exllamav2" else GGUF_CACHES
 
 
-def _speed(ceiling: float, engine: str, cards: tuple[GpuSpec, ...]) -> tuple[Estimate, str]:
-    """The slowest card's family decides (a split runs the GPUs one after another)."""
-    rows = [efficiency(engine, family(c.cc, c.fp16_slow)) for c in cards]
+def _speed(weights_ms: list[float], context_ms: dt.Span, engine: str, cards: tuple[GpuSpec, ...], cache: str,
+           s: Setting, gguf_type: str | None = None) -> Estimate:
+    """1000 / (each GPU's weight time over the efficiency + the context term). The slowest card's family decides the
+    efficiency (a split runs the GPUs one after another); the least certain part decides the confidence."""
+    rows = [time_model_efficiency(engine, family(c.cc, c.fp16_slow), gguf_type) for c in cards]
     eff, note = min(rows, key=lambda r: r[0].mid)
-    return Estimate(round(ceiling * eff.low, 1), round(ceiling * eff.mid, 1), round(ceiling * eff.high, 1),
-                    f"ceiling x {eff.mid:g} ({eff.low:g}-{eff.high:g}): {eff.how}; {eff.source}"
-                    + (f" ({note})" if note else ""), "K" if note else eff.confidence), note
+    w = sum(weights_ms)
+    ms = dt.Span(w / eff.high, w / eff.mid, w / eff.low) + context_ms
+    slowest = min(cards, key=lambda c: c.bandwidth_gbs)
+    what, src, conf = dt.context_term(engine, cache, slowest.cc, slowest.key, s.flash_attn(slowest))
+    confidence = "K" if note or "K" in (conf, eff.confidence) else eff.confidence
+    return Estimate(round(1000 / ms.slow, 1), round(1000 / ms.mid, 1), round(1000 / ms.fast, 1),
+                    f"bandwidth time / {eff.mid:g} ({eff.low:g}-{eff.high:g}): {eff.how}; {eff.source}"
+                    + (f" ({note})" if note else "") + f"; context: {what} ({src})", confidence)
 
 
 def exl2_bytes(s: Setting, c: QuantCandidate) -> ModelBytes:
@@ -81,20 +94,23 @@ def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
     peaks = tuple(dev.peak_bytes + (s.draft_bytes if dev.index == 0 else 0) for dev in budget.devices)
     longest = largest_fitting_seq_len(mb, d, rooms, cache, None, quantized, s.upper_context, ctx_bytes)
 
-    def ceiling_at(past: int) -> float:
-        kv_layer = exl2_kv_read(1, d.kv_heads, d.head_dim, past, cache)
-        shares = [(dev.components["weights"] + dev.layers * kv_layer, cards[dev.index].bandwidth_gbs)
-                  for dev in budget.devices if dev.components["weights"]]
-        return 1000 / (sum(read_ms(b, bw) for b, bw in shares) + read_ms(mb.embedding_row_bytes, cards[0].bandwidth_gbs))
+    def times_at(past: int) -> list[float]:
+        """Each GPU's read time (weights, cache, the repeat_kv copy without flash-attn) and the embedding row."""
+        return [read_ms(dev.components["weights"] + dev.layers * dt.exl2_layer_bytes(
+                    d, past, cache, s.flash_attn(cards[dev.index])), cards[dev.index].bandwidth_gbs)
+                for dev in budget.devices if dev.components["weights"]] + \
+            [read_ms(mb.embedding_row_bytes, cards[0].bandwidth_gbs)]
 
-    ceiling = (ceiling_at(context // 2), ceiling_at(context))
+    half, full = times_at(context // 2), times_at(context)
+    ceiling = (1000 / sum(half), 1000 / sum(full))
+    speeds = (_speed(half, dt.ZERO, "exllamav2", cards, cache, s), _speed(full, dt.ZERO, "exllamav2", cards, cache, s))
     per_stream = KV_CACHE_MODES[cache].bytes_per_token(d.layers, d.kv_heads, d.head_dim) * context
     why = ""
     if not budget.fits:
         over = -budget.margin_bytes
         why = (f"{budget.unplaced_layers} of {d.layers} layers do not fit" if budget.unplaced_layers else
                f"{gb(over, 2)} over on GPU {min(budget.devices, key=lambda x: x.margin_bytes).index}")
-    return _row(s, c, "exllamav2", cards, cache, context, budget.fits, peaks, tuple(caps), ceiling, longest,
+    return _row(s, c, "exllamav2", cards, cache, context, budget.fits, peaks, tuple(caps), ceiling, speeds, longest,
                 per_stream, sum(max(0, dev.margin_bytes) for dev in budget.devices), why,
                 tabby_config(c, context, cache, None, s.draft_name))
 
@@ -123,22 +139,31 @@ def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
         shares = gm.gpu_read_shares(d, shape, past, cache, [float(x) for x in caps])
         return 1000 / sum(read_ms(b, g.bandwidth_gbs) for b, g in zip(shares, cards) if b)
 
+    def speed_at(past: int) -> Estimate:
+        weights = gm.gpu_read_shares(d, shape, 0, cache, [float(x) for x in caps])
+        layers = gm.split_layers(d.layers, [float(x) for x in caps])
+        ctx = dt.ZERO
+        for n, g in zip(layers, cards):
+            ctx = ctx + dt.llama_context_ms(d, past, cache, n, g.bandwidth_gbs, g.key)
+        return _speed([read_ms(b, g.bandwidth_gbs) for b, g in zip(weights, cards) if b], ctx, "llama.cpp", cards,
+                      cache, s, c.gguf_type)
+
     ceiling = (ceiling_at(context // 2), ceiling_at(context))
+    speeds = (speed_at(context // 2), speed_at(context))
     per_stream = gm.kv_bytes(d, context, cache)
     margin = sum(max(0, cap - p) for p, cap in zip(peaks, caps))
     worst = max(range(len(caps)), key=lambda i: peaks[i] - caps[i])
     why = "" if ok else f"{gb(peaks[worst] - caps[worst], 2)} over on GPU {worst}"
     split = tuple(round(x / 2 ** 30, 1) for x in caps) if len(cards) > 1 else None
-    return _row(s, c, "llama.cpp", cards, cache, context, ok, tuple(peaks), tuple(caps), ceiling, lo * SEQ_STEP,
+    return _row(s, c, "llama.cpp", cards, cache, context, ok, tuple(peaks), tuple(caps), ceiling, speeds, lo * SEQ_STEP,
                 per_stream, margin, why, llama_server(c, context, cache, split, s.draft_name))
 
 
 def _row(s: Setting, c: QuantCandidate, engine: str, cards: tuple[GpuSpec, ...], cache: str, context: int, fits: bool,
-         peaks: tuple[int, ...], caps: tuple[int, ...], ceiling: tuple[float, float], longest: int, per_stream: int,
-         margin: int, why: str, config: str) -> PlanRow:
-    """`ceiling`: (at half the context in the cache, at the full context)."""
-    speed, _ = _speed(ceiling[0], engine, cards)
-    speed_full, _ = _speed(ceiling[1], engine, cards)
+         peaks: tuple[int, ...], caps: tuple[int, ...], ceiling: tuple[float, float], speeds: tuple[Estimate, Estimate],
+         longest: int, per_stream: int, margin: int, why: str, config: str) -> PlanRow:
+    """`ceiling`, `speeds`: (at half the context in the cache, at the full context)."""
+    speed, speed_full = speeds
     q, q_source = quality(c.fmt, c.bpw, c.gguf_type)
     streams = (1 + int(margin // per_stream)) if fits and per_stream else 0
     commands = {"download": download(c, s.base_repo), "config" if engine == "exllamav2" else "run": config}
@@ -152,3 +177,24 @@ def row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, c
     return exl2_row(s, c, cards, cache, context)
 
 
+
+
+def context_cost(s: Setting, r: PlanRow, cards: tuple[GpuSpec, ...], past: int) -> str:
+    """What the row's context term costs per token with `past` tokens in the cache, in words and milliseconds ("" when
+    it has none worth saying: ExLlamaV2 with flash-attn, llama.cpp's f16 cache at the bandwidth)."""
+    d, card = s.dims, min(cards, key=lambda c: c.bandwidth_gbs)
+    ms_total = 1000 / r.speed.mid if r.speed.mid else 0.0
+    if r.engine == "exllamav2":
+        if s.flash_attn(card):
+            return ""
+        eff, _ = time_model_efficiency("exllamav2", family(card.cc, card.fp16_slow))
+        copy = d.layers * dt.exl2_copy_bytes(d, past, False)
+        return (f"without flash-attn (sm_{card.cc.replace('.', '')}) ExLlamaV2 copies K and V to each of the "
+                f"{d.heads // max(1, d.kv_heads)} query heads that share them, {gb(copy, 1)} more moved per token: "
+                f"{read_ms(copy, card.bandwidth_gbs) / eff.mid:.1f} of its {ms_total:.1f} ms")
+    if r.cache in dt.LLAMA_QUANT_CACHES:
+        ms = dt.llama_context_ms(d, past, r.cache, d.layers, card.bandwidth_gbs, card.key)
+        return (f"llama.cpp's {r.cache} cache costs {ms.mid:.1f} ms ({ms.fast:.1f}-{ms.slow:.1f}) of its "
+                f"{ms_total:.1f} ms per token, dequantized in flash attention"
+                + ("" if dt.measured_card(card.key) else " (scaled from the H200 by bandwidth, an estimate)"))
+    return ""
