@@ -47,10 +47,11 @@ def exl2_flash_attn(cc: str) -> bool:
 
 def exl2_copy_bytes(d: ModelDims, past: int, flash_attn: bool) -> int:
     """Bytes per layer one decode step moves for `repeat_kv` without flash-attn: K and V (4E in FP16) copied to
-    every one of n_rep = heads / kv_heads query heads, written and read back: 2 x n_rep x 4E per past token."""
-    if flash_attn or past <= 0:
+    every one of n_rep = heads / kv_heads query heads, written and read back: 2 x n_rep x 4E per past token. None
+    with flash-attn, nor without grouped heads (repeat_kv returns the tensor itself when n_rep is 1)."""
+    n_rep = d.heads // max(1, d.kv_heads)
+    if flash_attn or past <= 0 or n_rep <= 1:
         return 0
-    n_rep = max(1, d.heads // max(1, d.kv_heads))
     return past * 2 * n_rep * 4 * d.kv_heads * d.head_dim
 
 

@@ -154,3 +154,29 @@ def test_gguf_compute_buffer_matches_issue_27s_prediction():
     # llama.cpp printed "CUDA0 compute buffer size = 307.00 MiB" for this shape on the H200 (flash attention, n_ctx 4096):
     # benchmarks/results/issue27-llamacpp/; the CPU-build fit's 363.5 was 18% over
     assert gm.compute_bytes(dims(CONFIG), 4096) == pytest.approx(307.0 * MIB, abs=0.01 * MIB)
+
+
+def test_context_terms_on_the_p40_t4_and_a_split_are_said_and_sensible():
+    t4 = plan("t4")
+    exl2 = next(r for r in t4.rows if r.engine == "exllamav2" and r.cache == "q8")
+    assert "K/V copied to every query head" in exl2.speed.source  # sm_75: no flash-attn 2
+    q8_0 = next(r for r in t4.rows if r.option.label == "GGUF Q3_K_M" and r.cache == "q8_0")
+    assert q8_0.speed.confidence == "K" and "scaled from the H200 by bandwidth" in q8_0.speed.source
+    assert q8_0.speed.low < q8_0.speed.mid < q8_0.speed.high and q8_0.speed_full.mid < q8_0.speed.mid
+    # a quantized cache is slower than f16 at 8K on each card (its cost is compute, scaled like the weights' time by
+    # bandwidth: about the same share of the token on a P40 and a V100)
+    def share(key: str) -> float:
+        rows = {(r.option.label, r.cache): r for r in plan(key).rows}
+        return 1 - rows["GGUF Q3_K_M", "q8_0"].speed.mid / rows["GGUF Q3_K_M", "f16"].speed.mid
+    assert 0.1 < share("p40") < 0.3 and 0.1 < share("v100-pcie-16gb") < 0.3
+    # a split runs part of the model at the P40's pace: never faster than the V100 alone
+    both = plan("v100-pcie-16gb", "p40")
+    pick = {(r.cards, r.option.label, r.cache): r for r in both.rows}
+    alone, split = pick[("v100-pcie-16gb",), "GGUF Q3_K_M", "f16"], pick[("v100-pcie-16gb", "p40"), "GGUF Q3_K_M", "f16"]
+    assert alone.fits and split.fits and split.speed.mid < alone.speed.mid
+
+
+def test_on_sm_80_and_newer_exllamav2_is_planned_with_flash_attn():
+    p = plan("h200")
+    exl2 = next(r for r in p.rows if r.engine == "exllamav2" and r.cache == "q8")
+    assert "flash-attn (sm_80+" in exl2.speed.source and "K/V copied" not in exl2.speed.source
