@@ -4,6 +4,8 @@ expected tok/s = ceiling (bandwidth / bytes per token) x efficiency. Each row sa
 P = measured by this project's probes (file named), S = a published figure (the ceiling it implies worked out
 here from the model's size and the card's datasheet bandwidth), K = no figure for this architecture: another
 architecture's row assumed, and said so. Low/high span the figures the source gives; mid is the one used.
+These are shares at short contexts; `plan`'s time model, with each engine's cost per past token, refits them where it
+has long-context figures (checks/knowledge/decode_context.py) and uses these rows elsewhere.
 """
 
 from __future__ import annotations

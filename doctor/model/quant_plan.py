@@ -54,7 +54,7 @@ class PlanRow:
     capacity_bytes: tuple[int, ...]  # per GPU: the idle card's memory as NVML reports it
     draft_bytes: int  # the draft model's weights and cache, on the first GPU
     ceiling_tok_s: float  # single stream, with half the context in the cache (mid-conversation)
-    speed: Estimate  # expected single-stream tok/s with half the context in the cache (ceiling x efficiency)
+    speed: Estimate  # expected single-stream tok/s with half the context in the cache (checks/arithmetic/decode_time.py)
     speed_full: Estimate  # the same with the whole context in the cache: the slowest point of a conversation
     max_context: int  # the longest context that fits with this option and cache (0: none)
     streams: int  # full-context streams the cache budget holds (an estimate)
