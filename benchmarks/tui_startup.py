@@ -39,6 +39,7 @@ from timing_table import print_table, save_json
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "machines" / "v100-pcie-16gb-healthy.json"
 FIRST_FRAME = (b"Checks", b"Quit")  # the list's border title and the footer's keys: the first frame the user can act on
+LISTED = b"compute-capability"  # a check's line in the list (by id): the checks are listed (they may still be running)
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode cache on, as for users
 
 
@@ -51,6 +52,7 @@ def cpu_s(pid: int) -> float:
 
 
 FRAME_CPU: list[float] = []  # CPU seconds of the TUI's process at each first frame, in the order of the runs
+LISTED_S: list[float] = []  # seconds from spawn until the check list showed a check's line, in the order of the runs
 
 
 def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tuple[float, int]:
@@ -62,7 +64,7 @@ def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tupl
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, start_new_session=True)
     os.close(slave)
-    seen, painted = b"", None
+    seen, painted, listed = b"", None, None
     try:
         while time.perf_counter() - start < timeout:
             ready, _, _ = select.select([master], [], [], 0.05)
@@ -77,7 +79,13 @@ def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tupl
                     FRAME_CPU.append(cpu_s(proc.pid))
                 except OSError:
                     pass
-                os.write(master, b"q")
+            if painted is not None and listed is None and LISTED in seen.replace(b"\x1b", b""):
+                listed = time.perf_counter() - start
+                LISTED_S.append(listed)
+                os.write(master, b"q")  # after the list is filled, so that both moments are timed
+            elif painted is not None and listed is None and time.perf_counter() - start - painted > 5:
+                listed = float("nan")
+                os.write(master, b"q")  # the list never showed a check: stop waiting
             if proc.poll() is not None:
                 break
         code = proc.wait(timeout=10)
@@ -140,8 +148,10 @@ def main() -> None:
     for name, argv in scenarios.items():
         first_frame_s(argv)  # one untimed run: the page cache holds the modules afterwards
         FRAME_CPU.clear()
+        LISTED_S.clear()
         rows[name] = [first_frame_s(argv)[0] for _ in range(args.runs)]
         rows[name.replace("TUI first frame", "  its CPU s")] = list(FRAME_CPU)
+        rows[name.replace("TUI first frame", "  check list shown")] = list(LISTED_S)
     load = f"load {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (1-min averages)"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -149,11 +159,14 @@ def main() -> None:
         med = print_table(rows, f"{'from spawn to':<26} {'median s':>9} {'min s':>7} {'max s':>7}   (n={args.runs}, 80x24 pty, "
                                 f"Python {sys.version.split()[0]}, bytecode cache on, {load})")
         worst = max(med["TUI first frame, replay"], med["TUI first frame, live"])
+        listed = max(med["  check list shown, replay"], med["  check list shown, live"])
         cpu = max(med["  its CPU s, replay"], med["  its CPU s, live"])
         print(f"\nslowest median to the first frame: {worst:.3f} s wall, {cpu:.3f} s CPU of the TUI's process; "
               f"reference, the whole replay as plain text: {med['plain text, replay (ref.)']:.3f} s wall, "
               f"{med['  its CPU s, plain text']:.3f} s CPU\n(target <= 0.6 s, issue 29: "
-              f"{'met' if worst <= 0.6 else 'MISSED'} in wall time at this load)")
+              f"{'met' if worst <= 0.6 else 'MISSED'} in wall time at this load)\n"
+              f"slowest median until the check list shows the checks' lines: {listed:.3f} s wall "
+              f"({'within' if listed <= 0.6 else 'over'} 0.6 s)")
     print(out.getvalue(), end="")
     save_json(args.json, rows)
     if args.save:
