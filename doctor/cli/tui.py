@@ -39,7 +39,7 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
                 return
             report = app.report
             if report is None:  # cut short (a signal, or quit/Ctrl-C before the checks finished): what is known,
-                from doctor.cli.interrupted import interrupted_report  # lazy: loaded after the first frame (below), before the checks' thread starts
+                from doctor.cli.interrupted import interrupted_report  # lazy: loaded once the check list is drawn (below)
 
                 report = interrupted_report(session.plan, guard.signum or signal.SIGINT, session.checks)  # the rest unknown
             write_report_file(report, args.output, redact=session.redact)
@@ -80,9 +80,9 @@ def run_tui(args: argparse.Namespace, checks=None) -> int:
 
 def _load_interrupted_report() -> None:
     """The report a quit before the checks finished writes to -o needs the pipeline and gathering (0.1 s of imports):
-    loaded on the main thread once the first frame is on the terminal and before the checks' worker starts, so the
-    first frame does not wait for it, and a quit never waits on the worker importing the same modules."""
-    import doctor.cli.interrupted  # noqa: F401  # lazy: after the first frame (issue 29), before the checks' thread
+    loaded on the main thread once the check list is on the terminal (the worker has imported the pipeline by then),
+    so neither the first frame nor the list waits for it, and a later quit finds it loaded."""
+    import doctor.cli.interrupted  # noqa: F401  # lazy: after the first frame and the check list (issue 29)
 
 
 def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None) -> int:

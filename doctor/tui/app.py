@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
     from doctor.run.session import Session
 
 
-FIRST_FRAME_GRACE_S = 0.05
+LIST_GRACE_S = 0.02  # the list's frame reaches the terminal before the panels and the CLI's imports take the GIL
 FOOTER_WAIT_TRIES = 30  # at most this many 10 ms waits for the footer's keys before the checks start anyway
 QUIT_WAIT_S = 1.0  # at most this long for a check run to wind down after its torch child is stopped
 COMPACT_BELOW = (80, 24)  # a smaller terminal gets one pane: the selected check, the verdict's first line, the top fix
@@ -101,6 +101,7 @@ class DoctorApp(App["Report | None"]):
         self._verdict: VerdictView | None = None
         self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
         self._hung_up = False
+        self._list_drawn = False  # the first check list is on screen: the panels and the CLI's imports may follow
 
     def _story_report(self, run: Run) -> Report | None:
         """The demo's story has every example replayed before the screen opens: the stage shown needs no run."""
@@ -151,8 +152,8 @@ class DoctorApp(App["Report | None"]):
         loop.call_soon_threadsafe(lambda: self.call_later(self.action_quit))
 
     def on_ready(self) -> None:
-        """The first frame is composed: start the checks a moment later, once textual's writer thread has put it
-        on the terminal (the imports and the gathering thread would otherwise hold the GIL against it)."""
+        """The first frame is composed: start the checks once the frame with the footer's keys has gone to
+        textual's writer thread (the worker's imports and gathering would otherwise hold the GIL against it)."""
         self.call_after_refresh(self._when_keys_drawn, FOOTER_WAIT_TRIES)
 
     def _when_keys_drawn(self, tries: int) -> None:
@@ -162,16 +163,31 @@ class DoctorApp(App["Report | None"]):
         if tries > 0 and footer.display and not footer.children:
             self.set_timer(0.01, lambda: self._when_keys_drawn(tries - 1))
             return
-        self.set_timer(FIRST_FRAME_GRACE_S, self._after_first_frame)
+        self.call_after_refresh(self._after_first_frame)  # once the frame with the keys went to the writer thread
 
     def _after_first_frame(self) -> None:
+        """The check list first (issue 29): the worker starts at once and its ChecksChosen fills the list; the work
+        the list does not need (the hidden panels, the CLI's imports) waits until the list is drawn."""
         if self._quitting or self._hung_up:  # q or a hang-up came first: no panels, imports or checks to start now
             return
-        self._probe_panels()  # hidden in the first frame: styled and mounted after it
-        if self.after_first_frame is not None:  # on this thread, before the checks' worker imports the same modules
-            self.after_first_frame()
         if self.report is None:
             self._start_checks()
+        else:  # a story stage, drawn in the first frame
+            self._after_the_list()
+
+    def _after_the_list_soon(self) -> None:
+        self.call_after_refresh(lambda: self.set_timer(LIST_GRACE_S, self._after_the_list))
+
+    def _after_the_list(self) -> None:
+        """Once, after the list's lines were drawn (or the run ended without listing any): the hidden probe and
+        verdict panels mount, and the CLI's hook loads what a quit's -o needs. On this thread, while the worker
+        may import gathering too: no import cycles (tests/test_import_cycles.py), so neither waits for ever."""
+        if self._list_drawn or self._quitting or self._hung_up:
+            return
+        self._list_drawn = True
+        self._probe_panels()  # hidden in the first frame: styled and mounted after it
+        if self.after_first_frame is not None:
+            self.after_first_frame()
 
     @property
     def main_screen(self):
@@ -216,6 +232,7 @@ class DoctorApp(App["Report | None"]):
         if not event.gathering:
             self.banner.set_status(f"running checks 0/{len(event.checks)}…")
         self._show_highlighted()
+        self._after_the_list_soon()
 
     @on(CheckProgress)
     def _on_check_progress(self, message: CheckProgress) -> None:
@@ -227,6 +244,7 @@ class DoctorApp(App["Report | None"]):
 
     @on(RunCrashed)
     def _on_run_crashed(self, message: RunCrashed) -> None:
+        self._after_the_list_soon()  # it never listed its checks (e.g. a file that cannot be replayed)
         self.checklist.stop_running()
         self.banner.set_status(f"☠ the doctor itself failed: {type(message.error).__name__}: {message.error} "
                                "(a bug; please report it)")
@@ -246,6 +264,7 @@ class DoctorApp(App["Report | None"]):
     def _checks_done(self, report: Report) -> None:
         if self._quitting:  # a run cut short by quitting is not the machine's report
             return
+        self._after_the_list_soon()  # a no-op once the list was drawn
         self.report = report
         self._paint_source()
         self._mark_new_findings(report)  # a recorded probe's own finding (decode speed, or why it failed)
