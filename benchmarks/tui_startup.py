@@ -3,7 +3,8 @@
 Run on purpose:  python3 benchmarks/tui_startup.py [--runs 7] [--json OUT] [--save NAME]
 Each run starts `python -m doctor ...` on a fresh 80x24 pty and times, from the spawn, until the
 terminal has received a painted frame with the checklist's border title and the footer's keys (the header,
-the check list and the key line: the checks are still running then), then presses q and waits for the exit.
+the check list and the key line: the checks are still running then), then until the list shows the checks' lines
+(compute-capability by id, pending or done), then presses q and waits for the exit.
   replay   --replay of a machine fixture: today's checks on recorded facts
   live     this machine: the first frame comes before fact gathering (NVML, torch child) finishes
 The reference beside them: the same replay as plain text (`--no-tui`), the whole report printed (issue 29
@@ -53,6 +54,7 @@ def cpu_s(pid: int) -> float:
 
 FRAME_CPU: list[float] = []  # CPU seconds of the TUI's process at each first frame, in the order of the runs
 LISTED_S: list[float] = []  # seconds from spawn until the check list showed a check's line, in the order of the runs
+LISTED_CPU: list[float] = []  # CPU seconds of the TUI's process at that moment
 
 
 def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tuple[float, int]:
@@ -82,6 +84,10 @@ def first_frame_s(argv: list[str], size=(24, 80), timeout: float = 20.0) -> tupl
             if painted is not None and listed is None and LISTED in seen.replace(b"\x1b", b""):
                 listed = time.perf_counter() - start
                 LISTED_S.append(listed)
+                try:
+                    LISTED_CPU.append(cpu_s(proc.pid))
+                except OSError:
+                    pass
                 os.write(master, b"q")  # after the list is filled, so that both moments are timed
             elif painted is not None and listed is None and time.perf_counter() - start - painted > 5:
                 listed = float("nan")
@@ -149,9 +155,11 @@ def main() -> None:
         first_frame_s(argv)  # one untimed run: the page cache holds the modules afterwards
         FRAME_CPU.clear()
         LISTED_S.clear()
+        LISTED_CPU.clear()
         rows[name] = [first_frame_s(argv)[0] for _ in range(args.runs)]
         rows[name.replace("TUI first frame", "  its CPU s")] = list(FRAME_CPU)
         rows[name.replace("TUI first frame", "  check list shown")] = list(LISTED_S)
+        rows[name.replace("TUI first frame", "    its CPU s, list")] = list(LISTED_CPU)
     load = f"load {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (1-min averages)"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -166,7 +174,7 @@ def main() -> None:
               f"{med['  its CPU s, plain text']:.3f} s CPU\n(target <= 0.6 s, issue 29: "
               f"{'met' if worst <= 0.6 else 'MISSED'} in wall time at this load)\n"
               f"slowest median until the check list shows the checks' lines: {listed:.3f} s wall "
-              f"({'within' if listed <= 0.6 else 'over'} 0.6 s)")
+              f"({'within' if listed <= 0.6 else 'over'} 0.6 s; aim <= 0.5 s at load ~3)")
     print(out.getvalue(), end="")
     save_json(args.json, rows)
     if args.save:
