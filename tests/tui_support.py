@@ -50,6 +50,8 @@ async def settle(app: DoctorApp, pilot, timeout_s: float = 30.0) -> None:
     while app.report is None and time.monotonic() < deadline:
         await app.workers.wait_for_complete()
         await pilot.pause(0.01)
+    while not app.main_screen.query("VerdictPanel") and time.monotonic() < deadline:
+        await pilot.pause(0.01)  # the probe and verdict panels mount after the check list is drawn (issue 29)
     await pilot.pause()
 
 

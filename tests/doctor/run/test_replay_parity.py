@@ -69,14 +69,15 @@ def tui_faces(path: str):
 
     async def done(pilot, before=None) -> None:
         deadline = time.monotonic() + 60
-        while (app.report is None or app.report is before) and time.monotonic() < deadline:
+        while (app.report is None or app.report is before or not app.main_screen.query("VerdictPanel")) \
+                and time.monotonic() < deadline:  # the panel mounts after the check list is drawn (issue 29)
             await pilot.pause(0.02)
         await pilot.pause()
 
     def seen():
         symbols = {cid: app.checklist.symbol_of(cid) for cid in app.checklist.findings
                    if "/" not in cid}  # not another GPU's own lines ("gpu1/cuda-pairing", issue 23)
-        return symbols, app.report, app.query_one("VerdictPanel").view
+        return symbols, app.report, app.main_screen.query_one("VerdictPanel").view
 
     async def script():
         async with app.run_test(size=(120, 40)) as pilot:
