@@ -1,9 +1,11 @@
-"""Issue 26, the TUI at any width: at 60x15, 70x24, 80x24 and 120x40 every key of the footer and of help is pressed
+"""Issue 26, the TUI at any width: at 60x15, 70x24 and 80x24, the sizes the issue names, every key of the footer and of help is pressed
 on every screen (the story, a stage's report with its probe and verdict, the full-screen details, the full text,
 help, the plan screen) and its effect checked; text cut to fit ends in "…" and `v` shows it whole; the footer
 (or below 80x24 the one-pane key line, with `?` for the rest) shows the screen's keys whole.
 
-One app per screen and size drives all of its keys, so the four sizes cost a few seconds."""
+One app per screen and size drives all of its keys. The plan screen is driven at 120x40 too; the story and a stage's
+report at a wide size are in test_app_keys.py (100x40) and test_narrow_keys.py (120x30): driving every key of them
+again at 120x40 here cost 12 s of the suite's CPU (issue 26 asks for the suite under 150 s on 2 cores)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ from doctor.tui.story import StoryScreen
 
 pytestmark = pytest.mark.xdist_group("terminal")  # the TUI's pilot runs share one worker with the terminal tests
 
-SIZES = [(60, 15), (70, 24), (80, 24), (120, 40)]
+SIZES = [(60, 15), (70, 24), (80, 24)]
 SIZE_IDS = [f"{w}x{h}" for w, h in SIZES]
+WIDE = [*SIZES, (120, 40)]
 STAGE = "seed-2-exl2-4.25bpw"  # stage 2 of the V100 story: offload, a recorded probe and a verdict with four bars
 
 
@@ -250,7 +253,7 @@ def test_every_key_of_a_stage_report_its_details_verdict_and_full_text(size):
     assert "re-running" in got["r"] and got["t"] and got["escape to story"]
 
 
-@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.parametrize("size", WIDE, ids=[f"{w}x{h}" for w, h in WIDE])
 def test_every_key_of_the_plan_screen(size):
     """`v100-doctor plan`: j/k and arrows move, enter shows the commands, s sorts, v shows the answers whole, q quits;
     the answers are one line each, cut with "…"."""
