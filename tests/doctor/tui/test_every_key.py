@@ -24,8 +24,6 @@ from doctor.tui.keys import MAIN_KEYS, STORY_KEYS
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.story import StoryScreen
 
-pytestmark = pytest.mark.xdist_group("terminal")  # the TUI's pilot runs share one worker with the terminal tests
-
 SIZES = [(60, 15), (70, 24), (80, 24)]
 SIZE_IDS = [f"{w}x{h}" for w, h in SIZES]
 WIDE = [*SIZES, (120, 40)]
