@@ -179,36 +179,61 @@ def _bench_events(lines: list[str]) -> tuple[list[LlamaCppRun], str, bool]:
 
 def _run(cmd: list[str], backend: str, model: str, o: ProbeOptions, read: Callable, extra_env: dict | None,
          sampler: Callable[[int, int], Any]) -> LlamaCppProbe:
-    import os  # lazy: the child's environment is built only when a probe starts
-
     base = LlamaCppProbe(backend=backend, outcome="error", model_path=model, n_ctx=o.n_ctx, flash_attn=o.flash_attn,
                          cache_type_k=o.cache_type_k, cache_type_v=o.cache_type_v, n_gpu_layers=o.n_gpu_layers,
                          warmup_tokens=o.warmup)
+    ran = spawn_engine_child(cmd, o.timeout_s, o.gpu_index, extra_env, sampler)
+    if isinstance(ran, str):
+        return replace(base, outcome="not-installed", error=ran)
+    runs, error, done = read(ran.lines)
+    buffers, offloaded = parse_log(ran.log)
+    probe = replace(base, returncode=ran.returncode, buffers_mib=buffers, offloaded=offloaded, log_tail=ran.tail,
+                    seconds=ran.seconds, **(_gpu_summary(ran.series, o.gpu_index) if ran.series else {}))
+    if ran.ended:
+        return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), runs)
+    if error:
+        return replace(probe, outcome="error", error=error)
+    if not done or ran.returncode != 0:
+        return summarize(replace(probe, outcome="died-silently", error=_died(ran.returncode, ran.tail)), runs)
+    return summarize(replace(probe, outcome="ok"), runs)
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """What an engine's probe child left: its stdout lines (the events), its stderr (the engine's log), whether the
+    deadline ended it, and the NVML samples taken while it ran. One spawn-sample-collect path for every engine."""
+    lines: list[str]
+    log: str
+    ended: str
+    series: Any
+    returncode: int | None
+    seconds: float
+
+    @property
+    def tail(self) -> str:
+        return "\n".join(ln for ln in self.log.splitlines()[-12:] if ln.strip())
+
+
+def spawn_engine_child(cmd: list[str], timeout_s: float, gpu_index: int, extra_env: dict | None,
+              sampler: Callable[[int, int], Any]) -> ChildRun | str:
+    """Start `cmd` with its output in temporary files, sample the GPU while it runs, stop it at the deadline; the
+    reason as a string when it cannot start (the engine's program is missing)."""
+    import os  # lazy: the child's environment is built only when a probe starts
+
     env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         try:
             proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, text=True)
         except OSError as exc:
-            return replace(base, outcome="not-installed", error=f"{cmd[0]}: {exc.strerror}")
-        s = sampler(o.gpu_index, proc.pid)
-        ended = _ended(proc, o.timeout_s, started)
+            return f"{cmd[0]}: {exc.strerror}"
+        s = sampler(gpu_index, proc.pid)
+        ended = _ended(proc, timeout_s, started)
         series = s.stop() if s is not None else None
         out.seek(0)
         err.seek(0)
         lines, log = out.read().splitlines(), err.read()
-    runs, error, done = read(lines)
-    buffers, offloaded = parse_log(log)
-    tail = "\n".join(ln for ln in log.splitlines()[-12:] if ln.strip())
-    probe = replace(base, returncode=proc.returncode, buffers_mib=buffers, offloaded=offloaded, log_tail=tail,
-                    seconds=round(time.monotonic() - started, 2), **(_gpu_summary(series, o.gpu_index) if series else {}))
-    if ended:
-        return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), runs)
-    if error:
-        return replace(probe, outcome="error", error=error)
-    if not done or proc.returncode != 0:
-        return summarize(replace(probe, outcome="died-silently", error=_died(proc.returncode, tail)), runs)
-    return summarize(replace(probe, outcome="ok"), runs)
+    return ChildRun(lines, log, ended, series, proc.returncode, round(time.monotonic() - started, 2))
 
 
 def probe(model: str, o: ProbeOptions = ProbeOptions(), backend: str = "auto") -> list[LlamaCppProbe]:

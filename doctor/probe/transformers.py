@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from doctor.model.engine_probe import LlamaCppRun, TransformersProbe
-from doctor.probe.llamacpp import _died, _ended, _gpu_summary, _sampler, settle
+from doctor.probe.llamacpp import _died, _gpu_summary, _sampler, settle, spawn_engine_child
 
 
 @dataclass(frozen=True)
@@ -78,28 +75,15 @@ def summarize(probe: TransformersProbe, runs: list[LlamaCppRun]) -> Transformers
 
 def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), python: str = sys.executable,
               extra_env: dict | None = None, sampler: Callable[[int, int], Any] = _sampler) -> TransformersProbe:
-    import os  # lazy: the child's environment is built only when a probe starts
-
     cmd = [python, "-X", "faulthandler", "-m", "doctor.probe.transformers_child", "--model", model_dir,
            "--quant", o.quant, "--gpu", str(o.gpu_index), "--prompt", str(o.prompt), "--warmup", str(o.warmup),
            "--tokens", str(o.tokens), "--runs", str(o.runs)]
     base = TransformersProbe(backend="transformers", outcome="error", model_path=model_dir, prompt_tokens=o.prompt,
                              warmup_tokens=o.warmup)
-    env = {**os.environ, **(extra_env or {}), "PYTHONUNBUFFERED": "1"}
-    started = time.monotonic()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        try:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, text=True)
-        except OSError as exc:
-            return replace(base, outcome="not-installed", error=f"{cmd[0]}: {exc.strerror}")
-        s = sampler(o.gpu_index, proc.pid)
-        ended = _ended(proc, o.timeout_s, started)
-        series = s.stop() if s is not None else None
-        out.seek(0)
-        err.seek(0)
-        lines, log = out.read().splitlines(), err.read()
-    got = read_events(lines)
-    tail = "\n".join(ln for ln in log.splitlines()[-12:] if ln.strip())
+    ran = spawn_engine_child(cmd, o.timeout_s, o.gpu_index, extra_env, sampler)
+    if isinstance(ran, str):
+        return replace(base, outcome="not-installed", error=ran)
+    got = read_events(ran.lines)
     quant = got.get("quant", "")
     loaded, warm = got.get("loaded") or {}, got.get("warmup") or {}
     probe = replace(base, backend="transformers+bitsandbytes" if quant == "nf4" else "transformers", quant=quant,
@@ -107,16 +91,15 @@ def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), py
                     bytes_per_token=loaded.get("bytes_per_token"), gpu_weight_bytes=loaded.get("gpu_weight_bytes"),
                     warmup_tok_s=round(float(warm["tok_s_wall"]), 2) if warm.get("tok_s_wall") else None,
                     warmup_faults_per_token=round(float(warm.get("faults_per_token") or 0.0), 1) if warm else None,
-                    faults_per_token=tuple(got["faults"]), returncode=proc.returncode, log_tail=tail,
-                    seconds=round(time.monotonic() - started, 2),
-                    **(_gpu_summary(series, o.gpu_index) if series else {}))
-    if ended:
+                    faults_per_token=tuple(got["faults"]), returncode=ran.returncode, log_tail=ran.tail,
+                    seconds=ran.seconds, **(_gpu_summary(ran.series, o.gpu_index) if ran.series else {}))
+    if ran.ended:
         return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), got["runs"])
     if got["error"]:
         outcome = "not-installed" if got.get("kind") == "not-installed" else "error"
         return replace(probe, outcome=outcome, error=got["error"])
-    if not got["done"] or proc.returncode != 0:
-        return summarize(replace(probe, outcome="died-silently", error=_died(proc.returncode, tail)), got["runs"])
+    if not got["done"] or ran.returncode != 0:
+        return summarize(replace(probe, outcome="died-silently", error=_died(ran.returncode, ran.tail)), got["runs"])
     return summarize(replace(probe, outcome="ok"), got["runs"])
 
 
