@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, replace
 from importlib import util
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
-from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun
+from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, TransformersProbe
 from doctor.model.serialize import to_jsonable
 
 BUFFER = re.compile(r"(?P<dev>[\w.-]+) (?P<kind>model|KV|compute) buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
@@ -74,7 +74,11 @@ def settle(runs: list[LlamaCppRun], pct: float = SETTLE_PCT) -> tuple[tuple[Llam
     return tuple(kept), dropped
 
 
-def summarize(probe: LlamaCppProbe, runs: list[LlamaCppRun]) -> LlamaCppProbe:
+P = TypeVar("P", LlamaCppProbe, TransformersProbe)
+
+
+def summarize(probe: P, runs: list[LlamaCppRun]) -> P:
+    """The settled runs' median, spread and wall-vs-engine-clock difference, for any engine's probe result."""
     kept, dropped = settle(runs)
     if not kept:
         return probe

@@ -14,13 +14,12 @@ Run it, with the other installed engines on the same shape, through doctor/probe
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from doctor.model.engine_probe import LlamaCppRun, TransformersProbe
-from doctor.probe.llamacpp import _died, _gpu_summary, _sampler, settle, spawn_engine_child
+from doctor.probe.llamacpp import _died, _gpu_summary, _sampler, spawn_engine_child, summarize
 
 
 @dataclass(frozen=True)
@@ -60,17 +59,6 @@ def read_events(lines: list[str]) -> dict[str, Any]:
             got["done"] = True
     return got
 
-
-def summarize(probe: TransformersProbe, runs: list[LlamaCppRun]) -> TransformersProbe:
-    kept, dropped = settle(runs)
-    if not kept:
-        return probe
-    wall = [r.tok_s_wall for r in kept]
-    med = statistics.median(wall)
-    perf = [r.tok_s_perf for r in kept if r.tok_s_perf]
-    return replace(probe, runs=tuple(runs), dropped_runs=dropped, median_tok_s=round(med, 2),
-                   spread_pct=round(100 * (max(wall) - min(wall)) / med, 2),
-                   wall_vs_perf_pct=round(100 * (med / statistics.median(perf) - 1), 2) if perf else None)
 
 
 def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), python: str = sys.executable,
