@@ -22,12 +22,25 @@ def pytest_configure(config: pytest.Config) -> None:
     children; where PYTHONDONTWRITEBYTECODE is set (as on this project's CI machine) none of them writes what it
     compiled, so in a fresh clone each child compiled the ~150 modules it imports from source again (~0.06 s of CPU
     each). The children still import exactly the same source: a .pyc is used only while it matches its .py."""
+    _quicker_textual_idle()
     if "PYTEST_XDIST_WORKER" in os.environ:
         return  # the controller compiled them before it started the workers
     import compileall
 
     for package in ("doctor", "checks"):
         compileall.compile_dir(ROOT / package, quiet=1)
+
+
+def _quicker_textual_idle() -> None:
+    """Let Pilot find the app idle in 5 ms windows instead of 20. Every `pilot.press` and `pilot.pause()` sleeps in
+    such windows until the process used under 5% of one (textual._wait.wait_for_idle), at least three per key: the TUI
+    tests spent ~45 s of the suite's wall time asleep there (issue 26: the suite under 150 s on 2 cores). Idle is
+    judged the same way (the same 5% of a window); a test that needs more than "the keys were handled" waits for its
+    own condition (tui_support.until). textual is pinned in the test extra, so the names below exist."""
+    import textual._wait
+
+    textual._wait.SLEEP_GRANULARITY = 1 / 200
+    textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20
 
 
 _servers: dict[str, DoctorForkServer] = {}  # at most one: for the environment of the first run without env=

@@ -44,6 +44,15 @@ def run_app(app: DoctorApp, script, size=(80, 24), timeout_s: float = 60):
     return asyncio.run(asyncio.wait_for(main(), timeout_s))
 
 
+async def until(pilot, ready, timeout_s: float = 10.0) -> None:
+    """Wait until ready() holds: what a key starts may finish frames later (a screen composed, a footer drawn, a
+    scroll animated), and later still on a loaded machine. Returns at the deadline anyway; the test's assert says what
+    was missing."""
+    deadline = time.monotonic() + timeout_s
+    while not ready() and time.monotonic() < deadline:
+        await pilot.pause(0.01)
+
+
 async def settle(app: DoctorApp, pilot, timeout_s: float = 30.0) -> None:
     """Wait until the checks (started once the first frame is painted) have finished and are drawn."""
     deadline = time.monotonic() + timeout_s

@@ -9,6 +9,7 @@ through one adapter (doctor/tui/messages.py) handled with `@on`, or from a story
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -46,6 +47,20 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
     from doctor.model.report import Report
     from doctor.run.run import Run, RunControl
     from doctor.run.session import Session
+
+
+def while_shown(handler):
+    """A handler of a message or a timer that may still be queued when the app has torn its screens down (a quit
+    while the checks' worker posts, a highlight pending as the list closes, the panels' mount after the first frame):
+    with no screen left it does nothing, instead of ending the exit in an IndexError (exit 4)."""
+
+    @functools.wraps(handler)
+    def guarded(self, *args):
+        if self.screen_stack:
+            return handler(self, *args)
+        return None
+
+    return guarded
 
 
 LIST_GRACE_S = 0.02  # the list's frame reaches the terminal before the panels and the CLI's imports take the GIL
@@ -156,6 +171,7 @@ class DoctorApp(App["Report | None"]):
         textual's writer thread (the worker's imports and gathering would otherwise hold the GIL against it)."""
         self.call_after_refresh(self._when_keys_drawn, FOOTER_WAIT_TRIES)
 
+    @while_shown
     def _when_keys_drawn(self, tries: int) -> None:
         """The footer composes its keys a frame after the screen (once the focus is set): the work the first frame
         does not need waits for them too, so nothing of the first screen waits for it."""
@@ -165,6 +181,7 @@ class DoctorApp(App["Report | None"]):
             return
         self.call_after_refresh(self._after_first_frame)  # once the frame with the keys went to the writer thread
 
+    @while_shown
     def _after_first_frame(self) -> None:
         """The check list first (issue 29): the worker starts at once and its ChecksChosen fills the list; the work
         the list does not need (the hidden panels, the CLI's imports) waits until the list is drawn."""
@@ -178,6 +195,7 @@ class DoctorApp(App["Report | None"]):
     def _after_the_list_soon(self) -> None:
         self.call_after_refresh(lambda: self.set_timer(LIST_GRACE_S, self._after_the_list))
 
+    @while_shown
     def _after_the_list(self) -> None:
         """Once, after the list's lines were drawn (or the run ended without listing any): the hidden probe and
         verdict panels mount, and the CLI's hook loads what a quit's -o needs. On this thread, while the worker
@@ -225,6 +243,7 @@ class DoctorApp(App["Report | None"]):
         self._checks_worker = self.run_worker(execute, thread=True, exclusive=True, exit_on_error=False)
 
     @on(ChecksListed)
+    @while_shown
     def _on_checks_listed(self, message: ChecksListed) -> None:
         event = message.event
         self._check_count = len(event.checks)
@@ -235,14 +254,17 @@ class DoctorApp(App["Report | None"]):
         self._after_the_list_soon()
 
     @on(CheckProgress)
+    @while_shown
     def _on_check_progress(self, message: CheckProgress) -> None:
         self._on_check_event(message.event)
 
     @on(RunFinished)
+    @while_shown
     def _on_run_finished(self, message: RunFinished) -> None:
         self._checks_done(message.report)
 
     @on(RunCrashed)
+    @while_shown
     def _on_run_crashed(self, message: RunCrashed) -> None:
         self._after_the_list_soon()  # it never listed its checks (e.g. a file that cannot be replayed)
         self.checklist.stop_running()
@@ -301,9 +323,11 @@ class DoctorApp(App["Report | None"]):
         self._show_probe_of(report)
 
     # ---- details ----------------------------------------------------------------------------
+    @while_shown
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show_highlighted()
 
+    @while_shown
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """enter: open the selected check's detail full-screen; escape comes back."""
         self.action_open()
@@ -398,11 +422,13 @@ class DoctorApp(App["Report | None"]):
         self.filter_input.display = True
         self.filter_input.focus()
 
+    @while_shown
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":
             self.checklist.set_filter(event.value)
             self._show_highlighted()
 
+    @while_shown
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
             self.filter_input.display = bool(event.value.strip())
@@ -437,6 +463,7 @@ class DoctorApp(App["Report | None"]):
     def is_compact(self) -> bool:
         return self.screen_stack[0].has_class("-one-pane")
 
+    @while_shown
     def on_resize(self, event) -> None:
         self._layout_for(event.size.width, event.size.height)
 
@@ -494,6 +521,7 @@ class DoctorApp(App["Report | None"]):
             seen += len(case.stages)
         return 0, 0
 
+    @while_shown
     def action_story(self) -> None:
         from doctor.tui.story import StoryScreen  # lazy: the story screen (16 modules) loads when a demo's story opens
 
@@ -588,10 +616,12 @@ class DoctorApp(App["Report | None"]):
         self._probe_worker = self.run_worker(probe, thread=True, exclusive=False, exit_on_error=False)
 
     @on(ProbeUpdate)
+    @while_shown
     def _on_probe_update(self, message: ProbeUpdate) -> None:
         self._on_probe_event(message.event)
 
     @on(ProbeEnded)
+    @while_shown
     def _on_probe_ended(self, message: ProbeEnded) -> None:
         if message.error is not None:
             self._on_probe_event(ProbeFailed(f"{type(message.error).__name__}: {message.error}"))

@@ -404,3 +404,26 @@ def test_a_failing_gpu_other_than_gpu_0_gets_its_lines_fix_and_route_in_the_tui(
     assert finding.status.value == "fail" and "Tesla V100" in finding.title
     assert "cu126" in finding.fix and any("download.pytorch.org/whl/cu12" in c for c in finding.commands)
     assert summary.startswith("2 failed")  # each check at its worst over the GPUs
+
+
+def test_messages_still_queued_when_the_screens_are_gone_do_nothing():
+    """A quit while the checks' worker posts, a highlight is pending or the first frame's timers wait, tears the
+    screens down with those messages and timers still queued: their handlers ran on an empty screen stack and ended the exit in an IndexError (exit 4;
+    seen once when a test's script returned while the replay's list was still filling)."""
+    from doctor.model.events import ChecksChosen
+    from doctor.tui.messages import ChecksListed, RunCrashed
+
+    app = DoctorApp(fixture_session(HEALTHY))
+
+    async def script(app, pilot):
+        await settle(app, pilot)
+        return app.report
+
+    report = run_app(app, script)
+    assert report is not None and not app.screen_stack  # the app has exited: its screens are gone
+    app.on_option_list_option_highlighted(None)
+    app.on_input_changed(None)
+    app._on_checks_listed(ChecksListed(ChecksChosen(checks=(), gathering=False)))
+    app._on_run_crashed(RunCrashed(RuntimeError("late")))
+    app._when_keys_drawn(0)  # timers set around the first frame
+    app.action_story()

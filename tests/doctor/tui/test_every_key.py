@@ -14,7 +14,7 @@ import io
 
 import pytest
 from rich.console import Console
-from tui_support import run_app
+from tui_support import run_app, until
 
 from doctor.run.session import story_session
 from doctor.tui.app import DoctorApp
@@ -59,14 +59,7 @@ def notes(app) -> list[str]:
 async def press(pilot, *keys: str, wait: float = 0.0) -> None:
     await pilot.press(*keys)
     await pilot.pause(wait) if wait else await pilot.pause()
-
-
-async def until(pilot, ready, tries: int = 200) -> None:
-    """Wait (a loaded machine takes longer) until ready() holds."""
-    for _ in range(tries):
-        if ready():
-            return
-        await pilot.pause(0.05)
+    await pilot.wait_for_animation()  # a scroll by PageDown is animated
 
 
 def one_pane(size) -> bool:
@@ -265,7 +258,7 @@ def test_every_key_of_the_plan_screen(size):
     async def main():
         app = PlanApp(plan)
         async with app.run_test(size=size) as pilot:
-            await pilot.pause()
+            await until(pilot, lambda: footer_hints(app))  # the footer is drawn a frame after the table
             table = app.query_one("#table")
             got["hints"] = footer_hints(app)
             got["lines"] = screen_lines(app)

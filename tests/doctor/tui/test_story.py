@@ -4,7 +4,7 @@ every figure is the replayed example's own (its recorded probe, today's verdict)
 from __future__ import annotations
 
 import pytest
-from tui_support import run_app
+from tui_support import run_app, until
 
 from doctor.model.source import example
 from doctor.render.panels import story_cases
@@ -36,7 +36,7 @@ def test_the_cases_are_the_v100_journey_then_the_h200_with_the_reports_own_numbe
 
 def test_keys_move_between_stages_and_cases_and_enter_opens_a_stage_escape_comes_back(session):
     async def script(app, pilot):
-        await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, StoryScreen) and app.screen.query(StageCard))
         story = app.screen
         start = (isinstance(story, StoryScreen), story.selected.name, len(story.query(StageCard)))
         await pilot.press("right", "l")
