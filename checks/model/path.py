@@ -33,7 +33,7 @@ def _split_hint(parts: tuple[str, ...], joined: str, exists: bool, first_exists:
             "Quote the whole path, e.g. --model '/data/tmp/my model'.")
 
 
-def _missing(path: str, parts: tuple[str, ...], m) -> Finding:
+def _missing(path: str, parts: tuple[str, ...], m, named_by: str) -> Finding:
     split_summary, split_fix = _split_hint(parts, path, False, m.first_piece_exists)
     near = list(m.near_matches)
     summary = split_summary or f"{path!r}: no such file or directory"
@@ -41,7 +41,7 @@ def _missing(path: str, parts: tuple[str, ...], m) -> Finding:
     if near:
         summary += f"; did you mean {near[0]!r}?"
     return CHECK.finding(Status.FAIL, summary, {"path": path, "exists": False, "near_matches": near,
-                                                "input_error": f"--model {summary}"}, fix,
+                                                "input_error": f"{named_by} {summary}"}, fix,
                          [f"ls -la {shlex.quote(posixpath.dirname(path.rstrip('/')) or '.')}"])
 
 
@@ -75,9 +75,10 @@ def run(ctx: CheckContext) -> Finding:
     if m is None:
         return CHECK.finding(Status.SKIP, "skipped: the model directory was not read in this run")
     if not m.exists:
-        return _missing(path, parts, m)
+        return _missing(path, parts, m, ctx.plan.model_path_from)
     if m.kind in ("unreadable", "file") or m.problem and m.kind == "directory":
-        return CHECK.finding(Status.FAIL, f"{path!r}: {m.problem}", {"path": path, "kind": m.kind, "input_error": f"--model {path!r}: {m.problem}"},
+        error = f"{ctx.plan.model_path_from} {path!r}: {m.problem}"
+        return CHECK.finding(Status.FAIL, f"{path!r}: {m.problem}", {"path": path, "kind": m.kind, "input_error": error},
                              "Pass a model directory this user can read (config.json + *.safetensors), or a .gguf file.",
                              [f"ls -la {shlex.quote(path)}"])
     evidence: dict[str, object] = {"path": path, "resolved": m.resolved, "kind": m.kind, "bytes_read": m.bytes_read}

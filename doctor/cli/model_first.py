@@ -29,13 +29,16 @@ if TYPE_CHECKING:
 NOT_READ = "not gathered: --model names no model, so the run stopped before reading this machine"
 
 
-def refuse_non_model(args: argparse.Namespace) -> None:
-    """UsageError (after writing -o, if asked) when --model names no model the run could judge."""
+def refuse_non_model(args: argparse.Namespace, plan: Plan | None = None) -> None:
+    """UsageError (after writing -o, if asked) when --model names no model the run could judge. The main command
+    and `probe` both ask, so neither reads the machine (nor loads an engine) for a path that names no model."""
     if not any(getattr(args, name, None) for name in ("model", "engine_config", "tabby_config")):
         return  # no model named: nothing to read first
-    if args.only and CheckId.MODEL_PATH not in args.only:
+    only = getattr(args, "only", None)  # `probe` has no --check
+    if only and CheckId.MODEL_PATH not in only:
         return  # checks asked for by id that do not judge the model
-    plan = plan_from_args(args)  # an org/name is resolved (or refused: unknown, offline) here, once per run
+    if plan is None:
+        plan = plan_from_args(args)  # an org/name is resolved (or refused: unknown, offline) here, once per run
     from doctor.facts.hub_model import hub_id  # lazy: the model's readers load only with --model
     from doctor.facts.model_dir import gather_model  # lazy: as above
 
@@ -75,7 +78,7 @@ def partial_report(args: argparse.Namespace, model: ModelFacts, error: str, reso
     """What -o gets when the run stops at --model: the checks on what was read, marked as a partial report."""
     from doctor.run.pipeline import diagnose  # lazy: the checks load only to write this -o
 
-    checks = select_checks(args.only)
+    checks = select_checks(getattr(args, "only", None))
     if resolved is not None:  # a replay: the recorded machine, judged today, beside the model read here
         report = diagnose(plan_from_args(args, resolved.plan), replace(resolved.facts, model=model),
                           source=resolved.provenance, note=resolved.note, checks=checks)

@@ -195,8 +195,8 @@ def engine_config(text: str):
 
     try:
         return read_engine_config(path_arg(text) if "\n" not in text else text)
-    except LaunchError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    except LaunchError as exc:  # argparse says "argument --engine-config:" itself
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--engine-config").lstrip(": ")) from None
 
 
 def add_plan_arguments(p: argparse.ArgumentParser) -> None:
@@ -297,7 +297,10 @@ def plan_from_args(args: argparse.Namespace, base=None):
     if launch is not None:
         changes["engine_launch"] = launch
         if launch.model_path and "model_path" not in changes and not plan.model_path:
-            changes["model_path"], changes["model_path_parts"] = launch.model_path, (launch.model_path,)
+            from doctor.model.plan import MODEL_PATH_FROM  # lazy: as Plan above
+
+            changes.update(model_path=launch.model_path, model_path_parts=(launch.model_path,),
+                           model_path_from=MODEL_PATH_FROM["engine"])
     if getattr(args, "engine", None):
         from doctor.model.ids import Engine  # lazy: ids load with the plan, after the parser
 

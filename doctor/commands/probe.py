@@ -19,6 +19,7 @@ import argparse
 
 from checks.env import ENV_CHECKS
 from checks.probe import PROBE_CHECKS
+from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
 from doctor.cli.output import ReportOutputs
 from doctor.commands import probe_llamacpp, probe_transformers
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.synthetic_format not in FORMATS:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)
+    refuse_non_model(args, plan)  # as the main command: a path that names no model is one line and exit 3, first
     if args.compare_engines and not probe_transformers.wants_transformers(plan):
         if not args.synthetic:
             raise UsageError("--compare-engines with this engine needs --synthetic: every engine is measured on the "

@@ -34,11 +34,22 @@ class LaunchError(ValueError):
     """The launch config cannot be read; the message names the problem and the fix."""
 
 
+def looks_like_a_path(text: str) -> bool:
+    """One word with a folder or a file's suffix in it (./launch.sh, /etc/llama.args, params.txt): meant as a file.
+    A command line has spaces; Ollama's parameters have spaces or lines."""
+    word = text.strip()
+    return bool(word) and not any(c.isspace() for c in word) and ("/" in word or bool(re.search(r"\.[A-Za-z0-9]{1,5}$", word)))
+
+
 def read_engine_config(text_or_path: str) -> EngineLaunch:
     """A file's contents or the text itself; raises LaunchError for what is neither."""
     p = Path(text_or_path)
     source = "command line"
     text = text_or_path
+    if looks_like_a_path(text_or_path) and not p.is_file():  # a file meant, not found: not "neither a command line nor..."
+        what = "a directory, not a file" if p.is_dir() else "no such file"
+        raise LaunchError(f"--engine-config {text_or_path}: {what}; pass the file that holds the llama-server command "
+                          "line or the output of `ollama show MODEL --parameters`, or that text itself, quoted")
     if "\n" not in text_or_path and len(text_or_path) < 4096 and p.is_file():
         try:
             text, source = p.read_text(errors="replace"), str(p)

@@ -19,6 +19,7 @@ from typing import TypeGuard
 from doctor.facts.safe_open import RefusedRead, read_capped
 from doctor.model.errors import UsageError
 from doctor.model.launch_config import TabbySettings
+from doctor.model.plan import MODEL_PATH_FROM
 from doctor.model.plausible import problem
 
 MAX_BYTES = 2 * 1024 * 1024  # TabbyAPI's sample is ~12 KB
@@ -200,7 +201,7 @@ def tabby_plan(s: TabbySettings, plan):
     given: dict[str, object] = {"max_seq_len": tokens, "cache_mode": s.cache_mode, "gpu_split": s.gpu_split}
     changes = {k: v for k, v in given.items() if v is not None}
     if s.model_path:
-        changes.update(model_path=s.model_path, model_path_parts=(s.model_path,))
+        changes.update(model_path=s.model_path, model_path_parts=(s.model_path,), model_path_from=MODEL_PATH_FROM["tabby"])
     if s.tensor_parallel:
         changes["tensor_parallel"] = True
     return replace(plan, **changes)

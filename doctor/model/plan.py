@@ -7,11 +7,17 @@ from dataclasses import dataclass
 from doctor.model.engines import EngineLaunch
 from doctor.model.ids import Engine
 
+MODEL_PATH_FROM = {  # a path that names no model is refused naming the place the user wrote it
+    "tabby": "TabbyAPI's config.yml model_dir/model_name",
+    "engine": "--engine-config's -m",
+}
+
 
 @dataclass(frozen=True)
 class Plan:
     model_path: str | None = None
     model_path_parts: tuple[str, ...] | None = None  # --model as the shell delivered it; 2+ parts: split at spaces
+    model_path_from: str = "--model"  # where the path was written, for the one-line error about it (MODEL_PATH_FROM)
     max_seq_len: int | None = None
     cache_mode: str = "fp16"  # a key of checks/knowledge/kv_cache.py KV_CACHE_MODES
     gpu_split: tuple[float, ...] | None = None  # GB per GPU, as ExLlamaV2's gpu_split

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import MACHINES, ROOT, run_cli
 
 from doctor.cli.options import build_parser, plan_from_args
@@ -23,6 +24,23 @@ def test_bad_engine_config_is_a_usage_error():  # exit 3: doctor/model/exitcodes
     proc = run_cli("--replay", str(MACHINES / "v100-pcie-16gb-healthy.json"), "--engine-config", "hello there", "--no-tui")
     assert proc.returncode == 3
     assert "neither a llama-server command line" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("given, words", [
+    ("/srv/llama/launch.args", "/srv/llama/launch.args: no such file"),
+    ("./ollama-params.txt", "./ollama-params.txt: no such file"),
+    ("params.txt", "params.txt: no such file"),
+    ("DIR", "a directory, not a file"),
+])
+def test_a_file_meant_but_not_there_is_named_as_a_file(tmp_path, given, words):
+    """A path that is not there used to be read as the launch text itself: "neither a llama-server command line nor
+    Ollama's parameters", and "--engine-config" said twice. Now the file is named and what to pass instead."""
+    given = str(tmp_path) if given == "DIR" else given
+    proc = run_cli("--replay", str(MACHINES / "v100-pcie-16gb-healthy.json"), "--engine-config", given, "--no-tui")
+    assert proc.returncode == 3 and proc.stdout == "", proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("v100-doctor: error: argument --engine-config: ") and words.replace("DIR", str(tmp_path)) in line
+    assert line.count("--engine-config") == 1 and "neither" not in line and "pass the file" in line
 
 
 def test_replayed_engine_fixture_in_json():

@@ -85,6 +85,62 @@ def test_a_path_that_names_no_model_is_one_line_and_exit_3_before_any_report(cas
     assert "pass " in line.split(words, 1)[1]  # and what to pass instead
 
 
+@pytest.mark.parametrize("engine", [[], ["--engine", "llama.cpp"], ["--engine", "transformers"]], ids=["exllamav2", "llama.cpp", "transformers"])
+@pytest.mark.parametrize("case", NOT_MODELS)
+def test_probe_refuses_it_first_for_every_engine(case, engine, tmp_path, capsys, monkeypatch, machine_never_read):
+    """`probe --model EMPTY_DIR` used to read the machine and print a whole report (exit 2): now the same line and
+    exit 3 as the main command, before any engine's probe is started; -o gets the partial report."""
+    from doctor.commands import probe, probe_llamacpp, probe_transformers
+
+    def started(*_a, **_k):
+        raise AssertionError("a probe started for a --model that names no model")
+
+    monkeypatch.setattr(probe, "Run", started)
+    monkeypatch.setattr(probe_llamacpp, "run", started)
+    monkeypatch.setattr(probe_transformers, "run", started)
+    build, words = NOT_MODELS[case]
+    path, out = str(build(tmp_path)), tmp_path / "partial.json"
+    assert cli_main(["probe", "--model", path, *engine, "-o", str(out)]) == 3
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    (line,) = [x for x in err.splitlines() if "report written" not in x]
+    assert line.startswith(f"v100-doctor: error: --model {path!r}: ") and words in line
+    assert "the run stopped at --model" in json.loads(out.read_text())["errors"][0]
+
+
+def _tabby_config(tmp: Path, model: Path) -> list[str]:
+    config = tmp / "tabby" / "config.yml"
+    config.parent.mkdir()
+    config.write_text(f"model:\n  model_dir: {json.dumps(str(model.parent))}\n  model_name: {json.dumps(model.name)}\n")
+    return ["--tabby-config", str(config)]
+
+
+def _engine_config(tmp: Path, model: Path) -> list[str]:
+    return ["--engine-config", f"llama-server -m {model} -ngl 99 -c 8192"]
+
+
+WRITTEN_IN = {  # where the user wrote the path -> (the flags, how the one line names it)
+    "tabby-config": (_tabby_config, "TabbyAPI's config.yml model_dir/model_name"),
+    "engine-config": (_engine_config, "--engine-config's -m"),
+}
+
+
+@pytest.mark.parametrize("written_in", WRITTEN_IN)
+@pytest.mark.parametrize("case", NOT_MODELS)
+def test_a_path_from_a_config_is_named_where_it_was_written(case, written_in, tmp_path, capsys, machine_never_read):
+    """A TabbyAPI config.yml or a llama-server command line that names no model: the line named `--model`, a flag
+    the user never typed; now it names the config's own key."""
+    build, words = NOT_MODELS[case]
+    flags, named = WRITTEN_IN[written_in]
+    path = build(tmp_path)
+    assert cli_main([*flags(tmp_path, path), "--no-tui"]) == 3
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = [x for x in err.splitlines() if not x.startswith("v100-doctor: TabbyAPI config")]
+    assert line.startswith(f"v100-doctor: error: {named} {str(path)!r}: ") and words in line, line
+    assert "--model" not in line
+
+
 @pytest.mark.parametrize("face", [["--json"], ["--markdown"], ["--target-gpu", "v100-pcie-16gb"], ["--replay", HEALTHY]])
 def test_every_face_and_source_refuses_it_first(face, tmp_path, capsys, machine_never_read):
     assert cli_main(["--model", str(_empty(tmp_path)), "--no-tui", *face]) == 3
