@@ -5,6 +5,7 @@ grandchild left by the worker, a cancel, and Ctrl-C in the parent; never an orph
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -161,12 +162,14 @@ def test_ctrl_c_in_the_parent_leaves_no_child(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{child_env()['PYTHONPATH']}")
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
     end = time.monotonic() + 20
-    while not pid_file.exists() and time.monotonic() < end:
-        time.sleep(0.05)
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < end:
+        time.sleep(0.05)  # the file is created before its pid is written
     assert pid_file.exists(), "the fake worker never started"
     parent.send_signal(signal.SIGINT)
     out, _ = parent.communicate(timeout=20)
-    assert "STATUS cancelled load" in out
+    # cancelled in the phase the parent had read when the signal came: the worker said "load" before it hung, but on
+    # a busy machine the parent may not have read that line yet (seen once in the full suite)
+    assert re.search(r"STATUS cancelled (start|import|load)\b", out), out
     assert wait_gone(int(pid_file.read_text().split()[0]))
 
 
