@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 from conftest import MACHINES
-from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, wait_gone
+from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, until, wait_gone
 
 from checks.base import Check
 from checks.env import ENV_CHECKS
@@ -79,8 +79,10 @@ def test_keys_move_and_enter_opens_the_detail_escape_closes_it():
             await pilot.press(key)
             seen.append((app.checklist.highlighted_id, app.detail.finding.id))
         await pilot.press("enter")
+        await until(pilot, lambda: "jk Move" not in footer_keys(app))  # the footer is recomposed a frame later
         opened = (app.screen.maximized is app.detail, app.focused is app.detail, footer_keys(app))
         await pilot.press("escape")
+        await until(pilot, lambda: "jk Move" in footer_keys(app))
         back = (app.screen.maximized, app.focused is app.checklist, footer_keys(app))
         await pilot.press("j")  # and j moves again
         return seen, opened, back, app.checklist.highlighted_id
