@@ -62,12 +62,14 @@ def parse_log(text: str) -> tuple[dict[str, dict[str, float]], str]:
 
 
 def settle(runs: list[LlamaCppRun], pct: float = SETTLE_PCT) -> tuple[tuple[LlamaCppRun, ...], int]:
-    """Drop leading runs more than pct off the median of the runs after them (a card still ramping its clocks)."""
+    """Drop leading runs more than pct slower than the median of the runs after them (a card still ramping its
+    clocks). Only slower: a fast first run is no ramp, and dropping it let a noisy, host-bound decode (Transformers
+    + bitsandbytes on the H200, 2026-12-03) shed three of five runs and report the median of the two slowest."""
     kept = list(runs)
     dropped = 0
     while len(kept) > 2:
         rest = statistics.median(r.tok_s_wall for r in kept[1:])
-        if abs(kept[0].tok_s_wall / rest - 1) * 100 <= pct:
+        if kept[0].tok_s_wall >= rest * (1 - pct / 100):
             break
         kept.pop(0)
         dropped += 1
