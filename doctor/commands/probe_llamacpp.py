@@ -8,10 +8,10 @@ Exit: 0 measured, 2 the engine died, failed or timed out, 3 nothing to run it wi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from checks.knowledge.gpus import spec_for_name
+from doctor.commands.engine_output import emit_engine_probe
 from doctor.facts.engines import engine_env
 from doctor.facts.nvml.isolated import read_isolated
 from doctor.model.exitcodes import ExitCode
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, plan: Plan, model: ModelFacts) -> int:
     spec = spec_for_name(gpu.name, gpu.memory_total_mib if known(gpu.memory_total_mib) else None) \
         if gpu is not None and known(gpu.name) else None
     cc = gpu.compute_capability if gpu is not None and known(gpu.compute_capability) else (spec.cc if spec else None)
-    out = []
+    out, lines = [], []
     for r in results:
         line = f"{r.backend}: {r.outcome}"
         if r.median_tok_s:
@@ -62,9 +62,8 @@ def run(args: argparse.Namespace, plan: Plan, model: ModelFacts) -> int:
         elif r.error:
             line += f"\n  {r.error}"
         out.append({"probe": to_jsonable(r), "verdict": to_jsonable(verdict) if verdict else None})
-        print(line)
-    if getattr(args, "json", False):
-        print(json.dumps(out, indent=1))
+        lines.append(line)
+    emit_engine_probe(args, "\n".join(lines), out)
     last = results[-1]
     if last.outcome == "ok":
         return ExitCode.OK

@@ -10,13 +10,13 @@ Exit: 0 measured, 2 the engine died, failed or timed out, 3 Transformers (with t
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
 
 from checks.knowledge.engine_efficiency import family
 from checks.knowledge.gpus import GpuSpec, spec_for_name
+from doctor.commands.engine_output import emit_engine_probe
 from doctor.facts.nvml.isolated import read_isolated
 from doctor.model.engine_probe import EngineMeasurement
 from doctor.model.exitcodes import ExitCode
@@ -87,10 +87,8 @@ def run(args: argparse.Namespace, plan: Plan, model: ModelFacts | None) -> int:
             line += f"\n  other engines here: {verdict.engine_gap.summary}"
     elif t.error:
         line += f"\n  {t.error}"
-    print(line)
-    if getattr(args, "json", False):
-        print(json.dumps({"probe": to_jsonable(t), "measurements": to_jsonable(doc["measurements"]),
-                          "verdict": to_jsonable(verdict) if verdict else None}, indent=1))
+    emit_engine_probe(args, line, {"probe": to_jsonable(t), "measurements": to_jsonable(doc["measurements"]),
+                                   "verdict": to_jsonable(verdict) if verdict else None})
     if t.outcome == "ok":
         return ExitCode.OK
     return ExitCode.USAGE if t.outcome == "not-installed" else ExitCode.FAILURES
@@ -104,20 +102,21 @@ def run_compare(args: argparse.Namespace, plan: Plan) -> int:
     if isinstance(doc, int):
         return doc
     measured: list[EngineMeasurement] = doc["measurements"]
-    for m in measured:
-        print(f"{m.engine} ({m.format}): {m.outcome}" + (f", {m.tok_s:g} tok/s" if m.tok_s else "")
-              + (f", {m.bytes_per_token / 1e9:.2f} GB read per token" if m.bytes_per_token else "")
-              + (f"; {m.error}" if m.error else ""))
+    lines = [f"{m.engine} ({m.format}): {m.outcome}" + (f", {m.tok_s:g} tok/s" if m.tok_s else "")
+             + (f", {m.bytes_per_token / 1e9:.2f} GB read per token" if m.bytes_per_token else "")
+             + (f"; {m.error}" if m.error else "") for m in measured]
     mine = next((m for m in measured if m.engine == mine_name and m.outcome == "ok" and m.tok_s), None)
     spec, cc = card(plan.gpu_index)
+    gap = None
     if mine is None or not mine.tok_s:
-        print(f"  {mine_name} could not be measured here (not installed, or it failed): no gap from its side")
-        return ExitCode.USAGE if all(m.engine != mine_name for m in measured) else ExitCode.FAILURES
-    if spec is not None and cc and mine.bytes_per_token:
+        lines.append(f"  {mine_name} could not be measured here (not installed, or it failed): no gap from its side")
+    elif spec is not None and cc and mine.bytes_per_token:
         ceiling = spec.bandwidth_gbs * 1e9 / mine.bytes_per_token
         gap = engine_gap(mine_name, mine.tok_s, family(cc, spec.fp16_slow), ceiling,
                          tuple(m for m in measured if m is not mine))
-        print(f"  other engines here: {gap.summary}")
-        if getattr(args, "json", False):
-            print(json.dumps({"measurements": to_jsonable(measured), "engine_gap": to_jsonable(gap)}, indent=1))
+        lines.append(f"  other engines here: {gap.summary}")
+    emit_engine_probe(args, "\n".join(lines), {"measurements": to_jsonable(measured),
+                                               "engine_gap": to_jsonable(gap) if gap else None})
+    if mine is None or not mine.tok_s:
+        return ExitCode.USAGE if all(m.engine != mine_name for m in measured) else ExitCode.FAILURES
     return ExitCode.OK

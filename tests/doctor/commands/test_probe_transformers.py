@@ -32,12 +32,24 @@ def model_dir(tmp_path) -> Path:
 
 
 def test_a_model_dir_is_probed_with_transformers_and_bitsandbytes(tmp_path):
-    proc = run_cli("probe", "--engine", "transformers", "--model", str(model_dir(tmp_path)), "--tokens", "16",
-                   "--warmup", "8", "--json", env=env(tmp_path, "torch", "transformers", "bitsandbytes"))
+    """Text on the terminal and the JSON in -o; --json alone prints only the JSON (it used to follow the text line,
+    so stdout did not parse, and -o was ignored)."""
+    out = tmp_path / "probe.json"
+    args = ("probe", "--engine", "transformers", "--model", str(model_dir(tmp_path)), "--tokens", "16", "--warmup", "8")
+    fakes = env(tmp_path, "torch", "transformers", "bitsandbytes")
+    proc = run_cli(*args, "-o", str(out), env=fakes)
     assert proc.returncode == 0, proc.stderr
     assert re.match(r"transformers\+bitsandbytes: ok, [\d.]+ tok/s median of [23] runs", proc.stdout)  # 3, or 2 settled
-    doc = json.loads(proc.stdout[proc.stdout.index("\n{") + 1:])
+    assert f"report written to {out}" in proc.stderr
+    doc = json.loads(out.read_text())
     assert doc["probe"]["quant"] == "nf4" and doc["measurements"][0]["engine"] == "transformers"
+    proc = run_cli(*args, "--json", "--no-redact", env=fakes)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["probe"]["model_path"] == str(model_dir_path(tmp_path))
+
+
+def model_dir_path(tmp_path) -> Path:
+    return tmp_path / "model"
 
 
 def test_without_torch_it_is_not_installed_in_one_line(tmp_path):
