@@ -671,6 +671,18 @@ SIGNATURES: tuple[Signature, ...] = (
         "Check CUDA_VISIBLE_DEVICES in the shell or service that starts it: unset it, or list a GPU `nvidia-smi -L` "
         "shows (export CUDA_VISIBLE_DEVICES=0); in a container, start it with the NVIDIA runtime (`docker run --gpus all`).",
         "https://github.com/jiaw-z/CoR-GS/issues/23", "S", commands=("nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES")),
+    Signature(  # seen on the H200 device, offline, transformers 5.25.0 + kernels 0.19.1 (benchmarks/results/transformers-h200)
+        "hub-kernel-trust-offline", "transformers (Hub kernels)", ("could not verify publisher trust",),
+        r"Kernel repository '(?P<repo>[\w.-]+/[\w.-]+)' could not verify publisher trust status",
+        (CheckId.MODEL_LOAD,),
+        "Transformers 5 loads some layers' kernels from the Hub (through the `kernels` package it requires) and checks "
+        "each kernel's publisher with the Hub first: a machine that cannot reach huggingface.co stops the model's load",
+        "Load without the Hub kernels: export USE_HUB_KERNELS=0 before starting it (Transformers then runs its own "
+        "PyTorch code for those layers; transformers/integrations/hub_kernels.py). Setting HF_HUB_OFFLINE=1 instead "
+        "skips the check only for a kernel already in the local cache (kernels#580).",
+        "https://github.com/huggingface/kernels/issues/553 ; https://github.com/huggingface/kernels/pull/512 ; "
+        "https://github.com/huggingface/kernels/pull/580", "P", commands=("export USE_HUB_KERNELS=0",),
+        rules_out_on_pass=False, pass_note="the checks do not read whether this machine can reach the Hub"),
     Signature(
         "uncorrectable-ecc-error", "NVIDIA driver / nvidia-smi", ("uncorrectable",),
         r"uncorrectable (?:double bit )?(?:ECC )?error|Uncorrectable ECC error",

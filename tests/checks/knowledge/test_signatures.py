@@ -313,6 +313,10 @@ CASES = [
      "| Warning | GPU 0 Thermal violations totaling 13.3 seconds started at 9.7 seconds into the test for GPU 0", {"seconds": "13.3"}),
     ("no-cuda-gpus-available", "https://github.com/jiaw-z/CoR-GS/issues/23",
      "    torch._C._cuda_init()\nRuntimeError: No CUDA GPUs are available", {}),
+    ("hub-kernel-trust-offline", "https://github.com/huggingface/kernels/issues/553",  # quoted from this project's H200 run
+     "ValueError: Kernel repository 'kernels-community/rotary' could not verify publisher trust status. Set "
+     "trust_remote_code=True or add the repository ID to the trust_remote_code allowlist to allow loading kernels from "
+     "untrusted sources.", {"repo": "kernels-community/rotary"}),
     ("uncorrectable-ecc-error", "https://github.com/NVIDIA/gpu-operator/issues/1146",
      "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been "
      "detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.", {}),
