@@ -674,7 +674,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(  # seen on the H200 device, offline, transformers 5.25.0 + kernels 0.19.1 (benchmarks/results/transformers-h200)
         "hub-kernel-trust-offline", "transformers (Hub kernels)", ("could not verify publisher trust",),
         r"Kernel repository '(?P<repo>[\w.-]+/[\w.-]+)' could not verify publisher trust status",
-        (CheckId.MODEL_LOAD,),
+        (CheckId.ENGINE,),
         "Transformers 5 loads some layers' kernels from the Hub (through the `kernels` package it requires) and checks "
         "each kernel's publisher with the Hub first: a machine that cannot reach huggingface.co stops the model's load",
         "Load without the Hub kernels: export USE_HUB_KERNELS=0 before starting it (Transformers then runs its own "
