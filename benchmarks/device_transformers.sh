@@ -20,16 +20,8 @@ log "0: install the carried wheels into $SITE (first on PYTHONPATH: transformers
 python3 -m pip install -q --no-index --no-deps --target "$SITE" .tfwhl/*.whl >> "$R/run.log" 2>&1
 log "pip rc=$?"
 export PYTHONPATH=$PWD/.tfsite:$SITE${PYTHONPATH:+:$PYTHONPATH}
-python3 - >> "$R/run.log" 2>&1 <<'PY'
-from importlib import metadata
-for n in ("torch", "transformers", "bitsandbytes", "accelerate", "tokenizers", "safetensors", "huggingface-hub", "numpy"):
-    try:
-        print(n, metadata.version(n))
-    except metadata.PackageNotFoundError:
-        print(n, "not installed")
-import bitsandbytes, torch
-print("bitsandbytes imported from", bitsandbytes.__file__, "cuda", torch.version.cuda)
-PY
+python3 benchmarks/print_versions.py torch transformers bitsandbytes accelerate tokenizers safetensors huggingface-hub numpy >> "$R/run.log" 2>&1
+python3 -c "import bitsandbytes, torch; print('bitsandbytes imported from', bitsandbytes.__file__, 'cuda', torch.version.cuda)" >> "$R/run.log" 2>&1
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv >> "$R/run.log" 2>&1
 
 log "1: the synthetic FP16 model, $LAYERS layers of the 27B shape (the doctor's writer; random values)"

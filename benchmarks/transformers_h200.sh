@@ -11,14 +11,7 @@ LAYERS=${LAYERS:-16}; SITE=${SITE:-/tmp/site}
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 log() { echo "[$(date +%T) +$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/run.log"; }
-python3 - >> "$R/run.log" 2>&1 <<'PY'
-from importlib import metadata
-for n in ("torch", "transformers", "bitsandbytes", "accelerate", "tokenizers", "numpy", "llama_cpp_python", "exllamav2"):
-    try:
-        print(n, metadata.version(n))
-    except metadata.PackageNotFoundError:
-        print(n, "not installed")
-PY
+python3 benchmarks/print_versions.py torch transformers bitsandbytes accelerate tokenizers numpy llama_cpp_python exllamav2 >> "$R/run.log" 2>&1
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv >> "$R/run.log" 2>&1
 log "1: the gpu test (2 layers, real engine)"
 timeout 300 python3 -m pytest -q -m gpu tests/doctor/probe/test_transformers_probe.py >> "$R/run.log" 2>&1; log "gpu test rc=$?"

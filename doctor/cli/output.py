@@ -108,7 +108,11 @@ def _shares(args) -> bool:
 def write_report_file(report, path: str, redact: bool = True) -> None:
     from doctor.model.report import report_to_json  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
-    text = report_to_json(shareable(report, redact)) + "\n"
+    write_report_text(report_to_json(shareable(report, redact)) + "\n", path)
+
+
+def write_report_text(text: str, path: str) -> None:
+    """A report's JSON to -o FILE, whole or not at all, said on stderr; a path that cannot be written is the user's."""
     try:
         write_whole(path, text)
     except OSError as exc:

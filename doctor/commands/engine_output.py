@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from doctor.cli.output import write_whole
-from doctor.model.errors import UsageError
+from doctor.cli.output import write_report_text
 from doctor.render.redact import Redactor
 
 
@@ -25,8 +23,4 @@ def emit_engine_probe(args: argparse.Namespace, text: str, doc: Any) -> None:
         rendered = json.dumps(doc, indent=1)
     print(rendered if wants_json else text)
     if path:
-        try:
-            write_whole(path, rendered + "\n")
-        except OSError as exc:
-            raise UsageError(f"cannot write the report to {path}: {exc.strerror}") from None
-        print(f"v100-doctor: report written to {path}", file=sys.stderr)
+        write_report_text(rendered + "\n", path)
