@@ -17,7 +17,8 @@ EXPECTED = Path(__file__).resolve().parent / "expected"
 
 
 def cases() -> list[tuple[str, tuple[str, ...]]]:
-    """(case name, the CLI's arguments) for every machine and example fixture (probe fixtures are verdict inputs: tests/doctor/verdict) and every log fixture."""
+    """(case name, the CLI's arguments) for every machine and example fixture (probe fixtures are verdict
+    inputs: tests/doctor/verdict) and every log fixture."""
     out: list[tuple[str, tuple[str, ...]]] = []
     for folder in ("fixtures/machines", "doctor/examples", "fixtures/tabby"):
         for path in sorted((ROOT / folder).rglob("*.json")):

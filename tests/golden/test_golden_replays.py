@@ -7,6 +7,7 @@ import json
 
 import pytest
 from conftest import run_cli
+
 from golden.golden_cases import cases, digest, expected_path
 
 CASES = cases()
