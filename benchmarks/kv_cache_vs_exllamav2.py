@@ -34,15 +34,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checks.arithmetic.model_bytes import dims, model_bytes  # noqa: E402
-from checks.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
-from checks.knowledge.exllamav2_memory import CUDA_CONTEXT_MIB, cuda_context_bytes  # noqa: E402
-from checks.knowledge.gpus import spec_for_name  # noqa: E402
-from checks.knowledge.kv_cache import (
+from doctor.facts.model_dir import gather_model  # noqa: E402
+from doctor.knowledge.arithmetic.model_bytes import dims, model_bytes  # noqa: E402
+from doctor.knowledge.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
+from doctor.knowledge.exllamav2_memory import CUDA_CONTEXT_MIB, cuda_context_bytes  # noqa: E402
+from doctor.knowledge.gpus import spec_for_name  # noqa: E402
+from doctor.knowledge.kv_cache import (
     CACHE_MODE_ORDER,  # noqa: E402
     KV_CACHE_MODES,  # noqa: E402
 )
-from doctor.facts.model_dir import gather_model  # noqa: E402
 from doctor.model.units import MIB  # noqa: E402
 
 SHAPE = dict(hidden=4096, intermediate=14336, layers=8, heads=32, kv_heads=8, head_dim=128, vocab=32000)

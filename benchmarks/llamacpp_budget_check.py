@@ -1,4 +1,4 @@
-"""Issue 27 on the device: the GGUF budget (checks/arithmetic/gguf_budget.py) against the buffer sizes llama.cpp
+"""Issue 27 on the device: the GGUF budget (doctor/knowledge/arithmetic/gguf_budget.py) against the buffer sizes llama.cpp
 printed, and the llama.cpp probe's own clock against llama.cpp's perf counters. Reads the probe JSON files that
 benchmarks/llamacpp_h200.sh wrote; writes one results JSON and a Markdown table.
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from checks.arithmetic.gguf_budget import GgufOption, compute_buffer_bytes, gguf_budget, kv_quantized  # noqa: E402
 from doctor.facts.gguf_header import read_gguf  # noqa: E402
+from doctor.knowledge.arithmetic.gguf_budget import GgufOption, compute_buffer_bytes, gguf_budget, kv_quantized  # noqa: E402
 from doctor.model.engine_probe import LlamaCppProbe  # noqa: E402
 from doctor.model.serialize import from_jsonable  # noqa: E402
 from doctor.verdict.llamacpp import attribute  # noqa: E402

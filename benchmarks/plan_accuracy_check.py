@@ -1,7 +1,7 @@
 """`plan`'s predictions against what the engines allocated and how fast they decoded (issue 28's accuracy).
 
 Reads the files of benchmarks/plan_accuracy_measure.py (one per option, e*.json ExLlamaV2, g*.json llama.cpp),
-asks the plan itself for the same option (checks/plan: discover MODEL, build_plan on the H200 at the measured
+asks the plan itself for the same option (doctor/plan: discover MODEL, build_plan on the H200 at the measured
 context, the row of that cache type), and compares:
   * peak: the plan's peak for the card (weights, cache, the engine's buffers, the CUDA-context allowance) against
     what the process needed. llama.cpp: NVML's used memory at its highest, less the card's reading before the
@@ -33,15 +33,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checks.arithmetic.model_bytes import dims  # noqa: E402
-from checks.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
-from checks.knowledge.exllamav2_memory import cuda_context_bytes  # noqa: E402
-from checks.knowledge.gpus import spec_for_key  # noqa: E402
-from checks.plan import gguf_memory as gm  # noqa: E402
-from checks.plan.build import build_plan  # noqa: E402
-from checks.plan.rows import Setting, exl2_bytes  # noqa: E402
 from doctor.facts.hub_quants import discover  # noqa: E402
+from doctor.knowledge.arithmetic.model_bytes import dims  # noqa: E402
+from doctor.knowledge.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
+from doctor.knowledge.exllamav2_memory import cuda_context_bytes  # noqa: E402
+from doctor.knowledge.gpus import spec_for_key  # noqa: E402
 from doctor.model.units import MIB  # noqa: E402
+from doctor.plan import gguf_memory as gm  # noqa: E402
+from doctor.plan.build import build_plan  # noqa: E402
+from doctor.plan.rows import Setting, exl2_bytes  # noqa: E402
 
 CARD = "h200"
 LIMIT_PCT = 3.0

@@ -49,9 +49,9 @@ def main() -> None:
                 rows = sum(1 for line in done.stdout.splitlines() if line.startswith("  ") and (" yes " in line or " NO " in line))
             print(f"CLI {name}: {statistics.median(times):.2f} s wall (process start, imports, {len(asked)} Hub requests, "
                   f"plan, text), {rows} table rows")
-    from checks.knowledge.gpus import spec_for_key
-    from checks.plan.build import build_plan, standard_candidates
     from doctor.facts.model_config import parse_config
+    from doctor.knowledge.gpus import spec_for_key
+    from doctor.plan.build import build_plan, standard_candidates
 
     config = parse_config(json.loads((ROOT / "fixtures/models/qwen2-27b-exl2-3.75bpw/config.json").read_text()))
     cards = tuple(spec_for_key(k) for k in ("v100-pcie-16gb", "p40", "t4"))

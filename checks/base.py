@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from checks.knowledge.gpus import spec_for_key
+from doctor.knowledge.gpus import spec_for_key
 from doctor.model.facts import Facts, GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from checks.arithmetic.gpu_numbering import cuda_numbering
 from checks.base import Check
 from checks.prescription.machine import machine_prescription
 from checks.runner import run_checks
+from doctor.knowledge.arithmetic.gpu_numbering import cuda_numbering
 from doctor.model.facts import Facts
 from doctor.model.findings import SEVERITY, GpuJudgement
 from doctor.model.ids import CheckId

@@ -31,8 +31,8 @@ def test_every_generated_page_is_current(pages):
 
 
 def test_the_pages_name_every_check_signature_key_code_and_schema(pages):
-    from checks.knowledge.signatures import SIGNATURES
     from checks.registry import all_checks
+    from doctor.knowledge.signatures import SIGNATURES
     from doctor.model.exitcodes import ExitCode
     from doctor.tui.keys import MAIN_KEYS, STORY_KEYS
 

@@ -34,7 +34,7 @@ PLANTS: dict[str, tuple[tuple[str, str], ...]] = {
     "Checks are pure: no gatherer, probe, screen or renderer": (
         ("checks/_planted_gather.py", "import doctor.facts.gather"),
     ),
-    "Checks never reach the machine: no process, file system, network, NVML or GPU library": (
+    "Checks, knowledge and plan never reach the machine: no process, file system, network, NVML or GPU library": (
         ("checks/_planted_process.py", "import subprocess"),
     ),
     "The TUI is widgets only: it never reaches gathering, checks, the probe or the verdict, even indirectly": (

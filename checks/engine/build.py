@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.engine.choice import plan_engine
-from checks.knowledge.engines import engine_support, runs_on
+from doctor.knowledge.engines import engine_support, runs_on
 from doctor.model.engines import CudaLibrary
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, Engine

@@ -1,13 +1,13 @@
 """`gguf-budget`: llama.cpp's buffers for this GGUF at the planned context and cache, against the card's memory,
-and the decode ceiling from the bytes each token reads (checks/arithmetic/gguf_budget.py)."""
+and the decode ceiling from the bytes each token reads (doctor/knowledge/arithmetic/gguf_budget.py)."""
 
 from __future__ import annotations
 
-from checks.arithmetic.gguf_budget import SOURCE, GgufOption, decode_ceiling, gguf_budget
 from checks.base import Check, CheckContext
 from checks.engine.choice import plan_engine
-from checks.knowledge.exllamav2_memory import cuda_context_bytes
 from checks.model.card import card_for
+from doctor.knowledge.arithmetic.gguf_budget import SOURCE, GgufOption, decode_ceiling, gguf_budget
+from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, Engine
 from doctor.model.units import human_bytes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.engine.choice import plan_engine
-from checks.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, QUANT_V_NEEDS_FA, cc_tuple
+from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, QUANT_V_NEEDS_FA, cc_tuple
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, Engine
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.engine.choice import plan_engine
-from checks.knowledge.engine_efficiency import expected_share, family
-from checks.knowledge.engines import TRANSFORMERS_BNB_NF4, EngineSupport, engine_support, llama_cpp_path, supports
 from checks.model.card import card_for
+from doctor.knowledge.engine_efficiency import expected_share, family
+from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4, EngineSupport, engine_support, llama_cpp_path, supports
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, Engine
 

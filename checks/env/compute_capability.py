@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.attention import FLASH_ATTN, NUMBER_FORMATS, cc_at_least, flash_attn_supports
-from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
-from checks.knowledge.engines import TRITON
-from checks.knowledge.gpus import spec_for_key, spec_for_name
+from doctor.knowledge.attention import FLASH_ATTN, NUMBER_FORMATS, cc_at_least, flash_attn_supports
+from doctor.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
+from doctor.knowledge.engines import TRITON
+from doctor.knowledge.gpus import spec_for_key, spec_for_name
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.arithmetic.gpu_numbering import CUDA_ENV_DOC, cuda_numbering
+from doctor.knowledge.arithmetic.gpu_numbering import CUDA_ENV_DOC, cuda_numbering
 from doctor.model.facts import Facts
 from doctor.model.unknown import known, show
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.attention import (
+from doctor.knowledge.attention import (
     EXLLAMAV2_ATTN_ORDER,
     EXLLAMAV2_FLASH_TRAP,
     FLASH_ATTN,

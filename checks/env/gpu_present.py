@@ -6,12 +6,12 @@ from dataclasses import fields
 
 from checks.base import Check, CheckContext
 from checks.env.cuda_visibility import show_cards_fix, visibility
-from checks.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGACY_BRANCH_EOL, legacy_architectures
-from checks.knowledge.gpus import spec_for_pci
-from checks.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
-from checks.knowledge.messages import NVML_STOPPED_COMMANDS, NVML_STOPPED_FIX
 from checks.prescription.machine import machine_prescription
 from checks.prescription.quote import route_fix
+from doctor.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGACY_BRANCH_EOL, legacy_architectures
+from doctor.knowledge.gpus import spec_for_pci
+from doctor.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
+from doctor.knowledge.messages import NVML_STOPPED_COMMANDS, NVML_STOPPED_FIX
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import Unknown, known, show

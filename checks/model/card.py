@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.arithmetic.gpu_numbering import cuda_numbering
-from checks.arithmetic.vram_budget import GpuRoom
 from checks.base import CheckContext
-from checks.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION
-from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
+from doctor.knowledge.arithmetic.gpu_numbering import cuda_numbering
+from doctor.knowledge.arithmetic.vram_budget import GpuRoom
+from doctor.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION
+from doctor.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
 from doctor.model.facts import GpuFacts
 from doctor.model.unknown import known
 

@@ -1,23 +1,23 @@
 """`ceiling`: the fastest single-stream decode this card can physically give this model (information).
 
-Ceiling = memory bandwidth / bytes read per token (checks/arithmetic/decode_bytes.py), shown at an empty cache (the
+Ceiling = memory bandwidth / bytes read per token (doctor/knowledge/arithmetic/decode_bytes.py), shown at an empty cache (the
 seed's basis) and at the full max_seq_len, next to the seed's reference figures.
 """
 
 from __future__ import annotations
 
-from checks.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
-from checks.arithmetic.gguf_budget import SOURCE as GGUF_SOURCE
-from checks.arithmetic.gguf_budget import GgufOption, gguf_budget
-from checks.arithmetic.model_bytes import dims, model_bytes
-from checks.arithmetic.split_ceiling import split_ceiling
-from checks.arithmetic.vram_budget import plan_budget
 from checks.base import Check, CheckContext
-from checks.knowledge.exllamav2_memory import cuda_context_bytes
-from checks.knowledge.gpus import spec_for_name
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from checks.model.memory_budget import is_quantized, seq_len_for
+from doctor.knowledge.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
+from doctor.knowledge.arithmetic.gguf_budget import SOURCE as GGUF_SOURCE
+from doctor.knowledge.arithmetic.gguf_budget import GgufOption, gguf_budget
+from doctor.knowledge.arithmetic.model_bytes import dims, model_bytes
+from doctor.knowledge.arithmetic.split_ceiling import split_ceiling
+from doctor.knowledge.arithmetic.vram_budget import plan_budget
+from doctor.knowledge.exllamav2_memory import cuda_context_bytes
+from doctor.knowledge.gpus import spec_for_name
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.reference import SEED_REFERENCE
@@ -87,7 +87,7 @@ def _split(ctx: CheckContext, card, m, seq: int):
 
 
 def _gguf(m, card) -> Finding:
-    """Bytes per token from the GGUF's tensor infos when the header has them (checks/arithmetic/gguf_budget.py);
+    """Bytes per token from the GGUF's tensor infos when the header has them (doctor/knowledge/arithmetic/gguf_budget.py);
     otherwise the file size stands in for bytes per token (an upper bound on reads)."""
     if m.gguf.shape is not None and m.gguf.weights is not None:
         return _gguf_tensors(m, card)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.attention import NUMBER_FORMATS, cc_at_least
-from checks.knowledge.formats import BF16_EMULATION
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
+from doctor.knowledge.attention import NUMBER_FORMATS, cc_at_least
+from doctor.knowledge.formats import BF16_EMULATION
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known

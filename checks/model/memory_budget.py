@@ -1,6 +1,6 @@
 """`memory-budget`: weights + KV cache + scratch + CUDA context against free VRAM on each GPU.
 
-The arithmetic is checks/arithmetic/vram_budget.py; this check picks the plan's numbers, judges the margin, and
+The arithmetic is doctor/knowledge/arithmetic/vram_budget.py; this check picks the plan's numbers, judges the margin, and
 orders the fixes by cost: lower max_seq_len, quantize the cache, fewer bits per weight, a smaller model.
 """
 
@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import shlex
 
-from checks.arithmetic.model_bytes import ArithmeticUnavailable, ModelBytes, ModelDims, dims, model_bytes
-from checks.arithmetic.vram_budget import Budget, largest_fitting_seq_len, plan_budget
 from checks.base import Check, CheckContext
-from checks.knowledge.exllamav2_memory import CUDA_CONTEXT_HOPPER_MIB, CUDA_CONTEXT_MIB, DEFAULT_MAX_SEQ_LEN, EMBEDDING_ON_HOST, cuda_context_bytes
-from checks.knowledge.kv_cache import CACHE_MODE_ORDER, KV_CACHE_MODES, SLIDING_WINDOW_NOTE
 from checks.model.card import Card, card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
+from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable, ModelBytes, ModelDims, dims, model_bytes
+from doctor.knowledge.arithmetic.vram_budget import Budget, largest_fitting_seq_len, plan_budget
+from doctor.knowledge.exllamav2_memory import CUDA_CONTEXT_HOPPER_MIB, CUDA_CONTEXT_MIB, DEFAULT_MAX_SEQ_LEN, EMBEDDING_ON_HOST, cuda_context_bytes
+from doctor.knowledge.kv_cache import CACHE_MODE_ORDER, KV_CACHE_MODES, SLIDING_WINDOW_NOTE
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.units import GIB, MIB, human_bytes
 from doctor.model.unknown import Maybe, known
 
-NOT_EXLLAMAV2 = ("awq", "bnb-4bit", "bnb-8bit", "gguf")  # checks/knowledge/formats.py: cannot-load rows
+NOT_EXLLAMAV2 = ("awq", "bnb-4bit", "bnb-8bit", "gguf")  # doctor/knowledge/formats.py: cannot-load rows
 TIGHT_MARGIN_MIB = 128  # the CUDA context alone varies by about this much across drivers and torch builds
 FALLBACK_SEQ_LEN = 2048
 

@@ -1,6 +1,6 @@
 """`quant-format`: which runtime and kernel path this weight format gets on this card.
 
-Judged per runtime x kernel x compute capability (checks/knowledge/formats.py), never per format alone:
+Judged per runtime x kernel x compute capability (doctor/knowledge/formats.py), never per format alone:
 pass when ExLlamaV2's fast kernels take it, warn when only a slower path or another runtime runs it,
 fail when nothing known runs it on this card.
 """
@@ -8,9 +8,9 @@ fail when nothing known runs it on this card.
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.formats import FormatPath, paths_for, plan_engine
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
+from doctor.knowledge.formats import FormatPath, paths_for, plan_engine
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checks.arithmetic.gpu_numbering import CUDA_ENV_DOC, cuda_numbering
 from checks.base import Check, CheckContext
 from checks.env.cuda_visibility import show_cards_fix
+from doctor.knowledge.arithmetic.gpu_numbering import CUDA_ENV_DOC, cuda_numbering
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known, show

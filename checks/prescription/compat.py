@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from checks.knowledge.cuda import MVC_FLOOR, TOOLKIT_DRIVER
-from checks.knowledge.torch_wheels import cubin_runs, ptx_runs
+from doctor.knowledge.cuda import MVC_FLOOR, TOOLKIT_DRIVER
+from doctor.knowledge.torch_wheels import cubin_runs, ptx_runs
 
 
 def driver_runs_cuda(driver: str, cuda: str) -> str | None:

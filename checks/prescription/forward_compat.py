@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from checks.knowledge.forward_compat import COMPAT_804, FORWARD_COMPAT, compat_driver_version, is_data_centre
 from checks.prescription.compat import driver_runs_cuda
+from doctor.knowledge.forward_compat import COMPAT_804, FORWARD_COMPAT, compat_driver_version, is_data_centre
 from doctor.model.facts import Facts
 from doctor.model.unknown import known
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from checks.base import CheckContext
-from checks.knowledge.gpus import spec_for_pci
 from checks.prescription.route import prescribe
 from checks.prescription.target import target_plan
+from doctor.knowledge.gpus import spec_for_pci
 from doctor.model.facts import Facts
 from doctor.model.plan import Plan
 from doctor.model.prescription import Prescription

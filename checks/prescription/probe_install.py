@@ -6,15 +6,15 @@ https://github.com/turboderp-org/exllamav2/blob/master/setup.py, whose install_r
 default torch wheel is the CUDA build https://pytorch.org/get-started/locally/ lists first, CUDA 13 for torch 2.14).
 So the machine's route comes first (torch from the index URL that has this card's kernels, a driver where it needs
 one), then exllamav2 and tokenizers (tokenizers: needed, not declared) with the torch just chosen pinned, so pip
-keeps it instead of replacing it. The install line itself is checks.knowledge.messages.PROBE_ENGINE_INSTALL.
+keeps it instead of replacing it. The install line itself is doctor.knowledge.messages.PROBE_ENGINE_INSTALL.
 """
 
 from __future__ import annotations
 
 import re
 
-from checks.knowledge.messages import PROBE_ENGINE_INSTALL
 from checks.prescription.quote import route_lines
+from doctor.knowledge.messages import PROBE_ENGINE_INSTALL
 from doctor.model.prescription import Prescription
 
 _TORCH_PIN = re.compile(r"\"(torch==[^\"]+)\"|'(torch==[^']+)'|\b(torch==\S+)")

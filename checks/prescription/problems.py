@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from checks.knowledge.attention import cc_at_least
-from checks.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
-from checks.knowledge.torch_wheels import arch_list_to_ccs, lookup, rocm_of
 from checks.prescription.compat import driver_runs_cuda, major, wheel_has_kernel
 from checks.prescription.forward_compat import forward_compat, runs_through_compat
+from doctor.knowledge.attention import cc_at_least
+from doctor.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
+from doctor.knowledge.torch_wheels import arch_list_to_ccs, lookup, rocm_of
 from doctor.model.facts import Facts
 from doctor.model.prescription import Problem
 from doctor.model.unknown import known

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_generation, flash_attn_supports
-from checks.knowledge.cuda import LAST_LEGACY_BRANCH_EOL, TOOLKIT_DRIVER
-from checks.knowledge.torch_companions import PREVIOUS_VERSIONS, REBUILT_WITH_TORCH, RULE_READ_UP_TO, companion_pin
-from checks.knowledge.torch_wheels import WHEELS, WheelArchs
 from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
 from checks.prescription.problems import TORCH_KINDS, Stack, driver_branch, find_problems, last_branch, nvcc_targets, stack_of
+from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_generation, flash_attn_supports
+from doctor.knowledge.cuda import LAST_LEGACY_BRANCH_EOL, TOOLKIT_DRIVER
+from doctor.knowledge.torch_companions import PREVIOUS_VERSIONS, REBUILT_WITH_TORCH, RULE_READ_UP_TO, companion_pin
+from doctor.knowledge.torch_wheels import WHEELS, WheelArchs
 from doctor.model.facts import Facts
 from doctor.model.prescription import Prescription, Problem, Route, Step
 

@@ -4,10 +4,10 @@ prescribed for; it is judged when the doctor runs on the target."""
 
 from __future__ import annotations
 
-from checks.knowledge.cuda import NVCC_ARCHS, TOOLKIT_DRIVER
-from checks.knowledge.torch_wheels import WHEELS, WheelArchs
 from checks.prescription.compat import wheel_has_kernel
 from checks.prescription.problems import driver_branch, last_branch, nvcc_targets
+from doctor.knowledge.cuda import NVCC_ARCHS, TOOLKIT_DRIVER
+from doctor.knowledge.torch_wheels import WHEELS, WheelArchs
 from doctor.model.prescription import Prescription, Route, Step
 
 INDEX = "https://download.pytorch.org/whl/"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 
 from checks.base import Check, CheckContext
-from checks.knowledge.engines import JIT_UNITS
-from checks.knowledge.torch_wheels import rocm_of
 from checks.prescription.machine import machine_prescription
 from checks.prescription.probe_install import probe_install_commands
 from checks.prescription.quote import route_fix
+from doctor.knowledge.engines import JIT_UNITS
+from doctor.knowledge.torch_wheels import rocm_of
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known

@@ -1,14 +1,14 @@
 """What the runtime checks share: the target GPU's sampled series, the model's GPU bytes, units.
 
-The model's size comes from the model group's arithmetic (checks.arithmetic.model_bytes) over Facts.model;
+The model's size comes from the model group's arithmetic (doctor.knowledge.arithmetic.model_bytes) over Facts.model;
 this module only asks it, it does not size models itself.
 """
 
 from __future__ import annotations
 
-from checks.arithmetic import model_bytes as arithmetic
 from checks.base import CheckContext
-from checks.knowledge.gpus import spec_for_name
+from doctor.knowledge.arithmetic import model_bytes as arithmetic
+from doctor.knowledge.gpus import spec_for_name
 from doctor.model.facts import GpuFacts
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
 from doctor.model.samples import GpuSeries

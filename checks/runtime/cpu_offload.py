@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.arithmetic.decode_bytes import ceiling_tok_s
 from checks.base import Check, CheckContext
-from checks.knowledge import pcie
 from checks.runtime.context import hbm_gbs, model_bytes, pct, target_summary, value
+from doctor.knowledge import pcie
+from doctor.knowledge.arithmetic.decode_bytes import ceiling_tok_s
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.sample_summary import STREAMING_RX_MBS, GpuSummary

@@ -9,8 +9,8 @@ BIOS). Decode with all weights in VRAM barely uses PCIe; loading the model and a
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge import pcie
 from checks.runtime.context import model_bytes, target_summary, value
+from doctor.knowledge import pcie
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.units import gb

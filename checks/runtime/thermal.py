@@ -8,8 +8,8 @@ power and are never reported as throttling.
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.knowledge.throttle import NVML_REASONS, REASONS, form_factor, reason_fix
 from checks.runtime.context import pct, target_summary, value
+from doctor.knowledge.throttle import NVML_REASONS, REASONS, form_factor, reason_fix
 from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId

@@ -52,7 +52,7 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
             print(f"{c.id:<22} {c.title}{deps}")
         return ExitCode.OK
     if args.list_gpus:
-        from checks.knowledge.gpus import GPUS  # lazy: the GPU table (7 ms) only for --list-gpus, not --version
+        from doctor.knowledge.gpus import GPUS  # lazy: the GPU table (7 ms) only for --list-gpus, not --version
 
         for s in GPUS:
             print(f"{s.key:<18} {s.name:<26} cc {s.cc:<4} {s.memory_gb:>5g} GB  {s.bandwidth_gbs:>6g} GB/s  [{s.confidence}]")

@@ -12,9 +12,9 @@ import os
 import sys
 from dataclasses import replace
 
-from checks.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor import __version__
 from doctor.cli.suggest import closest, unrecognized
+from doctor.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import EXIT_CODE_HELP
 
@@ -165,7 +165,7 @@ def target_gpu(text: str) -> str:
     """A --target-gpu key from the knowledge base (an NVML-style name is accepted too)."""
     import difflib  # lazy: --target-gpu only; --version and --help stay at the parser
 
-    from checks.knowledge.gpus import GPUS, spec_for_key, spec_for_name  # lazy: the GPU table (7 ms); --version and --help stay at the parser
+    from doctor.knowledge.gpus import GPUS, spec_for_key, spec_for_name  # lazy: the GPU table (7 ms); --version and --help stay at the parser
 
     spec = spec_for_key(text) or spec_for_name(text)
     if spec is None:

@@ -36,9 +36,9 @@ import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 
-from checks.knowledge.paste import fit_to_paste
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width, write_whole
+from doctor.knowledge.paste import fit_to_paste
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import LogInputError, open_log
 from doctor.model.errors import UsageError

@@ -27,16 +27,16 @@ import argparse
 import os
 import sys
 
-from checks.arithmetic.model_bytes import ArithmeticUnavailable
-from checks.knowledge.gpus import spec_for_key
-from checks.plan.build import DEFAULT_MIN_BPW, build_plan
-from checks.plan.draft import draft_bytes
 from doctor.cli.options import bounded_int, finite_float, path_arg, target_gpu
 from doctor.cli.output import text_width, write_whole
 from doctor.facts.hub_quants import discover
+from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable
+from doctor.knowledge.gpus import spec_for_key
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.quant_plan import QuantPlan, plan_to_json
+from doctor.plan.build import DEFAULT_MIN_BPW, build_plan
+from doctor.plan.draft import draft_bytes
 from doctor.render.plan_markdown import render_plan_markdown
 from doctor.render.plan_text import render_plan_text
 from doctor.render.untrusted import json_for_terminal, visible

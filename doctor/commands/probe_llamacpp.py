@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from checks.knowledge.gpus import spec_for_name
 from doctor.commands.engine_output import emit_engine_probe
 from doctor.facts.engines import engine_env
 from doctor.facts.nvml.isolated import read_isolated
+from doctor.knowledge.gpus import spec_for_name
 from doctor.model.exitcodes import ExitCode
 from doctor.model.model_dir import ModelFacts
 from doctor.model.plan import Plan

@@ -14,10 +14,10 @@ import shutil
 import sys
 import tempfile
 
-from checks.knowledge.engine_efficiency import family
-from checks.knowledge.gpus import GpuSpec, spec_for_name
 from doctor.commands.engine_output import emit_engine_probe
 from doctor.facts.nvml.isolated import read_isolated
+from doctor.knowledge.engine_efficiency import family
+from doctor.knowledge.gpus import GpuSpec, spec_for_name
 from doctor.model.engine_probe import EngineMeasurement
 from doctor.model.exitcodes import ExitCode
 from doctor.model.ids import Engine

@@ -2,7 +2,7 @@
 
 Only the header is walked (with a byte limit); tensor data is never read. The tensor infos (name,
 dims, type) give every tensor's size, so llama.cpp's buffers can be predicted from the header alone
-(checks/arithmetic/gguf_budget.py). GGUF is llama.cpp's format; ExLlamaV2 cannot load it.
+(doctor/knowledge/arithmetic/gguf_budget.py). GGUF is llama.cpp's format; ExLlamaV2 cannot load it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Turn a signature's named groups into numbers, by the suffix of the group name (see checks/knowledge/signatures.py)."""
+"""Turn a signature's named groups into numbers, by the suffix of the group name (see doctor/knowledge/signatures.py)."""
 
 from __future__ import annotations
 

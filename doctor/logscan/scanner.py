@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
-from checks.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, Signature
-from checks.knowledge.signatures import PlanHint as HintRule
+from doctor.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, Signature
+from doctor.knowledge.signatures import PlanHint as HintRule
 from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
 from doctor.logscan.lines import (
     CLASSIFY_KEYWORDS,

@@ -59,7 +59,7 @@ PROBE_STAGE_IDS = frozenset({CheckId.MODEL_LOAD, CheckId.PROBE, CheckId.DECODE_S
 class FailureKind(_TextId):
     """Why a probe stopped: the worker's error kinds (doctor/probe/) and the runner's own outcomes."""
 
-    # recognised from an exception's text by the signature table (checks/knowledge/signatures.py)
+    # recognised from an exception's text by the signature table (doctor/knowledge/signatures.py)
     FLASH_ATTN = "flash-attn"
     NO_KERNEL_IMAGE = "no-kernel-image"
     JIT_BUILD = "jit-build"
@@ -86,7 +86,7 @@ class FailureKind(_TextId):
 
 
 class Engine(_TextId):
-    """The inference engines a plan can name (--engine); checks/knowledge/engines.py says what each supports."""
+    """The inference engines a plan can name (--engine); doctor/knowledge/engines.py says what each supports."""
 
     EXLLAMAV2 = "exllamav2"
     LLAMA_CPP = "llama.cpp"

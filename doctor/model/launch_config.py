@@ -32,7 +32,7 @@ class TabbySettings:
     path: str
     model_path: str | None = None  # model_dir / model_name, model_dir relative to the config's folder
     max_seq_len: int | None = None  # None: unset or -1 (TabbyAPI then reads the model's config.json)
-    cache_mode: str | None = None  # a key of checks/knowledge/kv_cache.py (FP16/Q8/Q6/Q4, "k,v" bit pairs mapped)
+    cache_mode: str | None = None  # a key of doctor/knowledge/kv_cache.py (FP16/Q8/Q6/Q4, "k,v" bit pairs mapped)
     cache_size: int | None = None  # tokens the cache holds (default max_seq_len)
     gpu_split: tuple[float, ...] | None = None  # GB per GPU when the split is manual (gpu_split_auto false, or TP)
     gpu_split_auto: bool = True

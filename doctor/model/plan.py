@@ -19,7 +19,7 @@ class Plan:
     model_path_parts: tuple[str, ...] | None = None  # --model as the shell delivered it; 2+ parts: split at spaces
     model_path_from: str = "--model"  # where the path was written, for the one-line error about it (MODEL_PATH_FROM)
     max_seq_len: int | None = None
-    cache_mode: str = "fp16"  # a key of checks/knowledge/kv_cache.py KV_CACHE_MODES
+    cache_mode: str = "fp16"  # a key of doctor/knowledge/kv_cache.py KV_CACHE_MODES
     gpu_split: tuple[float, ...] | None = None  # GB per GPU, as ExLlamaV2's gpu_split
     gpu_index: int = 0  # the GPU the single-card checks judge first (NVML index)
     gpu_indices: tuple[int, ...] | None = None  # --gpu N (repeatable): the GPUs judged; None: every GPU

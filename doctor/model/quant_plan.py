@@ -1,7 +1,7 @@
 """What `v100-doctor plan` answers, as data: the quantized versions of a model, and for each version, cache type
 and card whether it fits, how fast it should run and how to get it.
 
-The checks build it (checks/plan/), Hub discovery fills the candidates (doctor/facts/hub_quants.py), renderers
+The checks build it (doctor/plan/), Hub discovery fills the candidates (doctor/facts/hub_quants.py), renderers
 draw it (doctor/render/plan_text.py, plan_markdown.py); the wire form is schema v100-doctor/plan/1
 (doctor/schema/plan-1.json).
 """
@@ -54,7 +54,7 @@ class PlanRow:
     capacity_bytes: tuple[int, ...]  # per GPU: the idle card's memory as NVML reports it
     draft_bytes: int  # the draft model's weights and cache, on the first GPU
     ceiling_tok_s: float  # single stream, with half the context in the cache (mid-conversation)
-    speed: Estimate  # expected single-stream tok/s with half the context in the cache (checks/arithmetic/decode_time.py)
+    speed: Estimate  # expected single-stream tok/s with half the context in the cache (doctor/knowledge/arithmetic/decode_time.py)
     speed_full: Estimate  # the same with the whole context in the cache: the slowest point of a conversation
     max_context: int  # the longest context that fits with this option and cache (0: none)
     streams: int  # full-context streams the cache budget holds (an estimate)

@@ -23,8 +23,8 @@ from importlib import util
 from pathlib import Path
 from typing import Any, Callable
 
-from checks.arithmetic.gguf_budget import GgufOption, gguf_budget
 from doctor.facts.gguf_header import read_gguf
+from doctor.knowledge.arithmetic.gguf_budget import GgufOption, gguf_budget
 from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
 from doctor.model.serialize import to_jsonable
 from doctor.probe.synthetic import Shape

@@ -1,7 +1,7 @@
 """How the probe worker reports a failure: the exception it raises and the log tail it keeps.
 
 Which pitfall an error text means is recognised in one place, the signature table
-(checks/knowledge/signatures.py: `probe_failure_kind`), shared with `explain`.
+(doctor/knowledge/signatures.py: `probe_failure_kind`), shared with `explain`.
 """
 
 from __future__ import annotations

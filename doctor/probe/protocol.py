@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
-from checks.knowledge.signatures import PROBE_KINDS
+from doctor.knowledge.signatures import PROBE_KINDS
 from doctor.model.events import GpuReading, ProbeCancelled, ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase, ProbeProgress, ProbeRate, ProbeTimedOut
 from doctor.model.ids import FailureKind
 from doctor.model.serialize import to_jsonable
@@ -30,7 +30,7 @@ class ProbeSpec:
 
     model_path: str
     max_seq_len: int | None = None  # None: 4096, capped by the model's own limit (said so in the result)
-    cache_mode: str = "fp16"  # a key of checks/knowledge/kv_cache.py KV_CACHE_MODES
+    cache_mode: str = "fp16"  # a key of doctor/knowledge/kv_cache.py KV_CACHE_MODES
     gpu_split: tuple[float, ...] | None = None  # GB per GPU; None = autosplit
     gpu_index: int = 0
     prompt_tokens: int = 128  # the fixed prompt; decode is timed after it

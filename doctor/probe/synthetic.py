@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-from checks.arithmetic.model_bytes import layer_linears, matrix_bytes
 from doctor.facts.build_cache import exllamav2_location
+from doctor.knowledge.arithmetic.model_bytes import layer_linears, matrix_bytes
 from doctor.model.ids import FailureKind
 from doctor.model.units import GIB, gb
 from doctor.probe.protocol import Emitter

@@ -20,13 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checks.arithmetic.model_bytes import layer_linears
-from checks.knowledge.engines import JIT_UNITS
-from checks.knowledge.kv_cache import KV_CACHE_MODES
-from checks.knowledge.messages import PROBE_ENGINE_INSTALL
-from checks.knowledge.signatures import probe_failure_kind
 from doctor.facts.act_order import act_order_in
 from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
+from doctor.knowledge.arithmetic.model_bytes import layer_linears
+from doctor.knowledge.engines import JIT_UNITS
+from doctor.knowledge.kv_cache import KV_CACHE_MODES
+from doctor.knowledge.messages import PROBE_ENGINE_INSTALL
+from doctor.knowledge.signatures import probe_failure_kind
 from doctor.model.ids import FailureKind
 from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.model.serialize import to_jsonable
@@ -209,7 +209,7 @@ class Worker:
 
     def measure_fix(self, torch: Any, dec: Decoder, p: DecodePass) -> DecodePass:
         """A first-use cost seen in the warm-up: time the known fix at lengths never met, rather than promising
-        the runs' speed (cuDNN SDPA's per-length graph builds, checks/knowledge/engines.py)."""
+        the runs' speed (cuDNN SDPA's per-length graph builds, doctor/knowledge/engines.py)."""
         if not first_use(p) or not hasattr(torch.backends.cuda, "enable_cudnn_sdp"):
             return p
         was = torch.backends.cuda.cudnn_sdp_enabled()

@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import Iterable
 
 from checks.base import Check
-from checks.knowledge.signatures import by_id
 from checks.registry import all_checks
+from doctor.knowledge.signatures import by_id
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
 from doctor.model.log_analysis import Confirmation, MatchGroup

@@ -22,10 +22,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import replace
 
-from checks.arithmetic.decode_bytes import ceiling_tok_s, kv_read_bytes, read_ms
-from checks.knowledge.engines import CUDNN_SDPA_PER_LENGTH
-from checks.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
-from checks.knowledge.kv_cache import KV_CACHE_MODES
+from doctor.knowledge.arithmetic.decode_bytes import ceiling_tok_s, kv_read_bytes, read_ms
+from doctor.knowledge.engines import CUDNN_SDPA_PER_LENGTH
+from doctor.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
+from doctor.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CauseId, CheckId

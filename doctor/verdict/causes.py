@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.knowledge.engines import kernel_path_cost
-from checks.knowledge.pcie import practical_gbs
+from doctor.knowledge.engines import kernel_path_cost
+from doctor.knowledge.pcie import practical_gbs
 from doctor.model.ids import CauseId
 from doctor.model.units import gb
 from doctor.model.verdict import Cause

@@ -3,7 +3,7 @@
 Measured where the doctor ran them (probe --compare-engines: its synthetic model of the same layer shape in each
 engine's format, on this card, doctor/probe/engine_gap.py), with both figures; otherwise estimated from the ceiling
 at the user's bytes per token x that engine's published or measured share on this architecture
-(checks/knowledge/engine_efficiency.py), labelled with its source. No gap when the user's engine is the fastest.
+(doctor/knowledge/engine_efficiency.py), labelled with its source. No gap when the user's engine is the fastest.
 This is the reference story's stage 1 (Transformers + bitsandbytes 4 tok/s, ExLlamaV2 25), measured instead of told.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from checks.knowledge.engine_efficiency import expected_share
+from doctor.knowledge.engine_efficiency import expected_share
 from doctor.model.engine_probe import EngineMeasurement
 
 ENGINES = ("exllamav2", "llama.cpp", "transformers")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from checks.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
-from checks.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
-from checks.knowledge.signatures import oom_figures
+from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
+from doctor.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
+from doctor.knowledge.signatures import oom_figures
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, FailureKind
 from doctor.model.probe_results import ProbeReport

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checks.arithmetic.gguf_budget import GgufOption, decode_ceiling, gguf_budget
-from checks.knowledge.engine_efficiency import efficiency, family
-from checks.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, llama_cpp_path
+from doctor.knowledge.arithmetic.gguf_budget import GgufOption, decode_ceiling, gguf_budget
+from doctor.knowledge.engine_efficiency import efficiency, family
+from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, llama_cpp_path
 from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe
 from doctor.model.gguf import GgufShape, GgufWeights
 from doctor.model.ids import CauseId

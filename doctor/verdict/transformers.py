@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checks.knowledge.engine_efficiency import efficiency, family
-from checks.knowledge.engines import TRANSFORMERS_BNB_NF4
+from doctor.knowledge.engine_efficiency import efficiency, family
+from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4
 from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
 from doctor.model.ids import CauseId
 from doctor.verdict.engine_gap import EngineGap, engine_gap

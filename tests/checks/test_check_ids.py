@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from checks.base import Check
-from checks.knowledge.signatures import PROBE_KINDS, SIGNATURES, Signature
 from checks.per_gpu import PER_GPU_CHECK_IDS
 from checks.registry import all_checks, check_ids
+from doctor.knowledge.signatures import PROBE_KINDS, SIGNATURES, Signature
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import PROBE_STAGE_IDS, CheckId, FailureKind
 

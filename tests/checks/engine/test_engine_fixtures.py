@@ -9,8 +9,8 @@ import pytest
 from conftest import ROOT
 
 from checks.engine.choice import applies, plan_engine
-from checks.knowledge.engines import ENGINE_SUPPORT, runs_on
 from doctor.facts.replay import load_document
+from doctor.knowledge.engines import ENGINE_SUPPORT, runs_on
 from doctor.model.findings import Status
 from doctor.model.ids import CheckId, Engine
 from doctor.model.plan import Plan

@@ -9,10 +9,10 @@ from conftest import MACHINES
 from checks.base import CheckContext
 from checks.env.cuda_pairing import CHECK as PAIRING
 from checks.env.flash_attn import CHECK as FLASH
-from checks.knowledge.torch_wheels import arch_list_to_ccs, cubin_runs, ptx_runs
 from checks.prescription.compat import driver_runs_cuda
 from checks.prescription.route import prescribe
 from doctor.facts.replay import load_document
+from doctor.knowledge.torch_wheels import arch_list_to_ccs, cubin_runs, ptx_runs
 from doctor.model.findings import Status
 from doctor.model.plan import Plan
 from doctor.model.unknown import Unknown

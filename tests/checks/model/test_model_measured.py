@@ -12,9 +12,9 @@ import json
 import pytest
 from conftest import ROOT
 
-from checks.arithmetic.model_bytes import ModelBytes, ModelDims
-from checks.arithmetic.vram_budget import GpuRoom, plan_budget
-from checks.knowledge.exllamav2_memory import cuda_context_bytes
+from doctor.knowledge.arithmetic.model_bytes import ModelBytes, ModelDims
+from doctor.knowledge.arithmetic.vram_budget import GpuRoom, plan_budget
+from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 
 RUN = json.loads((ROOT / "benchmarks" / "results" / "kv_cache_vs_exllamav2.json").read_text())
 S = RUN["shape"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.arithmetic.gpu_numbering import cuda_numbering
+from doctor.knowledge.arithmetic.gpu_numbering import cuda_numbering
 from doctor.model.facts import GpuFacts
 
 GPUS = (GpuFacts(index=0, name="V100", uuid="GPU-aaaa1111", compute_capability="7.0"),

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 from conftest import MACHINES
 
-from checks.knowledge.messages import PROBE_ENGINE_INSTALL as ENGINE
 from checks.prescription.machine import machine_prescription
 from checks.prescription.probe_install import probe_install_commands
 from doctor.facts.replay import load_document
+from doctor.knowledge.messages import PROBE_ENGINE_INSTALL as ENGINE
 from doctor.model.facts import TorchFacts
 from doctor.model.plan import Plan
 from doctor.model.unknown import known

@@ -340,7 +340,7 @@ def test_memory_health_consumer_card_is_skipped():
 
 
 def test_offload_reads_the_model_groups_arithmetic_for_real_model_facts():
-    """No fake: the 27B EXL2 3.75 bpw fixture's config, sized by checks.arithmetic.model_bytes (~12.5 GB on the GPU)."""
+    """No fake: the 27B EXL2 3.75 bpw fixture's config, sized by doctor.knowledge.arithmetic.model_bytes (~12.5 GB on the GPU)."""
     from conftest import ROOT
 
     from doctor.facts.model_dir import gather_model

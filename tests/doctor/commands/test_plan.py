@@ -68,9 +68,9 @@ def test_bad_input_is_one_line_and_exit_3(tmp_path):
 
 
 def test_the_table_is_quick_once_the_hub_has_answered():
-    from checks.knowledge.gpus import spec_for_key
-    from checks.plan.build import build_plan, standard_candidates
     from doctor.facts.model_config import parse_config
+    from doctor.knowledge.gpus import spec_for_key
+    from doctor.plan.build import build_plan, standard_candidates
 
     config = parse_config(json.loads((ROOT / CONFIG).read_text()))
     cards = tuple(spec_for_key(k) for k in ("v100-pcie-16gb", "p40", "t4"))

@@ -73,8 +73,8 @@ def test_a_synthetic_model_without_tokenizers_is_one_line_and_exit_3(tmp_path):
 def _compare(monkeypatch, capsys, engine, measurements):
     import argparse
 
-    from checks.knowledge.gpus import spec_for_name
     from doctor.commands import probe_transformers
+    from doctor.knowledge.gpus import spec_for_name
     from doctor.model.ids import Engine
     from doctor.model.plan import Plan
 

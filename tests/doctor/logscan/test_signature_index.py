@@ -1,6 +1,6 @@
 """The one-search signature index picks exactly the signatures whose anchors a line holds, in their order."""
 
-from checks.knowledge.signatures import LOG_SIGNATURES
+from doctor.knowledge.signatures import LOG_SIGNATURES
 from doctor.logscan.keywords import SignatureIndex
 
 LINES = ["runtimeerror: cuda error: no kernel image is available for execution on the device",

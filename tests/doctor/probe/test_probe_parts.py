@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from checks.knowledge.signatures import oom_figures, probe_failure_kind
 from doctor.facts.build_cache import extensions_root, inspect_cache
+from doctor.knowledge.signatures import oom_figures, probe_failure_kind
 from doctor.model.findings import Finding, Status
 from doctor.model.probe_results import DecodePass, DecodeRun, ProbeReport
 from doctor.model.units import GIB

@@ -7,9 +7,9 @@ import json
 
 from conftest import ROOT
 
-from checks.knowledge.gpus import spec_for_key
-from checks.plan.build import build_plan, standard_candidates
 from doctor.facts.model_config import parse_config
+from doctor.knowledge.gpus import spec_for_key
+from doctor.plan.build import build_plan, standard_candidates
 from doctor.tui.plan_screen import SORTS, PlanApp
 
 

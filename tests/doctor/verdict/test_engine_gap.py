@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from checks.arithmetic.gguf_budget import quant_weights
+from doctor.knowledge.arithmetic.gguf_budget import quant_weights
 from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe, TransformersProbe
 from doctor.model.gguf import GgufShape
 from doctor.model.serialize import from_jsonable

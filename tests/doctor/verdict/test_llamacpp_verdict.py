@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.arithmetic.gguf_budget import quant_weights
+from doctor.knowledge.arithmetic.gguf_budget import quant_weights
 from doctor.model.engine_probe import LlamaCppProbe
 from doctor.model.gguf import GgufShape
 from doctor.verdict.llamacpp import attribute

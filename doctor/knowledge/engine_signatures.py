@@ -1,0 +1,107 @@
+"""llama.cpp and Ollama lines that `explain` recognises: the text, the pitfall, the fix (never torch), the source.
+
+Rows are data in the shape of doctor/knowledge/signatures.py's Signature (which turns them into rows of its table);
+kept here, apart from the torch/ExLlamaV2 rows, because their fixes are the engine's own flags and builds.
+"""
+
+from __future__ import annotations
+
+from doctor.model.ids import CheckId
+
+LLAMA = "https://github.com/ggml-org/llama.cpp/blob/master"
+OLLAMA = "https://github.com/ollama/ollama"
+REBUILD = ("Rebuild llama.cpp with this card's architecture, with CUDA 12.x (CUDA 13 cannot build sm_70 or older): "
+           "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=<cc without the dot, e.g. 70 for a V100, 61 for a "
+           "P40> && cmake --build build -j; or use a CUDA 12 release build. `v100-doctor --engine llama.cpp` reads which "
+           "architectures the installed build has.")
+FIT = ("Make llama.cpp's buffers fit the card: fewer GPU layers (-ngl), a shorter context (-c), a q8_0 K/V cache with "
+       "flash attention (-ctk q8_0 -ctv q8_0 -fa on), or a smaller quant. `v100-doctor --model FILE.gguf --engine-config "
+       "'llama-server ...'` prints the budget and the layers that fit.")
+OLLAMA_V12 = ("Install Ollama's cuda_v12 runner beside cuda_v13 (the full Linux tarball or install script, not a "
+              "CUDA-13-only image), or pin an Ollama release that still picks cuda_v12 for this card; check with "
+              "`ls $(dirname $(readlink -f $(which ollama)))/../lib/ollama`.")
+
+ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
+    dict(id="llama-partial-offload", engine="llama.cpp", anchor="layers to gpu",
+         pattern=r"offloaded (?P<gpu_layers>\d+)/(?!(?P=gpu_layers) )(?P<layers>\d+) layers to GPU",
+         checks=(CheckId.ENGINE_LAUNCH, CheckId.GGUF_BUDGET),
+         title="llama.cpp put only part of the model on the GPU: the other layers decode from host memory, at its speed",
+         fix="Raise -ngl to the count llama.cpp prints after the slash if the budget fits (gguf-budget says); otherwise a "
+             "smaller quant or context keeps every layer on the GPU. " + FIT.split(": ", 1)[1],
+         source=f"{LLAMA}/src/llama-model.cpp (load_tensors: \"offloaded %d/%d layers to GPU\")", confidence="P",
+         severity="warning"),
+    dict(id="ggml-no-cuda-arch", engine="llama.cpp (ggml-cuda)", anchor="was not compiled with any cuda arch",
+         pattern=r"ggml was not compiled with any CUDA arch <= (?P<arch>\d+)",
+         checks=(CheckId.ENGINE_BUILD,),
+         title="this llama.cpp build has no CUDA code for the card (the number is the card's cc x 100)",
+         fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/common.cuh (\"ggml was not compiled with any CUDA arch <= %d\")",
+         confidence="P"),
+    dict(id="ggml-cuda-op-failed", engine="llama.cpp (ggml-cuda)", anchor="ggml_cuda_compute_forward",
+         pattern=r"ggml_cuda_compute_forward: (?P<op>\w+) failed",
+         checks=(CheckId.ENGINE_BUILD,),
+         title="a ggml CUDA kernel failed; the next line names the CUDA error (\"no kernel image\": the build lacks this "
+               "card's architecture)",
+         fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_compute_forward)", confidence="P"),
+    dict(id="ggml-cuda-alloc-oom", engine="llama.cpp (ggml-cuda)", anchor="cudamalloc failed",
+         pattern=r"allocating (?P<size_mib>[\d.]+ ?MiB) on device (?P<device>\d+): cudaMalloc failed: out of memory",
+         checks=(CheckId.GGUF_BUDGET,),
+         title="llama.cpp could not allocate a CUDA buffer of this size: model, K/V and compute buffers exceed free VRAM",
+         fix=FIT, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_backend_cuda_buffer_type_alloc_buffer)",
+         confidence="P"),
+    dict(id="ggml-buffer-alloc-failed", engine="llama.cpp (ggml-backend)", anchor="failed to allocate",
+         pattern=r"failed to allocate (?P<buffer>CUDA\d+|CUDA_Host) buffer of size (?P<bytes>\d+)",
+         checks=(CheckId.GGUF_BUDGET,),
+         title="llama.cpp could not allocate one of its buffers (bytes in the line)", fix=FIT,
+         source=f"{LLAMA}/ggml/src/ggml-backend.cpp (\"%s: failed to allocate %s buffer of size %zu\")", confidence="P"),
+    dict(id="llama-quant-v-needs-fa", engine="llama.cpp", anchor=("requires flash_attn", "requires flash attention"),
+         pattern=r"V cache quantization requires flash_attn|quantized V cache (?:was requested, but this )?requires "
+                 r"(?:flash_attn|Flash Attention)",
+         checks=(CheckId.ENGINE_LAUNCH,),
+         title="a quantized V cache was asked for without flash attention; llama.cpp refuses the context",
+         fix="Add -fa on (llama.cpp's own flash attention: nothing to install), or keep the V cache at f16 (drop -ctv).",
+         source=f"{LLAMA}/src/llama-context.cpp (llama_init_from_model); https://github.com/ggml-org/llama.cpp/issues/10378 ; "
+                "https://github.com/ggml-org/llama.cpp/issues/28524", confidence="P"),
+    dict(id="ollama-skipping-cuda-device", engine="Ollama", anchor="skipping cuda device",
+         pattern=r"skipping CUDA device(?:.*?cc=(?P<cc>\d+))?(?:.*?archs=\"\[(?P<archs>[\d ]+)\]\")?"
+                 r"(?:.*?libDirs=\"\[[^\]]*?(?P<runner>cuda_v\d+)\]\")?",
+         followup=r"cc=(?P<cc>\d+).*?archs=\"\[(?P<archs>[\d ]+)\]\"", followup_lines=1,
+         checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
+         title="Ollama skipped the card: its CUDA runner has no code for this compute capability (cc x 100)",
+         fix=OLLAMA_V12, source=f"{OLLAMA}/issues/17841 ; {OLLAMA}/issues/17766 (Pascal skipped with only cuda_v13)",
+         confidence="P"),
+    dict(id="ollama-no-gpu-library", engine="Ollama", anchor="compatible gpu libraries",
+         pattern=r"msg=\"compatible gpu libraries\" compatible=\[\]",
+         checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
+         title="Ollama found no GPU library it can use for the card, so every model runs on the CPU (no error is printed)",
+         fix=OLLAMA_V12 + " Then restart the service and look for library=CUDA in its \"inference compute\" line.",
+         source=f"{OLLAMA}/issues/10833 ; {OLLAMA}/issues/17766", confidence="P", severity="warning"),
+    dict(id="ollama-inference-on-cpu", engine="Ollama", anchor="library=cpu",
+         pattern=r"msg=\"inference compute\" id=\S+ library=cpu\b(?:.*?total=\"(?P<host_memory>[\d.]+ \w+)\")?",
+         checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
+         title="Ollama's runner fell back to the CPU (library=cpu): it found no GPU it can use, so every model runs "
+               "in host memory at a few tokens per second, and no error is printed",
+         fix="The lines just above this one say why: \"unable to load cuda driver library\" or \"cuda driver library "
+             "init failure\" means the NVIDIA driver's libcuda is missing, too old or not the kernel module's (make "
+             "`nvidia-smi` work; in a container start it with --gpus all through the NVIDIA Container Toolkit); "
+             "\"skipping CUDA device\" or compatible=[] means no installed runner has code for this card (" + OLLAMA_V12
+             + "); CUDA_VISIBLE_DEVICES=-1 or OLLAMA_NUM_GPU=0 hide it on purpose. Restart the service and look for "
+             "library=cuda in the \"inference compute\" line.",
+         source=f"{OLLAMA}/blob/main/app/server/server_test.go (TestGetInferenceComputer, its cpu case) ; "
+                f"{OLLAMA}/issues/9496 ; {OLLAMA}/issues/16970 (the line since the llama-server runners)",
+         confidence="P", severity="warning", rules_out_on_pass=False,
+         pass_note="the checks see this machine's card and Ollama's runners, not the Ollama process that wrote the log "
+                   "(a container, a service with its own environment); the line itself says it ran on the CPU"),
+    dict(id="ollama-cuda-driver-unloadable", engine="Ollama", anchor="unable to load cuda driver library",
+         pattern=r"unable to load cuda driver library\" library=(?P<library>\S+)(?: error=\"(?P<error>[^\"]*))?",
+         checks=(CheckId.CUDA_PAIRING,),
+         title="Ollama could not load the NVIDIA driver's libcuda named here (the error says why: a symbol an old driver "
+               "lacks, a 32-bit or truncated file), so it looks no further for this GPU and falls back to the CPU",
+         fix="Install or update the NVIDIA driver so that libcuda.so.1 is the kernel module's own and new enough for "
+             "Ollama's CUDA runner (`nvidia-smi` must work; https://docs.ollama.com/gpu names the minimum driver); in a "
+             "container, start it with --gpus all through the NVIDIA Container Toolkit instead of copying libcuda into "
+             "the image. "
+             "Then restart the service and look for library=cuda in its \"inference compute\" line.",
+         source=f"{OLLAMA}/issues/6626 ; {OLLAMA}/issues/5493", confidence="P", rules_out_on_pass=False,
+         pass_note="the checks read this machine's driver, not the libcuda the Ollama process loaded (a container or "
+                   "a copied libcuda can differ); the error in the line is Ollama's own"),
+)

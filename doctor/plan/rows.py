@@ -1,0 +1,200 @@
+"""One plan row: a quantized version x engine x cache type x context on one card or a split over several.
+
+ExLlamaV2 options (EXL2, GPTQ) reuse the doctor's ExLlamaV2 budget (doctor/knowledge/arithmetic/vram_budget.py) and decode
+arithmetic (doctor/knowledge/arithmetic/decode_bytes.py); GGUF options use llama.cpp's buffers (doctor/plan/gguf_memory.py).
+Expected speed = 1000 / the time per token of doctor/knowledge/arithmetic/decode_time.py: the bytes read at bandwidth over the
+engine's efficiency on that architecture, plus the engine's context terms (doctor/knowledge/decode_context.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from doctor.knowledge.arithmetic import decode_time as dt
+from doctor.knowledge.arithmetic.decode_bytes import read_ms
+from doctor.knowledge.arithmetic.model_bytes import ModelBytes, ModelDims, model_bytes
+from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP, GpuRoom, largest_fitting_seq_len, plan_budget
+from doctor.knowledge.decode_context import time_model_efficiency
+from doctor.knowledge.engine_efficiency import family
+from doctor.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION, cuda_context_bytes
+from doctor.knowledge.gpus import GpuSpec
+from doctor.knowledge.kv_cache import KV_CACHE_MODES
+from doctor.knowledge.quant_quality import quality
+from doctor.model.model_dir import ModelConfig, ModelFacts, QuantFacts
+from doctor.model.quant_plan import Estimate, PlanRow, QuantCandidate
+from doctor.model.units import MIB, gb
+from doctor.plan import gguf_memory as gm
+from doctor.plan.commands import download, llama_server, tabby_config
+
+EXL2_CACHES = ("fp16", "q8", "q6", "q4")
+GGUF_CACHES = ("f16", "q8_0", "q4_0")
+ENGINE_OF = {"exl2": "exllamav2", "gptq": "exllamav2", "fp16": "exllamav2", "gguf": "llama.cpp"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What every row of one plan shares: the model's shape, the cards, the draft model."""
+
+    config: ModelConfig
+    dims: ModelDims
+    cards: tuple[GpuSpec, ...]
+    draft_bytes: int = 0
+    draft_name: str | None = None
+    base_repo: str | None = None
+    exl2_flash_attn: bool | None = None  # None: as TabbyAPI installs it (sm_80+); False: measured without it
+
+    def flash_attn(self, spec: GpuSpec) -> bool:
+        return dt.exl2_flash_attn(spec.cc) if self.exl2_flash_attn is None else self.exl2_flash_attn
+
+    def capacity_bytes(self, spec: GpuSpec) -> int:
+        mib = NVML_TOTAL_MIB.get(spec.key, (spec.memory_gb * 1024 * PLANNING_FALLBACK_FRACTION,))[0]
+        return int(mib * MIB)
+
+    @property
+    def upper_context(self) -> int:
+        mpe = self.config.max_position_embeddings
+        return mpe if isinstance(mpe, int) and mpe > 0 else 131072
+
+
+def caches(engine: str) -> tuple[str, ...]:
+    return EXL2_CACHES if engine == "exllamav2" else GGUF_CACHES
+
+
+def _speed(weights_ms: list[float], context_ms: dt.Span, engine: str, cards: tuple[GpuSpec, ...], cache: str,
+           s: Setting, gguf_type: str | None = None) -> Estimate:
+    """1000 / (each GPU's weight time over the efficiency + the context term). The slowest card's family decides the
+    efficiency (a split runs the GPUs one after another); the least certain part decides the confidence."""
+    rows = [time_model_efficiency(engine, family(c.cc, c.fp16_slow), gguf_type) for c in cards]
+    eff, note = min(rows, key=lambda r: r[0].mid)
+    w = sum(weights_ms)
+    ms = dt.Span(w / eff.high, w / eff.mid, w / eff.low) + context_ms
+    slowest = min(cards, key=lambda c: c.bandwidth_gbs)
+    what, src, conf = dt.context_term(engine, cache, slowest.cc, slowest.key, s.flash_attn(slowest))
+    confidence = "K" if note or "K" in (conf, eff.confidence) else eff.confidence
+    return Estimate(round(1000 / ms.slow, 1), round(1000 / ms.mid, 1), round(1000 / ms.fast, 1),
+                    f"bandwidth time / {eff.mid:g} ({eff.low:g}-{eff.high:g}): {eff.how}; {eff.source}"
+                    + (f" ({note})" if note else "") + f"; context: {what} ({src})", confidence)
+
+
+def exl2_bytes(s: Setting, c: QuantCandidate) -> ModelBytes:
+    method = "fp16" if c.fmt == "fp16" else c.fmt
+    quant = QuantFacts(method=method, declared_in="plan", bits=c.bpw if c.bpw else 16.0,
+                       group_size=c.group_size or 128, desc_act=False)
+    return model_bytes(ModelFacts(path=c.label, exists=False, kind="planned", config=s.config, quant=quant))
+
+
+def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int) -> PlanRow:
+    d, mb = s.dims, exl2_bytes(s, c)
+    caps = [s.capacity_bytes(g) for g in cards]
+    rooms = [GpuRoom(i, g.name, (caps[i] - (s.draft_bytes if i == 0 else 0)) / MIB, caps[i] / MIB, measured=False)
+             for i, g in enumerate(cards)]
+    ctx_bytes = cuda_context_bytes(cards[0].cc)
+    quantized = c.fmt != "fp16"
+    budget = plan_budget(mb, d, rooms, context, cache, None, quantized, ctx_bytes)
+    peaks = tuple(dev.peak_bytes + (s.draft_bytes if dev.index == 0 else 0) for dev in budget.devices)
+    longest = largest_fitting_seq_len(mb, d, rooms, cache, None, quantized, s.upper_context, ctx_bytes)
+
+    def times_at(past: int) -> list[float]:
+        """Each GPU's read time (weights, cache, the repeat_kv copy without flash-attn) and the embedding row."""
+        return [read_ms(dev.components["weights"] + dev.layers * dt.exl2_layer_bytes(
+                    d, past, cache, s.flash_attn(cards[dev.index])), cards[dev.index].bandwidth_gbs)
+                for dev in budget.devices if dev.components["weights"]] + \
+            [read_ms(mb.embedding_row_bytes, cards[0].bandwidth_gbs)]
+
+    half, full = times_at(context // 2), times_at(context)
+    ceiling = (1000 / sum(half), 1000 / sum(full))
+    speeds = (_speed(half, dt.ZERO, "exllamav2", cards, cache, s), _speed(full, dt.ZERO, "exllamav2", cards, cache, s))
+    per_stream = KV_CACHE_MODES[cache].bytes_per_token(d.layers, d.kv_heads, d.head_dim) * context
+    why = ""
+    if not budget.fits:
+        over = -budget.margin_bytes
+        why = (f"{budget.unplaced_layers} of {d.layers} layers do not fit" if budget.unplaced_layers else
+               f"{gb(over, 2)} over on GPU {min(budget.devices, key=lambda x: x.margin_bytes).index}")
+    return _row(s, c, "exllamav2", cards, cache, context, budget.fits, peaks, tuple(caps), ceiling, speeds, longest,
+                per_stream, sum(max(0, dev.margin_bytes) for dev in budget.devices), why,
+                tabby_config(c, context, cache, None, s.draft_name))
+
+
+def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int) -> PlanRow:
+    d = s.dims
+    shape = gm.gguf_shape(d, c.download_bytes, c.bpw, c.gguf_type)
+    caps = [s.capacity_bytes(g) for g in cards]
+    ctx_bytes = cuda_context_bytes(cards[0].cc)
+
+    def peaks_at(n: int) -> list[int]:
+        p = gm.gpu_peaks(d, shape, n, cache, [float(x) for x in caps], ctx_bytes)
+        return [v + (s.draft_bytes if i == 0 else 0) for i, v in enumerate(p)]
+
+    def fits(n: int) -> bool:
+        return all(p <= cap for p, cap in zip(peaks_at(n), caps))
+
+    peaks = peaks_at(context)
+    ok = fits(context)
+    lo, hi = 0, s.upper_context // SEQ_STEP
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid * SEQ_STEP) else (lo, mid - 1)
+
+    def ceiling_at(past: int) -> float:
+        shares = gm.gpu_read_shares(d, shape, past, cache, [float(x) for x in caps])
+        return 1000 / sum(read_ms(b, g.bandwidth_gbs) for b, g in zip(shares, cards) if b)
+
+    def speed_at(past: int) -> Estimate:
+        weights = gm.gpu_read_shares(d, shape, 0, cache, [float(x) for x in caps])
+        layers = gm.split_layers(d.layers, [float(x) for x in caps])
+        ctx = dt.ZERO
+        for n, g in zip(layers, cards):
+            ctx = ctx + dt.llama_context_ms(d, past, cache, n, g.bandwidth_gbs, g.key)
+        return _speed([read_ms(b, g.bandwidth_gbs) for b, g in zip(weights, cards) if b], ctx, "llama.cpp", cards,
+                      cache, s, c.gguf_type)
+
+    ceiling = (ceiling_at(context // 2), ceiling_at(context))
+    speeds = (speed_at(context // 2), speed_at(context))
+    per_stream = gm.kv_bytes(d, context, cache)
+    margin = sum(max(0, cap - p) for p, cap in zip(peaks, caps))
+    worst = max(range(len(caps)), key=lambda i: peaks[i] - caps[i])
+    why = "" if ok else f"{gb(peaks[worst] - caps[worst], 2)} over on GPU {worst}"
+    split = tuple(round(x / 2 ** 30, 1) for x in caps) if len(cards) > 1 else None
+    return _row(s, c, "llama.cpp", cards, cache, context, ok, tuple(peaks), tuple(caps), ceiling, speeds, lo * SEQ_STEP,
+                per_stream, margin, why, llama_server(c, context, cache, split, s.draft_name))
+
+
+def _row(s: Setting, c: QuantCandidate, engine: str, cards: tuple[GpuSpec, ...], cache: str, context: int, fits: bool,
+         peaks: tuple[int, ...], caps: tuple[int, ...], ceiling: tuple[float, float], speeds: tuple[Estimate, Estimate],
+         longest: int, per_stream: int, margin: int, why: str, config: str) -> PlanRow:
+    """`ceiling`, `speeds`: (at half the context in the cache, at the full context)."""
+    speed, speed_full = speeds
+    q, q_source = quality(c.fmt, c.bpw, c.gguf_type)
+    streams = (1 + int(margin // per_stream)) if fits and per_stream else 0
+    commands = {"download": download(c, s.base_repo), "config" if engine == "exllamav2" else "run": config}
+    return PlanRow(c, engine, tuple(g.key for g in cards), cache, context, fits, peaks, caps, s.draft_bytes,
+                   round(ceiling[0], 1), speed, speed_full, longest, streams, q, q_source, commands, why)
+
+
+def row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int) -> PlanRow:
+    if ENGINE_OF.get(c.fmt) == "llama.cpp":
+        return gguf_row(s, c, cards, cache, context)
+    return exl2_row(s, c, cards, cache, context)
+
+
+
+
+def context_cost(s: Setting, r: PlanRow, cards: tuple[GpuSpec, ...], past: int) -> str:
+    """What the row's context term costs per token with `past` tokens in the cache, in words and milliseconds ("" when
+    it has none worth saying: ExLlamaV2 with flash-attn, llama.cpp's f16 cache at the bandwidth)."""
+    d, card = s.dims, min(cards, key=lambda c: c.bandwidth_gbs)
+    ms_total = 1000 / r.speed.mid if r.speed.mid else 0.0
+    if r.engine == "exllamav2":
+        if s.flash_attn(card):
+            return ""
+        eff, _ = time_model_efficiency("exllamav2", family(card.cc, card.fp16_slow))
+        copy = d.layers * dt.exl2_copy_bytes(d, past, False)
+        return (f"without flash-attn (sm_{card.cc.replace('.', '')}) ExLlamaV2 copies K and V to each of the "
+                f"{d.heads // max(1, d.kv_heads)} query heads that share them, {gb(copy, 1)} more moved per token: "
+                f"{read_ms(copy, card.bandwidth_gbs) / eff.mid:.1f} of its {ms_total:.1f} ms")
+    if r.cache in dt.LLAMA_QUANT_CACHES:
+        ms = dt.llama_context_ms(d, past, r.cache, d.layers, card.bandwidth_gbs, card.key)
+        return (f"llama.cpp's {r.cache} cache costs {ms.mid:.1f} ms ({ms.fast:.1f}-{ms.slow:.1f}) of its "
+                f"{ms_total:.1f} ms per token, dequantized in flash attention"
+                + ("" if dt.measured_card(card.key) else " (scaled from the H200 by bandwidth, an estimate)"))
+    return ""
