@@ -24,6 +24,7 @@ import termios
 import threading
 import time
 from contextlib import contextmanager
+from types import FrameType
 from typing import Callable, Iterator
 
 from doctor.facts.children import stop_all
@@ -104,7 +105,7 @@ class HangupGuard:
             self._handle(signal.SIGHUP, None)
         return self.signum is not None
 
-    def _handle(self, signum: int, _frame) -> None:
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self.signum is not None:  # a second signal: the deadline already runs
             return
         self.signum = signum
@@ -168,6 +169,8 @@ def _watch_terminal(fd: int, guard: HangupGuard) -> None:
 def _terminal_fd() -> int | None:
     """The screen's terminal: stdin, as textual reads it, when it is one."""
     try:
+        if sys.__stdin__ is None:  # no stdin at all (started without one)
+            return None
         fd = sys.__stdin__.fileno()
         return fd if os.isatty(fd) else None
     except (AttributeError, OSError, ValueError):

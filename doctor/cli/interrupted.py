@@ -11,12 +11,13 @@ from doctor.facts.gather import partial_facts
 from doctor.run.pipeline import diagnose
 
 if TYPE_CHECKING:
+    from checks.base import Check
     from doctor.model.facts import Facts
     from doctor.model.plan import Plan
     from doctor.model.report import Report
 
 
-def interrupted_report(plan: Plan, signum: int, checks=None, partial: Facts | None = None) -> Report:
+def interrupted_report(plan: Plan, signum: int, checks: tuple[Check, ...] | None = None, partial: Facts | None = None) -> Report:
     """The checks on the facts read before the signal (none: all unknown), marked as a partial report."""
     name = signal.Signals(signum).name
     facts = partial or partial_facts({}, f"not gathered: the run was interrupted ({name})")

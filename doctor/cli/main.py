@@ -11,7 +11,8 @@ import importlib
 import os
 import signal
 import sys
-from typing import Sequence
+from types import FrameType
+from typing import TYPE_CHECKING, Sequence, TypeGuard
 
 from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, source_from_args, wants_tui
@@ -21,8 +22,12 @@ from doctor.model.errors import InputError, Interrupted, OutputFailed
 from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
 from doctor.render.untrusted import visible
 
+if TYPE_CHECKING:
+    from checks.base import Check
+    from doctor.facts.torch_facts import TorchGatherer
 
-def start_torch_early(args: argparse.Namespace):
+
+def start_torch_early(args: argparse.Namespace) -> TorchGatherer | None:
     """Start the torch child before importing the checks: its ~1.5 s import then overlaps everything else."""
     if args.replay or args.list_checks or args.list_gpus or wants_tui(args):
         return None  # the TUI gathers in its own worker
@@ -31,7 +36,7 @@ def start_torch_early(args: argparse.Namespace):
     return TorchGatherer(timeout_s=args.torch_timeout, fresh=args.fresh, use_cache=not args.no_cache)
 
 
-def run_main(args: argparse.Namespace) -> ExitCode:
+def run_main(args: argparse.Namespace) -> int:
     try:
         return _run_main(args)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP before the checks ran: -o gets what was read
@@ -40,7 +45,7 @@ def run_main(args: argparse.Namespace) -> ExitCode:
         raise
 
 
-def _run_main(args: argparse.Namespace) -> ExitCode:
+def _run_main(args: argparse.Namespace) -> int:
     if not (args.list_checks or args.list_gpus):  # --model that names no model: exit 3 before anything is read or shown
         refuse_non_model(args)
     early_torch = start_torch_early(args)
@@ -79,7 +84,7 @@ def _run_main(args: argparse.Namespace) -> ExitCode:
     return outputs.code
 
 
-def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -> None:
+def write_partial_report(exc: BaseException, args: argparse.Namespace, checks: tuple[Check, ...] | None) -> None:
     """On an interrupt while gathering: -o gets the report of what was read (the rest unknown, with why)."""
     from doctor.cli.interrupted import interrupted_report  # lazy: the interrupted report (gathering, the pipeline) loads only after a signal
 
@@ -92,7 +97,7 @@ def write_partial_report(exc: BaseException, args: argparse.Namespace, checks) -
         write_report_file(report, args.output, redact=not args.no_redact)
 
 
-def _raise_interrupted(signum: int, _frame) -> None:
+def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
@@ -124,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stop_all()  # whatever way the run ends, no child of the doctor outlives it
 
 
-def _output_failed(exc: Exception) -> bool:
+def _output_failed(exc: Exception) -> TypeGuard[OSError]:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT, errno.EFBIG)
 
 

@@ -11,12 +11,21 @@ import math
 import os
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
 from doctor import __version__
 from doctor.cli.suggest import closest, unrecognized
 from doctor.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import EXIT_CODE_HELP
+
+if TYPE_CHECKING:
+    from checks.base import Check
+    from doctor.facts.torch_facts import TorchGatherer
+    from doctor.model.engines import EngineLaunch
+    from doctor.model.plan import Plan
+    from doctor.model.source import Source
+    from doctor.run.run import Run
 
 # subcommand -> module with add_arguments(parser) and run(args) -> ExitCode
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -59,21 +68,22 @@ examples:
 class Parser(argparse.ArgumentParser):
     subcommands: tuple[str, ...] = ()  # the top-level parser's: suggested for a misspelt first word
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]  # one signature, not argparse's overloads
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
         argv = list(sys.argv[1:] if args is None else args)
         parsed, extras = self.parse_known_args(argv, namespace)
         if extras:  # a word no option took: say what it most likely was (doctor/cli/suggest.py)
             self.error(unrecognized(self.prog, argv, extras, self._option_string_actions, self.subcommands))
         return parsed
 
-    def _get_value(self, action, arg_string):  # type: ignore[no-untyped-def]
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
         """Every lower-case set of choices takes any case (--cache-mode Q8, --engine LLAMA.CPP), in every subcommand."""
         choices = action.choices
         if choices and isinstance(arg_string, str) and all(isinstance(c, str) and c == c.lower() for c in choices):
             arg_string = arg_string.lower()
         return super()._get_value(action, arg_string)
 
-    def error(self, message: str) -> None:  # argparse would exit 2, which means "a check failed" here
+    def error(self, message: str) -> NoReturn:  # argparse would exit 2, which means "a check failed" here
         raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
@@ -97,7 +107,7 @@ def _number(text: str, what: str) -> float:
     return value
 
 
-def finite_float(low: float, high: float, what: str = "a number", unit: str = ""):
+def finite_float(low: float, high: float, what: str = "a number", unit: str = "") -> Callable[[str], float]:
     """An argparse type: a finite float in [low, high] (low excluded when it is 0: a zero share or timeout means nothing)."""
     def parse(text: str) -> float:
         value = _number(text, what)
@@ -111,7 +121,7 @@ def finite_float(low: float, high: float, what: str = "a number", unit: str = ""
     return parse
 
 
-def bounded_int(low: int, high: int = MAX_COUNT, what: str = "a whole number"):
+def bounded_int(low: int, high: int = MAX_COUNT, what: str = "a whole number") -> Callable[[str], int]:
     """An argparse type: a whole number in [low, high]."""
     def parse(text: str) -> int:
         try:
@@ -189,7 +199,7 @@ def gpu_split(text: str) -> tuple[float, ...]:
 ENGINE_CHOICES = ["exllamav2", "llama.cpp", "ollama", "transformers", "tabbyapi"]  # doctor/model/ids.py Engine
 
 
-def engine_config(text: str):
+def engine_config(text: str) -> EngineLaunch:
     """--engine-config: read and parsed while the arguments are, so a bad one is a usage error (exit 3)."""
     from doctor.facts.engine_launch import LaunchError, read_engine_config  # lazy: read only when --engine-config is given
 
@@ -274,11 +284,11 @@ def _subcommand_help() -> str:
     return f"\n\nsubcommands (v100-doctor SUBCOMMAND --help):\n{rows}"
 
 
-def plan_from_args(args: argparse.Namespace, base=None):
+def plan_from_args(args: argparse.Namespace, base: Plan | None = None) -> Plan:
     from doctor.model.plan import Plan  # lazy: the plan pulls the model's serialisation (4 ms); --version and --help stay at the parser
 
     plan = _with_tabby_config(args, base or Plan())
-    changes = {}
+    changes: dict[str, Any] = {}
     if getattr(args, "model", None):
         changes["model_path"] = one_model(args.model)
         changes["model_path_parts"] = (changes["model_path"],)
@@ -316,7 +326,7 @@ def one_model(paths: list[str] | None) -> str | None:
     return paths[0] if paths else None
 
 
-def _with_tabby_config(args: argparse.Namespace, plan):
+def _with_tabby_config(args: argparse.Namespace, plan: Plan) -> Plan:
     """--tabby-config FILE under the flags: read once per run, and said on stderr how it was read."""
     path = getattr(args, "tabby_config", None)
     if not path:
@@ -344,7 +354,7 @@ def _hub_model(args: argparse.Namespace, text: str) -> str | None:
     return resolved[1]
 
 
-def source_from_args(args: argparse.Namespace):
+def source_from_args(args: argparse.Namespace) -> Source:
     """The Source the flags name: --replay FILE, --target-gpu KEY (this host, that card), or this machine."""
     from doctor.model.source import BundledExample, SavedFile, TargetCard, ThisMachine  # lazy: --version and --help stay at the parser
 
@@ -363,7 +373,8 @@ def source_from_args(args: argparse.Namespace):
     return ThisMachine()
 
 
-def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None, probe: bool = False):
+def run_from_args(args: argparse.Namespace, checks: tuple[Check, ...] | None = None,
+                  torch_gatherer: TorchGatherer | None = None, probe: bool = False) -> Run:
     """The one Run the flags ask for: its source, the flags over the source's plan, the checks, how to gather,
     and (probe=True, the plain CLI) the timed probe after the checks of a live run with --model."""
     from doctor.facts.source import GatherOptions  # lazy: the run and its gatherers load when a run is built, not for --version or --help
@@ -376,7 +387,7 @@ def run_from_args(args: argparse.Namespace, checks=None, torch_gatherer=None, pr
                options=options, probe=ProbeRequest() if probe else None)
 
 
-def select_checks(only: list[str] | None):
+def select_checks(only: list[str] | None) -> tuple[Check, ...] | None:
     from checks.registry import all_checks, check_ids  # lazy: the checks load after the torch child started (main.start_torch_early), never for --help
 
     if not only:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
 from doctor.facts.atomic_write import write_whole
 from doctor.facts.children import interrupts_ignored
@@ -14,10 +16,14 @@ from doctor.model.findings import Status
 from doctor.render.redact import shareable
 from doctor.render.untrusted import json_for_terminal, visible
 
+if TYPE_CHECKING:
+    from doctor.model.events import ProbeEvent, RunEvent
+    from doctor.model.report import Report
+
 MIN_TEXT_WIDTH = 40  # a terminal narrower than this still gets lines of 40 columns: words of a fix stay together
 
 
-def exit_code_for(report, asked=None) -> ExitCode:
+def exit_code_for(report: Report, asked: Iterable[str] | None = None) -> ExitCode:
     """The worst over every finding; `asked` (--check IDs): a run in which one of them was skipped never says 0."""
     every = report.all_findings()  # host findings and each GPU's: the worst over the GPUs judged
     statuses = {f.status for f in every}
@@ -34,7 +40,7 @@ def exit_code_for(report, asked=None) -> ExitCode:
     return ExitCode.OK
 
 
-def not_run(report, asked) -> list[str]:
+def not_run(report: Report, asked: Iterable[str]) -> list[str]:
     """The checks asked for by id that did not run: skipped on every GPU, or absent from the report."""
     ran = {str(f.id) for f in report.all_findings() if f.status is not Status.SKIP}
     return [str(c) for c in asked if str(c) not in ran]
@@ -44,14 +50,14 @@ class ReportOutputs:
     """The plain CLI's subscriber of a Run (doctor/run/run.py): the probe's progress on stderr while it runs, then
     the finished report on stdout in the chosen format, in -o and --prometheus; `code` is the exit code."""
 
-    def __init__(self, args, progress=None) -> None:
+    def __init__(self, args: argparse.Namespace, progress: Callable[[ProbeEvent], None] | None = None) -> None:
         from doctor.probe.console import ConsoleProgress  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
         self.args = args
         self.progress = progress if progress is not None else ConsoleProgress()
         self.code: int | None = None
 
-    def __call__(self, event) -> None:
+    def __call__(self, event: RunEvent) -> None:
         from doctor.model.events import (  # lazy: the report model and renderers load when a report is written, not for --version or --help
             ProbeEvent,
             ReportReady,
@@ -62,7 +68,7 @@ class ReportOutputs:
         elif isinstance(event, ProbeEvent):
             self.progress(event)
 
-    def written(self, report) -> int:
+    def written(self, report: Report) -> int:
         if report.source.recorded or report.probe is None or report.probe.status != "cancelled":
             return emit(report, self.args)
 
@@ -71,7 +77,7 @@ class ReportOutputs:
         return interrupt_exit(report.probe.interrupted_by)
 
 
-def emit(report, args) -> ExitCode:
+def emit(report: Report, args: argparse.Namespace) -> ExitCode:
     """Write the report where asked, print it in the chosen format, return the exit code."""
     from doctor.model.report import report_to_json  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
@@ -100,12 +106,12 @@ def emit(report, args) -> ExitCode:
     return code
 
 
-def _shares(args) -> bool:
+def _shares(args: argparse.Namespace) -> bool:
     """A JSON, Markdown or -o report is made to be sent; plain text on the terminal is for the person running it."""
     return bool(getattr(args, "output", None) or args.json or args.markdown)
 
 
-def write_report_file(report, path: str, redact: bool = True) -> None:
+def write_report_file(report: Report, path: str, redact: bool = True) -> None:
     from doctor.model.report import report_to_json  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
     write_report_text(report_to_json(shareable(report, redact)) + "\n", path)
@@ -120,7 +126,7 @@ def write_report_text(text: str, path: str) -> None:
     print(f"v100-doctor: report written to {path}", file=sys.stderr)
 
 
-def write_prometheus_file(report, path: str) -> None:
+def write_prometheus_file(report: Report, path: str) -> None:
     """The textfile collector's .prom file, atomically (write_whole): the collector never reads half a file."""
     from doctor.render.prometheus import render_prometheus  # lazy: only with --prometheus
 
@@ -140,11 +146,11 @@ ASCII_GLYPHS = str.maketrans({"✓": "+", "✗": "x", "☠": "!!", "–": "-", "
 class GlyphFallback:
     """A text stream that writes glyphs its encoding lacks as ASCII, and anything else as a '?'."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         encoding = getattr(stream, "encoding", None) or "ascii"
         try:
-            stream.reconfigure(errors="replace")
+            stream.reconfigure(errors="replace")  # type: ignore[attr-defined]  # io.TextIOWrapper has it, TextIO does not; others raise AttributeError, caught below
         except (AttributeError, ValueError):
             pass
         self._encoding = encoding
@@ -158,11 +164,11 @@ class GlyphFallback:
             pass
         return self._stream.write(text)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
-def _holds_glyphs(stream) -> bool:
+def _holds_glyphs(stream: TextIO) -> bool:
     try:
         "✓✗☠—·°…".encode(getattr(stream, "encoding", None) or "ascii")
     except (UnicodeEncodeError, LookupError):
@@ -184,7 +190,7 @@ def prepare_streams() -> None:
             setattr(sys, name, GlyphFallback(stream))
 
 
-def text_width(stream) -> int:
+def text_width(stream: TextIO) -> int:
     """Plain text wraps at the terminal's width when it goes to one (COLUMNS first, as shutil reads it), and at
     doctor.render.common.WIDTH (100) in a pipe, a file or a log, where no width is known (issue 13)."""
     from doctor.render.common import WIDTH  # lazy: the report model and renderers load when a report is written, not for --version or --help

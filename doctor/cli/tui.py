@@ -20,10 +20,12 @@ from doctor.run.live_probe import probe_arguments
 from doctor.run.session import Session, story_session
 
 if TYPE_CHECKING:
+    from checks.base import Check
     from doctor.model.report import Report
+    from doctor.tui.app import DoctorApp
 
 
-def run_tui(args: argparse.Namespace, checks=None) -> int:
+def run_tui(args: argparse.Namespace, checks: tuple[Check, ...] | None = None) -> int:
     """checks: the selected checks, or None for the CLI's default list (loaded after the first frame).
 
     From before textual loads until the last line is printed, SIGHUP (the terminal went away) and SIGTERM end
@@ -85,7 +87,7 @@ def _load_interrupted_report() -> None:
     import doctor.cli.interrupted  # noqa: F401  # lazy: after the first frame and the check list (issue 29)
 
 
-def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None) -> int:
+def _after_the_screen(app: DoctorApp, report: Report | None, guard: HangupGuard, asked: list[str] | None = None) -> int:
     """-o written (once, whoever is first: this or the guard), one line on stderr, the exit code."""
     if guard.signum is None and app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
@@ -98,6 +100,7 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None
         return int(ExitCode.INTERRUPTED)  # the user left before the checks finished, as after Ctrl-C
     if guard.signum is not None:  # the terminal may be gone: the report file and the exit code, nothing printed
         return 128 + guard.signum  # (run_tui then ends the process at once)
+    assert report is not None  # no signal and no report returned above
 
     from doctor.render.common import summary_counts  # lazy: the report model's renderer loads after the screen, not before its first frame
 
@@ -105,7 +108,7 @@ def _after_the_screen(app, report: Report | None, guard: HangupGuard, asked=None
     return int(exit_code_for(report, asked))
 
 
-def session_from_args(args: argparse.Namespace, checks) -> Session:
+def session_from_args(args: argparse.Namespace, checks: tuple[Check, ...] | None) -> Session:
     """The Session the command line asks for: the story (`demo` on a terminal), or the one Run of the flags
     (a replay is read-only: its probe was measured on the machine recorded, `p` would measure this one)."""
     redact = not getattr(args, "no_redact", False)
