@@ -3,7 +3,19 @@ and the TUI's reference bar compare against. Every layer reads it, so it lives a
 
 from __future__ import annotations
 
-SEED_REFERENCE = {
+from typing import TypedDict
+
+
+class SeedReference(TypedDict):
+    gpu: str
+    measured_tok_s: float
+    ceiling_tok_s: float
+    weights_gb: float
+    bpw: float
+    source: str
+
+
+SEED_REFERENCE: SeedReference = {
     "gpu": "v100-pcie-16gb",
     "measured_tok_s": 64.0,
     "ceiling_tok_s": 70.9,

@@ -11,7 +11,7 @@ VERDICT = {"confirmed": "confirmed", "ruled-out": "ruled out", "cannot-tell": "c
 SHOWN_GROUPS = 15  # unexplained kinds listed in text; -v lists all kept
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1000 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -16,7 +16,7 @@ def _label(value: str) -> str:
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _labels(**kw) -> str:
+def _labels(**kw: str) -> str:
     return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in kw.items()) + "}"
 
 

@@ -23,7 +23,12 @@ import socket
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from doctor.model.fleet import Fleet
+    from doctor.model.log_analysis import LogAnalysis
+    from doctor.model.report import Report
 
 HOME = "~"
 USER, HOST, SERIAL, SECRET = "redacted-user", "redacted-host", "redacted-serial", "redacted-secret"
@@ -272,7 +277,7 @@ def redact_analysis_dict(data: dict, redactor: Redactor) -> dict:
     return redactor.prose_json(out)
 
 
-def shareable(report, redact: bool = True, redactor: Redactor | None = None):
+def shareable(report: Report, redact: bool = True, redactor: Redactor | None = None) -> Report:
     """The report as it may leave this machine: identifying values and secrets replaced (Redactor, above), the
     doctor's words and everything the checks read kept, so a replay of it gives the same findings. Every report
     output goes through here (--json, -o, --markdown, the TUI's saves and copy, watch, bundle); redact=False
@@ -287,7 +292,7 @@ def shareable(report, redact: bool = True, redactor: Redactor | None = None):
     return from_jsonable(Report, redact_report_dict(report_to_dict(report), redactor), "$")
 
 
-def shareable_analysis(analysis, redact: bool = True, redactor: Redactor | None = None):
+def shareable_analysis(analysis: LogAnalysis, redact: bool = True, redactor: Redactor | None = None) -> LogAnalysis:
     """A log analysis as it may leave this machine (explain --json/-o/--markdown, the bundle): the log's secrets
     and identifying values replaced wherever they appear, the doctor's titles and fixes untouched."""
     if not redact:
@@ -300,7 +305,7 @@ def shareable_analysis(analysis, redact: bool = True, redactor: Redactor | None 
     return from_jsonable(LogAnalysis, redact_analysis_dict(analysis_to_dict(analysis), redactor), "$")
 
 
-def shareable_fleet(fleet, redact: bool = True):
+def shareable_fleet(fleet: Fleet, redact: bool = True) -> Fleet:
     """A fleet as it may leave this machine: what its rows read from the reports (model paths, source files,
     card and package names) is learned from, the causes (the doctor's words) only get those values replaced.
     Host names stay: naming each host is what a fleet is for (reports shared redacted already name none)."""

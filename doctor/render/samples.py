@@ -8,11 +8,11 @@ from doctor.model.samples import GpuSeries, SampleSeries
 MAX_ROWS = 120  # -v prints at most this many sample rows per GPU (evenly thinned); the JSON keeps all
 
 
-def _n(v, unit: str = "", digits: int = 0) -> str:
+def _n(v: float | None, unit: str = "", digits: int = 0) -> str:
     return "–" if v is None else f"{v:,.{digits}f}{unit}"
 
 
-def _ratio(v) -> str:
+def _ratio(v: float | None) -> str:
     return "–" if v is None else f"{v * 100:.0f}%"
 
 

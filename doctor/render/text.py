@@ -6,7 +6,7 @@ commands stay one line each, so what is pasted is what was printed.
 
 from __future__ import annotations
 
-from doctor.model.findings import Status
+from doctor.model.findings import Finding, Status
 from doctor.model.report import Report
 from doctor.render.common import (
     SYMBOLS,
@@ -57,7 +57,7 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
     return "\n".join(lines) + "\n"
 
 
-def _finding_lines(report: Report, f, verbose: bool, width: int, indent: str) -> list[str]:
+def _finding_lines(report: Report, f: Finding, verbose: bool, width: int, indent: str) -> list[str]:
     """One finding: its line, then (failing or warning, or -v) its evidence, fix and commands."""
     lines = wrap(f"{f.id}: {f.summary}", f"{indent}[{SYMBOLS[f.status]}] ", indent + "    ", width)
     show_detail = verbose or f.status in (Status.WARN, Status.FAIL, Status.ERROR)

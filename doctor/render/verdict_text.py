@@ -15,6 +15,7 @@ def probe_lines(probe: ProbeReport, verbose: bool = False, width: int = WIDTH) -
     if not probe.ok:
         return [f"Probe ({what}): {probe.status} during {probe.error_phase or '?'}: {probe.summary}"]
     r = probe.result
+    assert r is not None  # probe.ok: a result
     p = r.reported
     warm = f" after {p.warmup_tokens} warm-up" if p.warmup_tokens else ""
     prefill = f", prefill {r.prefill.tok_s:,.0f} tok/s" if r.prefill.seconds else ""
@@ -43,6 +44,7 @@ def probe_lines(probe: ProbeReport, verbose: bool = False, width: int = WIDTH) -
 def verdict_lines(v: Verdict, verbose: bool = False, width: int = WIDTH) -> list[str]:
     lines = _wrap(v.headline, "Verdict: ", "  ", width)
     ceil = v.datasheet or v.measured
+    assert ceil is not None  # a verdict has a ceiling (doctor/verdict/build.py raises NoCeiling otherwise)
     b = v.bytes
     per = (f"weights {gb(b.weights, 2)} + KV {gb(b.kv_read, 2)} at {b.context:,} tokens"
            + (f" + {gb(b.offloaded, 2)} over PCIe" if b.offloaded else ""))
