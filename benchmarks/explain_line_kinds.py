@@ -41,7 +41,7 @@ SCAN = r'''
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import open_log
+from doctor.commands.log_input import open_log
 scanner, source = Scanner(), open_log(sys.argv[2])
 started = time.process_time()
 result = scanner.scan(source)

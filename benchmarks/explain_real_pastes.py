@@ -135,8 +135,8 @@ def measure(name: str, log: Path, kw: Path, runs: int, before: Path | None = Non
 def profile(log: Path) -> None:
     """Where the scanner's CPU time goes on this log, per line kind: blocks read line by line or replayed whole, the
     lines a replay reads one by one by why, and the lines classified (the regexes and rules: the rest is replays)."""
+    from doctor.commands.log_input import open_log
     from doctor.logscan import remembered, scanner
-    from doctor.logscan.source import open_log
 
     clock = time.process_time
     spent: Counter = Counter()

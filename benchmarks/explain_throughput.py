@@ -65,8 +65,8 @@ def generate(path: Path, size: int) -> int:
 
 
 def scan_in_process(path: Path, accelerated: bool, limit: int | None = None) -> dict:
+    from doctor.commands.log_input import open_log
     from doctor.logscan.scanner import Scanner
-    from doctor.logscan.source import open_log
 
     target = path
     if limit is not None and path.stat().st_size > limit:

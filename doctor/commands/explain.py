@@ -38,9 +38,10 @@ from datetime import datetime, timezone
 
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width, write_whole
+from doctor.commands.log_input import open_log
 from doctor.knowledge.paste import fit_to_paste
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import LogInputError, open_log
+from doctor.logscan.source import LogInputError
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_json

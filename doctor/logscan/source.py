@@ -1,48 +1,25 @@
-"""Open a log (a file or stdin) and stream it as blocks that end on line boundaries.
+"""Sniff a log (a file or stdin) and stream it as blocks that end on line boundaries.
 
 Never reads the whole log: blocks are CHUNK bytes plus at most one partial line. A line longer than
 MAX_LINE is cut into pieces at block edges (each piece keeps its line number). The first bytes
 decide the encoding: a UTF-16/UTF-32 BOM (or the NUL pattern of BOM-less UTF-16, as Windows
 PowerShell's `>` writes) is transcoded to UTF-8 on the fly; NUL bytes otherwise mean a binary file.
+
+It reads only the stream it is handed: `doctor/facts/log_file.py` opens the file, FIFO or stdin.
 """
 
 from __future__ import annotations
 
 import codecs
-import os
-import stat
-import sys
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
+
+from doctor.model.errors import LogInputError
 
 CHUNK = 4 << 20
 MAX_LINE = 64 << 10
 SNIFF = 64 << 10
 _ALLOWED_CONTROLS = set(b"\t\n\r\f\b\x1b\x07")  # tabs, line ends, ANSI colour escapes, bell
-
-
-REUSE_FROM = 64 << 20  # a log larger than this (or stdin) keeps freed blocks' memory for the next ones
-
-
-def reuse_freed_blocks() -> None:
-    """Ask glibc's malloc to keep the memory of freed blocks for the next ones instead of returning it. Every block
-    allocates a few buffers of CHUNK bytes (the read, the joined block, its lower-cased copy); by default glibc maps
-    each afresh and unmaps it when freed, so each of their pages faults in again: a third of the CPU time on a quiet
-    1 GB log (issue 29: 0.5 s of system time, 0.18 s with this; peak memory unchanged, 42 MB). Elsewhere a no-op."""
-    try:
-        import ctypes  # lazy: only a large log streams enough blocks to pay for it
-
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (ImportError, OSError, AttributeError, TypeError):  # no C library to ask, or no mallopt in it
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
-    mallopt(m_mmap_threshold, 4 * CHUNK)  # buffers under this come from the heap, reused
-    mallopt(m_trim_threshold, 8 * CHUNK)  # and the heap keeps up to this much free memory
-
-
-class LogInputError(Exception):
-    """The log cannot be read as text; the message names the problem and what to do."""
 
 
 @dataclass
@@ -61,8 +38,6 @@ class LogSource:
 
     def raw_chunks(self) -> Iterator[bytes]:
         """The bytes in order, transcoded to UTF-8 when the encoding is not ASCII-compatible."""
-        if self.size is None or self.size > REUSE_FROM:
-            reuse_freed_blocks()
         chunks = _chain(self.head, self.stream)
         if self.encoding == self.decode_as:
             yield from chunks
@@ -85,37 +60,11 @@ def _chain(head: bytes, stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-def _open_streamable(path: str) -> BinaryIO:
-    """A regular file or a FIFO (`explain <(cmd)`), opened without blocking on a FIFO nobody writes to;
-    a device such as /dev/zero never ends and is refused."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    mode = os.fstat(fd).st_mode
-    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-        os.close(fd)
-        raise OSError(22, "not a regular file or a pipe (a device or socket is not a log)")
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
-
-
-def open_log(path: str, encoding: str | None = None, stdin: BinaryIO | None = None) -> LogSource:
-    """Open and sniff; every problem is a LogInputError with a one-line reason."""
-    if path == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        name, size, owns = "<stdin>", None, False
-    else:
-        if not os.path.exists(path):
-            raise LogInputError(f"{path}: no such file (give the log file, or - to read it from stdin)")
-        if os.path.isdir(path):
-            raise LogInputError(f"{path}: is a directory; give the log file inside it")
-        try:
-            stream = _open_streamable(path)
-        except OSError as exc:
-            raise LogInputError(f"{path}: cannot read it ({exc.strerror})") from None
-        name, owns = path, True
-        try:
-            size = os.fstat(stream.fileno()).st_size
-        except OSError:
-            size = None
+def read_log(stream: BinaryIO, name: str = "<stdin>", size: int | None = None, encoding: str | None = None,
+             owns_stream: bool = False) -> LogSource:
+    """Sniff an opened log (doctor/facts/log_file.py opens it); every problem is a LogInputError with a one-line
+    reason. `size` is its bytes on disk (None for a pipe); an owned stream is closed here if the log is refused."""
+    owns = owns_stream
     try:
         head = stream.read(SNIFF)
     except OSError as exc:

@@ -35,3 +35,7 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signum)
         self.signum = signum
         self.partial_facts = partial_facts
+
+
+class LogInputError(InputError):
+    """A log given to `explain` cannot be read as text; the message names the problem and what to do."""

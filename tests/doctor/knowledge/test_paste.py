@@ -54,8 +54,8 @@ def test_a_memory_fix_names_the_settings_the_log_printed():
 def test_vllm_max_model_len_is_read_as_the_plan_s_max_seq_len():
     import io
 
+    from doctor.commands.log_input import open_log
     from doctor.logscan.scanner import Scanner
-    from doctor.logscan.source import open_log
 
     # vLLM's V0 argument dump, as in fixtures/logs/engines/vllm-bf16-v100.log
     text = "INFO 09-05 10:11:12 api_server.py:495] args: Namespace(host=None, port=8000, max_model_len=8192, quantization=None)\n"

@@ -11,9 +11,9 @@ import io
 
 import pytest
 
+from doctor.commands.log_input import open_log
 from doctor.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, PROBE_KINDS, SEVERITIES, SIGNATURES, by_id
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import open_log
 
 CASES = [
     # (signature, URL where the text was reported, the quoted text, numbers expected)

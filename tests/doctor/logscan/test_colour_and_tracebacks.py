@@ -11,9 +11,9 @@ from dataclasses import asdict
 
 from conftest import run_cli
 
+from doctor.commands.log_input import open_log
 from doctor.logscan.lines import kind_of, strip_sgr
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import open_log
 
 RED, GREEN, GREY, RESET = "\x1b[31m", "\x1b[32m", "\x1b[90m", "\x1b[0m"
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 from conftest import MACHINES, ROOT
 
+from doctor.commands.log_input import open_log
 from doctor.facts.replay import load_document
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import open_log
 from doctor.model.plan import Plan
 from doctor.model.unknown import Unknown
 from doctor.run.confirm import confirm_matches

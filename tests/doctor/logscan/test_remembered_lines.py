@@ -11,9 +11,9 @@ from dataclasses import asdict
 import pytest
 from conftest import ROOT
 
+from doctor.commands.log_input import open_log
 from doctor.logscan import source
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import open_log
 
 LOGS = sorted((ROOT / "fixtures" / "logs").rglob("*.log"))
 

@@ -14,9 +14,11 @@ import tracemalloc
 import pytest
 from conftest import ROOT, run_cli
 
+from doctor.commands.log_input import open_log
+from doctor.facts import log_file
 from doctor.logscan import source
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import CHUNK, MAX_LINE, LogInputError, open_log
+from doctor.logscan.source import CHUNK, MAX_LINE, LogInputError
 
 LOGS = ROOT / "fixtures" / "logs"
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.77 GiB of which 1.06 GiB is free."
@@ -157,6 +159,8 @@ def test_a_large_log_or_stdin_asks_malloc_to_keep_freed_blocks(tmp_path, monkeyp
     stdin, never for a small file; without a C library or mallopt it is a no-op."""
     import ctypes
 
+    assert log_file.BLOCK == source.CHUNK  # the gatherer sizes malloc's reuse for the scanner's blocks
+
     calls = []
 
     class FakeLibc:
@@ -169,9 +173,9 @@ def test_a_large_log_or_stdin_asks_malloc_to_keep_freed_blocks(tmp_path, monkeyp
     small.write_bytes(b"RuntimeError: x\n" * 10)
     list(open_log(str(small)).raw_chunks())
     assert calls == []
-    monkeypatch.setattr(source, "REUSE_FROM", 100)
+    monkeypatch.setattr(log_file, "REUSE_FROM", 100)
     list(open_log(str(small)).raw_chunks())
-    assert calls == [(-3, 4 * source.CHUNK), (-1, 8 * source.CHUNK)]
+    assert calls == [(-3, 4 * source.CHUNK), (-1, 8 * source.CHUNK)]  # the scanner's blocks
     calls.clear()
     list(open_log("-", stdin=io.BytesIO(b"x\n")).raw_chunks())
     assert len(calls) == 2
@@ -180,4 +184,4 @@ def test_a_large_log_or_stdin_asks_malloc_to_keep_freed_blocks(tmp_path, monkeyp
         raise OSError("no C library")
 
     monkeypatch.setattr(ctypes, "CDLL", no_libc)
-    source.reuse_freed_blocks()  # no exception
+    log_file.reuse_freed_blocks()  # no exception

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
+from doctor.commands.log_input import open_log
 from doctor.logscan.scanner import Scanner
-from doctor.logscan.source import open_log
 
 
 def scan(text: str):
