@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable
 
+from doctor.engines import EngineAdapter, InForce, adapter, in_force
 from doctor.knowledge.gpus import spec_for_key
 from doctor.model.facts import Facts, GpuFacts
 from doctor.model.findings import Finding, Status
@@ -20,6 +22,16 @@ class CheckContext:
     facts: Facts
     plan: Plan
     prior: dict[CheckId, Finding] = field(default_factory=dict)
+
+    @cached_property
+    def engine(self) -> InForce:
+        """The engine in force and the evidence for it (doctor/engines/in_force.py)."""
+        return in_force(self.plan, self.facts)
+
+    @property
+    def adapter(self) -> EngineAdapter:
+        """The engine in force's answers: a check asks these and never branches on the engine's name."""
+        return adapter(self.engine.engine)
 
     def target_gpu(self) -> GpuFacts | None:
         return self.facts.gpu(self.plan.gpu_index)

@@ -7,7 +7,6 @@ for the card fails at load with "ggml was not compiled with any CUDA arch <= 70"
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.engine.choice import plan_engine
 from doctor.knowledge.engines import engine_support, runs_on
 from doctor.model.engines import CudaLibrary
 from doctor.model.findings import Finding, Status
@@ -25,7 +24,7 @@ def archs(lib: CudaLibrary) -> str:
 
 
 def run(ctx: CheckContext) -> Finding:
-    engine, _ = plan_engine(ctx.plan, ctx.facts)
+    engine = ctx.engine.engine
     if engine not in (Engine.LLAMA_CPP, Engine.OLLAMA):
         return CHECK.finding(Status.SKIP, f"skipped: the plan's engine is {engine}, not llama.cpp or Ollama")
     card = ctx.card()

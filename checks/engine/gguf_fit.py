@@ -4,7 +4,6 @@ and the decode ceiling from the bytes each token reads (doctor/knowledge/arithme
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.engine.choice import plan_engine
 from checks.model.card import card_for
 from doctor.knowledge.arithmetic.gguf_budget import SOURCE, GgufOption, decode_ceiling, gguf_budget
 from doctor.knowledge.exllamav2_memory import cuda_context_bytes
@@ -38,7 +37,7 @@ def option_for(ctx: CheckContext) -> tuple[GgufOption, list[str]]:
 
 
 def run(ctx: CheckContext) -> Finding:
-    engine, _ = plan_engine(ctx.plan, ctx.facts)
+    engine = ctx.engine.engine
     m = ctx.facts.model
     g = m.gguf if m is not None else None
     if engine not in (Engine.LLAMA_CPP, Engine.OLLAMA) or g is None:

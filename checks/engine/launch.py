@@ -8,7 +8,6 @@ flash-attn package and need no install), and the removed row split mode.
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.engine.choice import plan_engine
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, QUANT_V_NEEDS_FA, cc_tuple
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, Engine
@@ -19,7 +18,7 @@ OLLAMA_KV_NEEDS_FA = "https://github.com/ollama/ollama/blob/main/docs/faq.md (OL
 
 
 def run(ctx: CheckContext) -> Finding:
-    engine, _ = plan_engine(ctx.plan, ctx.facts)
+    engine = ctx.engine.engine
     launch = ctx.plan.engine_launch
     if launch is None:
         return CHECK.finding(Status.SKIP, "skipped: no --engine-config (a llama-server command line or an Ollama model's parameters)")

@@ -196,7 +196,7 @@ def gpu_split(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected GB per GPU like 16 or 10,14; got {text!r}: {exc}") from None
 
 
-ENGINE_CHOICES = ["exllamav2", "llama.cpp", "ollama", "transformers", "tabbyapi"]  # doctor/model/ids.py Engine
+ENGINE_CHOICES = ["exllamav2", "llama.cpp", "ollama", "transformers", "tabbyapi", "vllm"]  # doctor/model/ids.py Engine
 
 
 def engine_config(text: str) -> EngineLaunch:

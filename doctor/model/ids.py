@@ -86,13 +86,14 @@ class FailureKind(_TextId):
 
 
 class Engine(_TextId):
-    """The inference engines a plan can name (--engine); doctor/knowledge/engines.py says what each supports."""
+    """The inference engines a plan can name (--engine); each has its adapter in doctor/engines/."""
 
     EXLLAMAV2 = "exllamav2"
     LLAMA_CPP = "llama.cpp"
     OLLAMA = "ollama"
     TRANSFORMERS = "transformers"
     TABBYAPI = "tabbyapi"  # TabbyAPI's main branch (EXL3 only); its exl2-checkpoint branch runs exllamav2
+    VLLM = "vllm"
 
 
 class CauseId(_TextId):

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 
 import pytest
 from conftest import ROOT
 
-from checks.engine.choice import applies, plan_engine
+from checks.engine.choice import applies
 from doctor.facts.replay import load_document
 from doctor.knowledge.engines import ENGINE_SUPPORT, runs_on
 from doctor.model.findings import Status
-from doctor.model.ids import CheckId, Engine
+from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
 from doctor.model.source import replayed
 from doctor.run.pipeline import diagnose
@@ -76,12 +75,7 @@ def test_budget_layers_that_fit_on_a_t4():
     assert 0 < fit < 65 and f"-ngl {fit}" in f.fix
 
 
-def test_engine_choice():
-    doc = load_document(str(ENGINES / "v100-llamacpp-healthy.json"))
-    assert plan_engine(replace(doc.plan, engine_launch=None), doc.facts)[0] == Engine.LLAMA_CPP  # a GGUF
-    assert plan_engine(replace(doc.plan, engine=Engine.OLLAMA), doc.facts) == (Engine.OLLAMA, "--engine")
-    only_ollama = load_document(str(ENGINES / "p40-ollama-cuda-v13-only.json"))
-    assert plan_engine(replace(only_ollama.plan, engine_launch=None), only_ollama.facts)[0] == Engine.OLLAMA
+def test_engine_checks_apply_to_a_gguf_path_only():
     assert applies(Plan(model_path="/m/x.gguf"), None) and not applies(Plan(model_path="/m/exl2"), None)
 
 

@@ -1,0 +1,25 @@
+"""TabbyAPI main's answers: exllamav3 on torch, EXL3 models, refuses cards below Ampere at start-up."""
+
+from __future__ import annotations
+
+from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.support import judge_row
+from doctor.knowledge.engines import engine_support
+from doctor.model.facts import Facts
+from doctor.model.ids import Engine
+
+
+class TabbyApiMain(EngineAdapter):
+    id = Engine.TABBYAPI
+    label = "TabbyAPI (main branch)"
+    formats = ("exl3",)
+    uses_torch = True
+    uses_exllamav2 = False
+    fp16_kernels = True
+    efficiency_key = "exllamav2"
+    vocabulary = FixVocabulary(
+        settings_live_in="TabbyAPI's config.yml (model: section)", context="max_seq_len: {n}", kv_cache="cache_mode: {type}",
+        smaller_model="a lower-bpw EXL3 quant of the model", restart="restart TabbyAPI")
+
+    def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
+        return judge_row(engine_support("tabbyapi-main"), cc, card_name)

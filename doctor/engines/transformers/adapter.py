@@ -1,0 +1,32 @@
+"""Transformers' answers: runs wherever torch does; bitsandbytes 4-bit decodes far below the ceiling."""
+
+from __future__ import annotations
+
+from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
+from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4
+from doctor.model.facts import Facts
+from doctor.model.findings import Status
+from doctor.model.ids import Engine
+
+
+class Transformers(EngineAdapter):
+    id = Engine.TRANSFORMERS
+    label = "Transformers"
+    formats = ("bnb-4bit", "bnb-8bit", "gptq", "awq", "fp16", "bf16", "fp32")
+    uses_torch = True
+    uses_exllamav2 = False
+    fp16_kernels = True
+    efficiency_key = "transformers"
+    vocabulary = FixVocabulary(
+        settings_live_in="your from_pretrained(...) and generate(...) arguments",
+        context="max_new_tokens / the prompt length you pass", kv_cache=None,
+        smaller_model="a smaller model, or the same model as a GGUF under llama.cpp", restart="rerun your script")
+
+    def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
+        t = TRANSFORMERS_BNB_NF4
+        return Judgement(
+            Status.WARN, f"Transformers runs on cc {cc}, but with bitsandbytes 4-bit it decodes about x{t.decode_time_factor:g} "
+            f"slower than the ceiling ({t.what}; {t.card}).",
+            "Run the same model in an engine with fused quantized kernels: llama.cpp with a GGUF (Q4_K_M) or "
+            "ExLlamaV2 0.3.2 with EXL2; the reference story's first step went from 4 to 25 tok/s this way",
+            evidence={"efficiency_source": t.source})

@@ -1,0 +1,59 @@
+"""vLLM's answers: the installed version's compute-capability floor, and the last version that supports this card."""
+
+from __future__ import annotations
+
+from packaging.version import InvalidVersion, Version
+
+from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
+from doctor.knowledge.engines import cc_tuple, engine_support, supports
+from doctor.model.facts import Facts
+from doctor.model.findings import Status
+from doctor.model.ids import Engine
+from doctor.model.unknown import known
+
+DROPPED_SM70 = Version("0.20.0")  # https://github.com/vllm-project/vllm/pull/39878 (TORCH_CUDA_ARCH_LIST from 7.5)
+LAST_FOR_SM70 = "vllm<0.20"
+
+
+def installed_version(facts: Facts) -> Version | None:
+    v = facts.python.packages.get("vllm")
+    if v is None or not known(v):
+        return None
+    try:
+        return Version(str(v))
+    except InvalidVersion:
+        return None
+
+
+class Vllm(EngineAdapter):
+    id = Engine.VLLM
+    label = "vLLM"
+    formats = ("gptq", "awq", "fp16", "bf16", "fp32")
+    uses_torch = True
+    uses_exllamav2 = False
+    fp16_kernels = True
+    efficiency_key = "transformers"  # no measured vLLM row yet: judged by its support floor, not its speed
+    vocabulary = FixVocabulary(
+        settings_live_in="`vllm serve` arguments", context="--max-model-len {n}", kv_cache="--kv-cache-dtype {type}",
+        smaller_model="a smaller AWQ/GPTQ quant of the model", restart="restart `vllm serve`")
+
+    def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
+        old, new = engine_support("vllm-0.19"), engine_support("vllm-0.20")
+        version = installed_version(facts)
+        ev: dict = {"vllm_version": str(version) if version else None, "source": f"{old.source} ; {new.source}",
+                    "confidence": new.confidence}
+        if not supports(old, cc):
+            return Judgement(Status.FAIL, f"no vLLM release supports {card_name} (cc {cc}): its wheels start at cc {old.min_cc}",
+                             "run the model as a GGUF under llama.cpp (or Ollama), which support this card", evidence=ev)
+        current = version is None or version >= DROPPED_SM70
+        if current and not supports(new, cc):
+            which = f"vLLM {version}" if version else "vLLM 0.20 and newer"
+            return Judgement(
+                Status.FAIL, f"{which} has no kernels for {card_name} (cc {cc}): 0.20.0 dropped 7.0 from its "
+                f"TORCH_CUDA_ARCH_LIST, so it stops with \"no kernel image is available\"; 0.19.x is the last release for "
+                "this card", f"install the last vLLM release with kernels for cc {cc}: pip install '{LAST_FOR_SM70}' "
+                "(or run a GGUF under llama.cpp)", (f"pip install '{LAST_FOR_SM70}'",), evidence=ev)
+        where = f"vLLM {version}" if version else "vLLM"
+        floor = new.min_cc if current else old.min_cc
+        note = " (below 8.0: no FlashAttention-2 and no bf16; use --dtype float16)" if cc_tuple(cc) < (8, 0) else ""
+        return Judgement(Status.PASS, f"{where} supports {card_name} (cc {cc}; needs {floor}+){note}", evidence=ev)
