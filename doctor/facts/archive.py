@@ -12,6 +12,7 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
+from typing import IO
 
 from doctor.facts.atomic_write import whole_file
 from doctor.model.errors import InputError
@@ -55,7 +56,7 @@ def write_archive(path: str, folder: str, files: dict[str, bytes]) -> None:
         raise ArchiveError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _write_tar(fh, folder: str, files: dict[str, bytes]) -> None:
+def _write_tar(fh: IO[bytes], folder: str, files: dict[str, bytes]) -> None:
     now = int(time.time())
     with tarfile.open(fileobj=fh, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
         for name, data in files.items():
@@ -66,7 +67,7 @@ def _write_tar(fh, folder: str, files: dict[str, bytes]) -> None:
             tar.addfile(info, io.BytesIO(data))
 
 
-def _write_zip(fh, folder: str, files: dict[str, bytes]) -> None:
+def _write_zip(fh: IO[bytes], folder: str, files: dict[str, bytes]) -> None:
     stamp = time.localtime()[:6]
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, data in files.items():

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 _LIVE: set[subprocess.Popen] = set()
 _LOCK = threading.Lock()
@@ -66,7 +66,7 @@ class Closed(RuntimeError):
 _closed = False
 
 
-def spawn(cmd: list[str], **kwargs) -> subprocess.Popen:
+def spawn(cmd: list[str], **kwargs: Any) -> subprocess.Popen:
     """Popen in a session of its own, registered until `reap`; text output decoded with U+FFFD for bad bytes.
     Started and registered under the lock, so stop_all sees every child that exists (a child forked while
     stop_all ran, and registered after it, lived on in a session of its own once the doctor had ended)."""

@@ -106,7 +106,7 @@ def parse_ollama_params(text: str, source: str = "command line") -> EngineLaunch
     return EngineLaunch(engine=Engine.OLLAMA, source=source, notes=tuple(notes), **got)
 
 
-def _value(field: str, value: str, flag: str):
+def _value(field: str, value: str, flag: str) -> int | str | tuple[float, ...]:
     if field in INTS:
         try:
             return int(value)

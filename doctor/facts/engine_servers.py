@@ -14,6 +14,7 @@ import socket
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
+from typing import Callable
 
 TIMEOUT_S = 2.0
 MAX_BYTES = 1 << 20
@@ -77,7 +78,7 @@ def _get(url: str) -> tuple[int, str]:
         return resp.status, resp.read(MAX_BYTES).decode("utf-8", "replace")
 
 
-def read_server(url: str, get=_get) -> ServerReading:
+def read_server(url: str, get: Callable[[str], tuple[int, str]] = _get) -> ServerReading:
     """One reading of the server at `url` (loopback only); what cannot be read is said in `error`."""
     base = loopback_url(url)
     try:

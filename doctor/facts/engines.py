@@ -13,6 +13,7 @@ import shutil
 import struct
 from importlib import metadata, util
 from pathlib import Path
+from typing import Callable, Mapping
 
 from doctor.facts.children import run_output
 from doctor.facts.torch_static import StaticReadError, fatbin_archs
@@ -60,7 +61,7 @@ def _package_dir(name: str) -> Path | None:
     return Path(locations[0]) if locations else None
 
 
-def gather_llama_cpp(which=shutil.which) -> LlamaCppFacts:
+def gather_llama_cpp(which: Callable[[str], str | None] = shutil.which) -> LlamaCppFacts:
     binaries = {b: p for b in LLAMA_BINARIES if (p := which(b))}
     try:
         pkg: Maybe[str] = metadata.version("llama-cpp-python")
@@ -86,7 +87,8 @@ def ollama_lib_dir(binary: Path) -> Path:
     return binary.resolve().parent.parent / "lib" / "ollama"
 
 
-def gather_ollama(which=shutil.which, run=run_output) -> OllamaFacts:
+def gather_ollama(which: Callable[[str], str | None] = shutil.which,
+                  run: Callable[..., tuple[int, str, str]] = run_output) -> OllamaFacts:
     path = which("ollama")
     if not path:
         return OllamaFacts()
@@ -101,7 +103,7 @@ def gather_ollama(which=shutil.which, run=run_output) -> OllamaFacts:
     return OllamaFacts(path, version, runners, libs)
 
 
-def engine_env(environ=None) -> dict[str, str]:
+def engine_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if environ is None else environ
     return {k: v for k, v in sorted(env.items())
             if (k.startswith(ENV_PREFIXES) or k in ENV_NAMES) and not SECRET.search(k)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from doctor.facts.safe_open import open_regular
 from doctor.model.ggml import GGML_TYPES
@@ -50,7 +50,7 @@ class _Walker:
             raise EOFError
         return data
 
-    def fixed(self, fmt: str):
+    def fixed(self, fmt: str) -> Any:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
     def string(self, len_fmt: str) -> str:

@@ -16,6 +16,7 @@ import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
@@ -24,6 +25,9 @@ from doctor.facts.model_weights import assemble, weights_facts
 from doctor.facts.safetensors_header import SafetensorsHeader, TensorHeader
 from doctor.model.errors import UsageError
 from doctor.model.model_dir import ModelFacts
+
+if TYPE_CHECKING:
+    from huggingface_hub.utils import SafetensorsFileMetadata
 
 _HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)(?:@(?P<rev>[^\s@]+))?$")
 HEADER_SOURCE = "safetensors headers from the Hugging Face Hub (get_safetensors_metadata; no weights downloaded)"
@@ -111,7 +115,7 @@ def _optional_json(ident: HubId, name: str, tmp: str) -> dict | None:
         return None
 
 
-def _header(name: str, fm):
+def _header(name: str, fm: SafetensorsFileMetadata) -> SafetensorsHeader:
     tensors = tuple(TensorHeader(t, info.dtype, tuple(info.shape), *info.data_offsets) for t, info in fm.tensors.items())
     return SafetensorsHeader(path=name, file_bytes=max((t.end for t in tensors), default=0), header_bytes=0,
                              tensors=tensors, metadata=dict(fm.metadata or {}))

@@ -15,6 +15,7 @@ import re
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 from doctor.facts.gguf_header import is_gguf, read_gguf
 from doctor.facts.hub_model import HubId, _why, hub_id, offline
@@ -22,6 +23,9 @@ from doctor.facts.model_config import ConfigError, load_config_json, parse_confi
 from doctor.model.errors import UsageError
 from doctor.model.model_dir import ModelConfig
 from doctor.model.quant_plan import QuantCandidate
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 _BPW = re.compile(r"(?<![\d.])(\d+(?:[._]\d+)?)\s*(?:bpw|b)?$", re.IGNORECASE)
 _GGUF_TYPE = re.compile(r"(?<![A-Za-z0-9])(I?Q\d_[A-Z0-9]+(?:_[A-Z])?|Q\d_\d|BF16|F16)(?![A-Za-z0-9])", re.IGNORECASE)
@@ -186,7 +190,7 @@ def gguf_type_of(filename: str) -> str | None:
     return m.group(1).upper() if m else None
 
 
-def _quantized_of(api, repo: str):
+def _quantized_of(api: HfApi, repo: str) -> Iterator[QuantCandidate]:
     for info in api.list_models(filter=f"base_model:quantized:{repo}", limit=200):
         fmt = fmt_of(info.id, getattr(info, "tags", None))
         if fmt == "exl2":
@@ -201,7 +205,7 @@ def _quantized_of(api, repo: str):
                                  download_bytes=size)
 
 
-def _exl2_versions(api, repo: str):
+def _exl2_versions(api: HfApi, repo: str) -> Iterator[QuantCandidate]:
     refs = api.list_repo_refs(repo)
     for branch in sorted(refs.branches, key=lambda b: bpw_of(b.name) or 0):
         bpw = bpw_of(branch.name)
@@ -212,7 +216,7 @@ def _exl2_versions(api, repo: str):
         yield QuantCandidate("exl2", f"EXL2 {bpw:g} bpw", repo, revision=branch.name, bpw=bpw, download_bytes=size)
 
 
-def _gguf_versions(api, repo: str):
+def _gguf_versions(api: HfApi, repo: str) -> Iterator[QuantCandidate]:
     by_type: dict[str, tuple[str, int]] = {}  # type -> (first file, total size): a split GGUF is one version
     for f in api.list_repo_tree(repo, recursive=True):
         path = getattr(f, "path", "")

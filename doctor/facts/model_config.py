@@ -54,7 +54,7 @@ def _int(d: dict, *keys: str) -> Maybe[int]:
     return MISSING
 
 
-def _float(v) -> Maybe[float]:
+def _float(v: object) -> Maybe[float]:
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         return MISSING
     try:
@@ -88,7 +88,7 @@ def parse_config(data: dict) -> ModelConfig:
     return config
 
 
-def _shown(value) -> str:
+def _shown(value: int | float) -> str:
     return repr(value) if abs(value) < 10**20 else f"{str(value)[:12]}... ({len(str(value))} digits)"
 
 

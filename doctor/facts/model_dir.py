@@ -12,12 +12,16 @@ import difflib
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from doctor.facts.gguf_header import is_gguf, read_gguf
 from doctor.facts.hub_model import header_only, hub_id
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.facts.model_weights import assemble, file_size, weights_facts
 from doctor.model.model_dir import GgufFacts, ModelFacts, QuantFacts
+
+if TYPE_CHECKING:
+    from doctor.model.facts import Facts
 
 
 def _gguf_in(directory: Path, names: list[str]) -> GgufFacts | None:
@@ -116,7 +120,7 @@ def gather_model(path: str, shell_pieces: tuple[str, ...] | None = None) -> Mode
         return ModelFacts(path, False, "unreadable", problem=f"cannot read it: {exc.strerror or exc}")
 
 
-def attach_model(facts, path: str, shell_pieces: tuple[str, ...] | None = None):
+def attach_model(facts: Facts, path: str, shell_pieces: tuple[str, ...] | None = None) -> Facts:
     """`facts` with the model at `path` read now, unless they already hold that path (a replayed report keeps
     the model facts it recorded; a different --model on replay is read from this machine)."""
     if facts.model is not None and facts.model.path == path:

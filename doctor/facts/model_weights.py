@@ -15,7 +15,7 @@ from doctor.facts.act_order import act_order_of
 from doctor.facts.quant_config import combine, declared_quant, tensor_format
 from doctor.facts.safe_open import read_capped
 from doctor.facts.safetensors_header import HeaderError, read_header
-from doctor.model.model_dir import GgufFacts, ModelFacts, QuantFacts, ShardFacts, WeightFacts
+from doctor.model.model_dir import GgufFacts, ModelConfig, ModelFacts, QuantFacts, ShardFacts, WeightFacts
 from doctor.model.unknown import Maybe, Unknown
 
 MAX_LISTED = 500
@@ -108,7 +108,7 @@ def file_size(p: Path) -> int:
         return 0
 
 
-def assemble(path: str, resolved: str, names: list[str], config_raw: dict | None, config, config_problem: str,
+def assemble(path: str, resolved: str, names: list[str], config_raw: dict | None, config: ModelConfig | None, config_problem: str,
              qc: dict | None, weights: WeightFacts | None, act: Maybe[bool], read: int, gguf: GgufFacts | None = None,
              kind: str = "directory") -> ModelFacts:
     """ModelFacts from what was read: a local directory's files, or the Hub's config.json and headers."""

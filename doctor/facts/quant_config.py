@@ -13,7 +13,7 @@ from doctor.model.model_dir import NOT_DECLARED, QuantFacts
 from doctor.model.unknown import Maybe, Unknown
 
 
-def _num(v) -> Maybe[float]:
+def _num(v: object) -> Maybe[float]:
     """A declared number; one that is not finite or overflows is kept as inf for scrub() to make unknown."""
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         return NOT_DECLARED
@@ -23,11 +23,11 @@ def _num(v) -> Maybe[float]:
         return float("inf")
 
 
-def _int(v) -> Maybe[int]:
+def _int(v: object) -> Maybe[int]:
     return int(v) if isinstance(v, int) and not isinstance(v, bool) else NOT_DECLARED
 
 
-def _bool(v) -> Maybe[bool]:
+def _bool(v: object) -> Maybe[bool]:
     return v if isinstance(v, bool) else NOT_DECLARED
 
 

@@ -14,12 +14,12 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from doctor.facts.safe_open import RefusedRead, read_capped
 from doctor.model.errors import UsageError
 from doctor.model.launch_config import TabbySettings
-from doctor.model.plan import MODEL_PATH_FROM
+from doctor.model.plan import MODEL_PATH_FROM, Plan
 from doctor.model.plausible import problem
 
 MAX_BYTES = 2 * 1024 * 1024  # TabbyAPI's sample is ~12 KB
@@ -89,7 +89,7 @@ def parse_tabby(data: dict, path: str) -> TabbySettings:
                      | {f"model.{k}" for k in model if k not in MODEL_KEYS}
                      | {f"draft_model.{k}" for k in draft if k not in DRAFT_KEYS})
 
-    def value(section: dict, key: str, kind, where: str = "model"):
+    def value(section: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "model") -> Any:
         v = section.get(key)
         if v is None or v == "" or v == []:
             return None
@@ -132,7 +132,7 @@ def parse_tabby(data: dict, path: str) -> TabbySettings:
         notes=tuple(notes), unknown_keys=tuple(unknown))
 
 
-def _kind(kind) -> str:
+def _kind(kind: type | tuple[type, ...]) -> str:
     names = {str: "text", int: "a whole number", bool: "true or false", list: "a list", (str, int): "text"}
     return names.get(kind, "a number")
 
@@ -149,7 +149,7 @@ def _model_path(base: Path, model_dir: str, model_name: str | None, notes: list[
     return str(_under(base, model_dir) / model_name)
 
 
-def _cache_mode(raw, key: str, path: str, notes: list[str]) -> str | None:
+def _cache_mode(raw: object, key: str, path: str, notes: list[str]) -> str | None:
     """FP16/Q8/Q6/Q4 as they are; an exllamav3 "k,v" pair as the ExLlamaV2 mode holding as many bits per K+V entry,
     the next larger when none is equal (the memory estimate errs high, never low)."""
     if raw is None:
@@ -194,11 +194,11 @@ def describe(s: TabbySettings) -> str:
     return line
 
 
-def tabby_plan(s: TabbySettings, plan):
+def tabby_plan(s: TabbySettings, plan: Plan) -> Plan:
     """`plan` with what the config loads: the cache holds max(max_seq_len, cache_size) tokens, which is what the
     memory budget must count (ExLlamaV2 allocates the cache at cache_size)."""
     tokens = max(filter(None, (s.max_seq_len, s.cache_size)), default=None)
-    given: dict[str, object] = {"max_seq_len": tokens, "cache_mode": s.cache_mode, "gpu_split": s.gpu_split}
+    given: dict[str, Any] = {"max_seq_len": tokens, "cache_mode": s.cache_mode, "gpu_split": s.gpu_split}
     changes = {k: v for k, v in given.items() if v is not None}
     if s.model_path:
         changes.update(model_path=s.model_path, model_path_parts=(s.model_path,), model_path_from=MODEL_PATH_FROM["tabby"])

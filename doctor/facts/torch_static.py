@@ -48,7 +48,7 @@ def read_version_py(torch_dir: Path) -> dict[str, str | None]:
     return out
 
 
-def _section(buf, name: bytes) -> tuple[int, int] | None:
+def _section(buf: mmap.mmap, name: bytes) -> tuple[int, int] | None:
     """(offset, size) of an ELF64 little-endian section by name, from the section headers alone."""
     if buf[:4] != b"\x7fELF" or buf[4] != 2 or buf[5] != 1:
         raise StaticReadError("not an ELF64 little-endian file")

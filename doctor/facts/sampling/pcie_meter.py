@@ -47,7 +47,7 @@ class PcieMeter:
         self.source = "throughput (NVML ~20 ms window)"
         return _round(thr_rx), _round(thr_tx)
 
-    def _from_counters(self, t_s: float, rx: int, tx: int, thr_rx: float | None, thr_tx: float | None):
+    def _from_counters(self, t_s: float, rx: int, tx: int, thr_rx: float | None, thr_tx: float | None) -> tuple[float | None, float | None]:
         self.source = "byte counters (unwrapped with the throughput reading)"
         last, self._last = self._last, (t_s, rx, tx)
         if last is None or t_s <= last[0]:
