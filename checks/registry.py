@@ -12,7 +12,9 @@ from checks.multi_gpu import MULTI_GPU_CHECKS
 from checks.multi_gpu import applies as multi_gpu_checks_apply
 from checks.probe import PROBE_CHECKS
 from checks.runtime import RUNTIME_CHECKS
+from doctor.model.facts import Facts
 from doctor.model.ids import CheckId
+from doctor.model.plan import Plan
 
 
 def all_checks() -> tuple[Check, ...]:
@@ -21,7 +23,7 @@ def all_checks() -> tuple[Check, ...]:
             + tuple(RUNTIME_CHECKS) + tuple(PROBE_CHECKS))
 
 
-def checks_for(plan, facts=None) -> tuple[Check, ...]:
+def checks_for(plan: Plan, facts: Facts | None = None) -> tuple[Check, ...]:
     """The default run: every check, less the model group without --model, the multi-GPU group on one GPU and the
     engine group unless the plan names an engine or runs a GGUF."""
     return tuple(c for c in all_checks() if (c not in MODEL_CHECKS or model_checks_apply(plan))

@@ -9,6 +9,7 @@ from doctor.knowledge.arithmetic.gguf_budget import SOURCE, GgufOption, decode_c
 from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId, Engine
+from doctor.model.model_dir import GgufFacts
 from doctor.model.units import human_bytes
 
 DEFAULT_CTX = 4096  # llama-server's -c default in the builds this doctor knows (common/common.h n_ctx = 4096)
@@ -86,8 +87,10 @@ def run(ctx: CheckContext) -> Finding:
                          "on the GPU", ev, fix)
 
 
-def _layers_that_fit(g, option: GgufOption, room: float) -> int:
+def _layers_that_fit(g: GgufFacts, option: GgufOption, room: float) -> int:
     from dataclasses import replace  # lazy: only a budget that does not fit searches for the layer count
+
+    assert g.shape is not None and g.weights is not None  # run() skips a header without them
 
     for ngl in range(g.shape.n_layer + 1, -1, -1):
         if gguf_budget(g.shape, g.weights, replace(option, n_gpu_layers=ngl)).gpu_bytes <= room:

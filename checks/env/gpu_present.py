@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import Iterable
 
 from checks.base import Check, CheckContext
 from checks.env.cuda_visibility import show_cards_fix, visibility
@@ -12,9 +13,11 @@ from doctor.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGA
 from doctor.knowledge.gpus import spec_for_pci
 from doctor.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
 from doctor.knowledge.messages import NVML_STOPPED_COMMANDS, NVML_STOPPED_FIX
+from doctor.model.facts import GpuFacts
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
-from doctor.model.unknown import Unknown, known, show
+from doctor.model.samples import SampleSeries
+from doctor.model.unknown import Maybe, Unknown, known, show
 
 
 def _fix_for(reason: str) -> tuple[str, list[str]]:
@@ -30,7 +33,7 @@ def _fix_for(reason: str) -> tuple[str, list[str]]:
     return "Check that the GPU is visible: run nvidia-smi, and check CUDA_VISIBLE_DEVICES.", ["nvidia-smi"]
 
 
-def _driver_too_new(driver, pci) -> str | None:
+def _driver_too_new(driver: Maybe[str], pci: Maybe[tuple[str, ...]]) -> str | None:
     """A driver branch past the last legacy one with NVIDIA cards on the bus that it does not drive."""
     if not known(driver) or not known(pci) or not pci:
         return None
@@ -44,7 +47,7 @@ def _driver_too_new(driver, pci) -> str | None:
             "P40)") if branch > LAST_LEGACY_BRANCH else None
 
 
-def lost_gpus(gpus, samples=None) -> list[tuple[int, str]]:
+def lost_gpus(gpus: Iterable[GpuFacts], samples: SampleSeries | None = None) -> list[tuple[int, str]]:
     """(index, NVML's words) for each GPU that NVML could not reach with "GPU is lost" or "Unknown Error" (what
     nvidia-smi prints as "Unable to determine the device handle"): from the first call, at any reading after it
     (a GPU lost while the facts were gathered), or while `watch` sampled it (the series' `unavailable`)."""

@@ -7,19 +7,20 @@ seed's basis) and at the full max_seq_len, next to the seed's reference figures.
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from checks.model.card import card_for
+from checks.model.card import Card, card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from checks.model.memory_budget import is_quantized, seq_len_for
 from doctor.knowledge.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
 from doctor.knowledge.arithmetic.gguf_budget import SOURCE as GGUF_SOURCE
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, gguf_budget
 from doctor.knowledge.arithmetic.model_bytes import dims, model_bytes
-from doctor.knowledge.arithmetic.split_ceiling import split_ceiling
+from doctor.knowledge.arithmetic.split_ceiling import SplitCeiling, split_ceiling
 from doctor.knowledge.arithmetic.vram_budget import plan_budget
 from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 from doctor.knowledge.gpus import spec_for_name
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
+from doctor.model.model_dir import ModelFacts
 from doctor.model.reference import SEED_REFERENCE
 from doctor.model.units import human_bytes
 
@@ -69,7 +70,7 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.INFO, summary, evidence)
 
 
-def _split(ctx: CheckContext, card, m, seq: int):
+def _split(ctx: CheckContext, card: Card, m: ModelFacts, seq: int) -> SplitCeiling | None:
     """The split ceiling when the model is spread over several GPUs (autosplit or --gpu-split); else None."""
     if len(card.rooms) < 2 or m.config is None:
         return None
@@ -86,9 +87,10 @@ def _split(ctx: CheckContext, card, m, seq: int):
     return split_ceiling(budget, list(zip(names, bws)))
 
 
-def _gguf(m, card) -> Finding:
+def _gguf(m: ModelFacts, card: Card) -> Finding:
     """Bytes per token from the GGUF's tensor infos when the header has them (doctor/knowledge/arithmetic/gguf_budget.py);
     otherwise the file size stands in for bytes per token (an upper bound on reads)."""
+    assert m.gguf is not None and card.bandwidth_gbs is not None  # run(): a GGUF model, a card with a known spec
     if m.gguf.shape is not None and m.gguf.weights is not None:
         return _gguf_tensors(m, card)
     size = m.gguf.file_bytes
@@ -103,7 +105,9 @@ def _gguf(m, card) -> Finding:
                           "gpu_source": card.source, "counted": "GGUF file size (embedding included)"})
 
 
-def _gguf_tensors(m, card) -> Finding:
+def _gguf_tensors(m: ModelFacts, card: Card) -> Finding:
+    assert m.gguf is not None and m.gguf.shape is not None and m.gguf.weights is not None  # _gguf(): a header with both
+    assert card.bandwidth_gbs is not None  # run(): a card with a known spec
     b = gguf_budget(m.gguf.shape, m.gguf.weights, GgufOption(n_ctx=1))
     read = b.read_gpu_bytes  # every layer and the head once; the embedding table stays in host memory (one row read)
     top = ceiling_tok_s(read, card.bandwidth_gbs)

@@ -6,6 +6,8 @@ from typing import TypedDict
 
 from doctor.model.findings import Status
 from doctor.model.ids import CheckId
+from doctor.model.model_dir import ModelFacts
+from doctor.model.plan import Plan
 
 
 class _After(TypedDict):
@@ -18,7 +20,7 @@ class _After(TypedDict):
 AFTER_MODEL_PATH: _After = {"depends_on": (CheckId.MODEL_PATH,), "blocked_by": (Status.SKIP, Status.ERROR)}
 
 
-def unreadable_reason(model, plan=None) -> str:
+def unreadable_reason(model: ModelFacts | None, plan: Plan | None = None) -> str:
     if plan is not None and not plan.model_path:
         return "no --model given (pass --model PATH to check a model)"
     if model is None:

@@ -9,6 +9,7 @@ from doctor.knowledge.attention import NUMBER_FORMATS, cc_at_least
 from doctor.knowledge.formats import BF16_EMULATION
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
+from doctor.model.model_dir import ModelFacts
 from doctor.model.unknown import known
 
 FP16_ROUTE = ("ExLlamaV2 casts BF16 weights to FP16 when it loads them, so it needs no change. For transformers load "
@@ -16,7 +17,7 @@ FP16_ROUTE = ("ExLlamaV2 casts BF16 weights to FP16 when it loads them, so it ne
               "model produces inf/NaN in FP16, use an FP16 or EXL2 quant made from it.")
 
 
-def _bf16_share(m) -> tuple[float, int]:
+def _bf16_share(m: ModelFacts) -> tuple[float, int]:
     w = m.weights
     if w is None or not w.total_bytes:
         return 0.0, 0

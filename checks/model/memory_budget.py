@@ -17,6 +17,7 @@ from doctor.knowledge.exllamav2_memory import CUDA_CONTEXT_HOPPER_MIB, CUDA_CONT
 from doctor.knowledge.kv_cache import CACHE_MODE_ORDER, KV_CACHE_MODES, SLIDING_WINDOW_NOTE
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
+from doctor.model.model_dir import ModelFacts
 from doctor.model.units import GIB, MIB, human_bytes
 from doctor.model.unknown import Maybe, known
 
@@ -33,7 +34,7 @@ def seq_len_for(ctx: CheckContext, d_max_pos: Maybe[int] | None) -> tuple[int, s
     return FALLBACK_SEQ_LEN, "ExLlamaV2's fallback 2048 (no --max-seq-len, no max_position_embeddings)"
 
 
-def is_quantized(model) -> bool:
+def is_quantized(model: ModelFacts) -> bool:
     return bool(model.quant and model.quant.method in ("exl2", "gptq"))
 
 
@@ -51,7 +52,7 @@ def bpw_that_fits(mb: ModelBytes, budget: Budget, bits: float) -> float | None:
     return fit if 2.0 <= fit < bits else None
 
 
-def _table(mb, d, card: Card, split, quantized, upper) -> dict[str, int]:
+def _table(mb: ModelBytes, d: ModelDims, card: Card, split: tuple[float, ...] | None, quantized: bool, upper: int) -> dict[str, int]:
     ctx = cuda_context_bytes(card.cc)
     return {mode: largest_fitting_seq_len(mb, d, list(card.rooms), mode, split, quantized, upper, ctx) for mode in CACHE_MODE_ORDER}
 
@@ -62,7 +63,7 @@ def manual_split_budget(mb: ModelBytes, d: ModelDims, card: Card, seq: int, mode
     return plan_budget(mb, d, list(card.rooms), seq, mode, split, quantized, cuda_context_bytes(card.cc))
 
 
-def _fixes(ctx: CheckContext, m, mb: ModelBytes, budget: Budget, table: dict[str, int], seq: int,
+def _fixes(ctx: CheckContext, m: ModelFacts, mb: ModelBytes, budget: Budget, table: dict[str, int], seq: int,
            manual: Budget | None = None) -> tuple[str, list[str]]:
     mode = ctx.plan.cache_mode
     steps, commands = [], []
@@ -103,7 +104,7 @@ def _context_note(cc: str | None) -> str:
     return f"{value} MiB [{conf}]: {source}"
 
 
-def _evidence(budget: Budget, card: Card, mb: ModelBytes, seq: int, seq_source: str, table: dict, d: ModelDims, ctx) -> dict:
+def _evidence(budget: Budget, card: Card, mb: ModelBytes, seq: int, seq_source: str, table: dict, d: ModelDims, ctx: CheckContext) -> dict:
     per_gpu = []
     for dev in budget.devices:
         row: dict[str, object] = {k: _mib(v) for k, v in dev.components.items() if k != "transient_is"}
@@ -120,6 +121,7 @@ def _evidence(budget: Budget, card: Card, mb: ModelBytes, seq: int, seq_source: 
     if budget.unplaced_layers:
         ev["layers_that_do_not_fit"] = budget.unplaced_layers
     notes = list(mb.notes) + list(budget.notes)
+    assert ctx.facts.model is not None  # run(): a model was read
     cfg = ctx.facts.model.config
     if cfg and known(cfg.sliding_layers) and cfg.sliding_layers:
         notes.append(f"{cfg.sliding_layers} sliding-window layers: {SLIDING_WINDOW_NOTE[0]}")

@@ -13,6 +13,7 @@ from checks.base import Check, CheckContext
 from checks.model.path_quirks import parent_has_quirks, quirks, rename_command
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
+from doctor.model.model_dir import ModelFacts
 from doctor.model.units import gb
 
 NO_MODEL = "no --model given"
@@ -33,7 +34,7 @@ def _split_hint(parts: tuple[str, ...], joined: str, exists: bool, first_exists:
             "Quote the whole path, e.g. --model '/data/tmp/my model'.")
 
 
-def _missing(path: str, parts: tuple[str, ...], m, named_by: str) -> Finding:
+def _missing(path: str, parts: tuple[str, ...], m: ModelFacts, named_by: str) -> Finding:
     split_summary, split_fix = _split_hint(parts, path, False, m.first_piece_exists)
     near = list(m.near_matches)
     summary = split_summary or f"{path!r}: no such file or directory"
@@ -45,7 +46,7 @@ def _missing(path: str, parts: tuple[str, ...], m, named_by: str) -> Finding:
                          [f"ls -la {shlex.quote(posixpath.dirname(path.rstrip('/')) or '.')}"])
 
 
-def _contents(m) -> tuple[list[str], list[str], dict[str, object]]:
+def _contents(m: ModelFacts) -> tuple[list[str], list[str], dict[str, object]]:
     """(fail reasons, warn reasons, evidence) about what is inside the directory."""
     fails: list[str] = []
     warns: list[str] = []

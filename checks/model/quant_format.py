@@ -13,12 +13,13 @@ from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
 from doctor.knowledge.formats import FormatPath, paths_for, plan_engine
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
+from doctor.model.model_dir import QuantFacts
 from doctor.model.unknown import known
 
 EXL2_HINT = "For ExLlamaV2's fast path get an EXL2 quant (or a 4-bit GPTQ one) of the same model."
 
 
-def format_keys(q) -> list[str]:
+def format_keys(q: QuantFacts) -> list[str]:
     """The knowledge-base rows this quantization falls under (GPTQ splits by bits and act-order)."""
     if q.method != "gptq":
         return [q.method]
@@ -28,7 +29,7 @@ def format_keys(q) -> list[str]:
     return ["gptq-act-order", "gptq"] if act else ["gptq"]
 
 
-def _describe(q) -> str:
+def _describe(q: QuantFacts) -> str:
     if q.method == "exl2":
         bits = f"{q.bits:g} bpw" if known(q.bits) else "bpw not declared"
         head = f", head {q.head_bits:g} bits" if known(q.head_bits) else ""
@@ -53,7 +54,7 @@ def _row(p: FormatPath) -> str:
     return f"{p.runtime}: {p.outcome} via {p.kernel} [{p.confidence}]"
 
 
-def _engine_cannot_load(q, rows: list[FormatPath]) -> list[FormatPath] | None:
+def _engine_cannot_load(q: QuantFacts, rows: list[FormatPath]) -> list[FormatPath] | None:
     """The plan's engine's rows when it cannot load this format at all (every row cannot-load or refused), else None."""
     engine = plan_engine(q.method)
     own = [r for r in rows if r.runtime == engine]

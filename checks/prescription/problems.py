@@ -14,7 +14,7 @@ from checks.prescription.forward_compat import forward_compat, runs_through_comp
 from doctor.knowledge.attention import cc_at_least
 from doctor.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
 from doctor.knowledge.torch_wheels import arch_list_to_ccs, lookup, rocm_of
-from doctor.model.facts import Facts
+from doctor.model.facts import Facts, TorchFacts
 from doctor.model.prescription import Problem
 from doctor.model.unknown import known
 
@@ -74,7 +74,7 @@ def nvcc_targets(nvcc_major: int | None, cc: str) -> bool:
     return rng is not None and cc_at_least(cc, rng.min_cc) and cc_at_least(rng.max_cc, cc)
 
 
-def torch_archs(torch) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
+def torch_archs(torch: TorchFacts) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
     """The wheel's cubins and PTX: measured from torch if we have it, else the knowledge base (said so)."""
     if known(torch.arch_list) and torch.arch_list:
         cubins, ptx = arch_list_to_ccs(torch.arch_list)

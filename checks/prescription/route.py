@@ -47,7 +47,7 @@ def torch_candidates(stack: Stack, driver: str | None) -> list[_Candidate]:
             continue  # the installed wheel is the problem
         out.append(_Candidate(row, rel is not None and row.torch == f"{rel[0]}.{rel[1]}"))
 
-    def key(c: _Candidate):
+    def key(c: _Candidate) -> tuple[int, bool, bool, int, float]:
         distance = abs(_minor(c.row) - rel[1]) if rel else -_minor(c.row)
         keeps_nvcc = usable_nvcc is not None and int(c.row.cuda.split(".")[0]) == usable_nvcc
         mode = driver_runs_cuda(driver, c.row.cuda) if driver else "toolkit"
@@ -150,7 +150,7 @@ def driver_step(stack: Stack, cuda: str | None) -> Step | None:
                 + f" (sources: {TOOLKIT_DRIVER[0][2]} ; {LAST_LEGACY_BRANCH_EOL[1]})", driver_branch=last or (floor[0] if floor else None))
 
 
-def _torch_route(stack: Stack, problems, driver: str | None, lead: tuple[Step, ...] = ()) -> Route | None:
+def _torch_route(stack: Stack, problems: tuple[Problem, ...], driver: str | None, lead: tuple[Step, ...] = ()) -> Route | None:
     cands = torch_candidates(stack, driver)
     if not cands:
         return None

@@ -19,6 +19,7 @@ from doctor.knowledge.engines import JIT_UNITS
 from doctor.knowledge.torch_wheels import rocm_of
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
+from doctor.model.prescription import Prescription
 from doctor.model.unknown import known
 
 
@@ -38,12 +39,12 @@ def _build_kind(torch_version: str) -> str:
     return f"a ROCm {rocm} build (for AMD GPUs)" if rocm else "a CPU-only build"
 
 
-def _route(ctx: CheckContext):
+def _route(ctx: CheckContext) -> Prescription | None:
     """The machine's prescription (the same one cuda-pairing quotes), or None without a known card."""
     return machine_prescription(ctx.facts, ctx.plan)
 
 
-def _jit_problems(rx) -> tuple[list[str], str, list[str]]:
+def _jit_problems(rx: Prescription | None) -> tuple[list[str], str, list[str]]:
     """Why a JIT build would fail here: (problems, fix, commands), the commands quoted from the route."""
     if rx is None:
         return [], "", []
@@ -76,6 +77,7 @@ def run(ctx: CheckContext) -> Finding:
                                                               ("See cuda-pairing for a torch build that fits this card.", [])))
     no_kernel = [p for p in (rx.problems if rx else ()) if p.kind in BLOCKING]
     if no_kernel:  # nothing can run: the probe would only reproduce the crash
+        assert rx is not None  # its problems are the ones found
         fix, commands = route_fix(rx)
         return CHECK.finding(Status.FAIL, f"exllamav2 {version} cannot run here: " + "; ".join(p.detail for p in no_kernel),
                              {**ev, "problems": [p.detail for p in no_kernel], "probe_can_run": False}, fix, commands)

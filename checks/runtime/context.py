@@ -55,7 +55,7 @@ def value(x: T | Unknown | None) -> T | None:
     return x if known(x) else None
 
 
-def reason(x) -> str:
+def reason(x: object) -> str:
     return x.reason if isinstance(x, Unknown) else "unknown"
 
 

@@ -15,6 +15,7 @@ from checks.base import Check, CheckContext
 from checks.runtime.context import hbm_gbs, model_bytes, pct, target_summary, value
 from doctor.knowledge import pcie
 from doctor.knowledge.arithmetic.decode_bytes import ceiling_tok_s
+from doctor.knowledge.arithmetic.model_bytes import ModelBytes
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.sample_summary import STREAMING_RX_MBS, GpuSummary
@@ -36,7 +37,7 @@ class Clue:
     offloaded_bytes: float | None = None
 
 
-def _from_plan(ctx: CheckContext, mb) -> list[Clue]:
+def _from_plan(ctx: CheckContext, mb: ModelBytes | None) -> list[Clue]:
     split = ctx.plan.gpu_split
     if not split or mb is None:
         return []
@@ -51,7 +52,7 @@ def _from_plan(ctx: CheckContext, mb) -> list[Clue]:
                  "allocation', and an offloading loader (accelerate device_map) would keep it in host RAM", deficit)]
 
 
-def _from_config(ctx: CheckContext, mb) -> list[Clue]:
+def _from_config(ctx: CheckContext, mb: ModelBytes | None) -> list[Clue]:
     cfg = ctx.facts.launch_config
     if cfg is None:
         return []
@@ -89,7 +90,7 @@ def _watched_use(series: SampleSeries, g: GpuSeries) -> tuple[float | None, floa
     return (max(per_sample) * MIB if per_sample else None), rss, anon
 
 
-def _from_process(ctx: CheckContext, g: GpuSeries, mb, evidence: dict) -> list[Clue]:
+def _from_process(ctx: CheckContext, g: GpuSeries, mb: ModelBytes | None, evidence: dict) -> list[Clue]:
     series = ctx.facts.samples
     if series is None or not series.processes:
         return []
@@ -130,7 +131,7 @@ def _from_pcie(s: GpuSummary, link_gbs: float | None, evidence: dict) -> list[Cl
                  "(commands and tokens only: no bulk transfer)")]
 
 
-def _link(ctx: CheckContext, loaded) -> tuple[str, float | None]:
+def _link(ctx: CheckContext, loaded: tuple[GpuSeries, GpuSummary] | None) -> tuple[str, float | None]:
     gpu = ctx.target_gpu()
     gen = width = None
     if loaded is not None and loaded[1].pcie_gen_busy_min is not None:
@@ -142,7 +143,7 @@ def _link(ctx: CheckContext, loaded) -> tuple[str, float | None]:
     return f"PCIe gen{gen} x{width}", pcie.practical_gbs(gen, width)
 
 
-def _cost(offloaded: float, mb, hbm: float | None, link_name: str, link_gbs: float | None) -> tuple[str, dict]:
+def _cost(offloaded: float, mb: ModelBytes | None, hbm: float | None, link_name: str, link_gbs: float | None) -> tuple[str, dict]:
     if not link_gbs:
         return "", {}
     resident = (mb.gpu_bytes - offloaded) if mb is not None else 0.0

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, Iterable
 
 from doctor.model.ids import CheckId
-from doctor.model.log_analysis import MatchGroup
+from doctor.model.log_analysis import MatchGroup, PlanHint
 
 WINDOWS_PASTE = re.compile(r"(?:^|[\s'\"(=])[A-Za-z]:\\[\w$ .-]|^\s*PS [A-Za-z]:\\|\\AppData\\|\\site-packages\\")
 _VALUE = r"[A-Za-z_]\w*=(?:'[^']*'|\"[^\"]*\"|[^\s;,'\"]+)"
@@ -52,7 +52,7 @@ def windows_commands(commands: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _log_settings(hints) -> str:
+def _log_settings(hints: Iterable[PlanHint]) -> str:
     seen: dict[str, Any] = {}
     for h in hints:
         seen.setdefault(h.field, h.value)
@@ -60,7 +60,7 @@ def _log_settings(hints) -> str:
     return f" This log runs {' and '.join(named)}." if named else ""
 
 
-def fit_to_paste(matches: tuple[MatchGroup, ...], hints=(), head: tuple[str, ...] = ()) -> tuple[MatchGroup, ...]:
+def fit_to_paste(matches: tuple[MatchGroup, ...], hints: tuple[PlanHint, ...] = (), head: tuple[str, ...] = ()) -> tuple[MatchGroup, ...]:
     """The matches with fixes in the paste's shell and with the settings the log printed. `head`: the log's first
     lines, where a paste shows its prompt or install paths even when the error line itself names no path."""
     windows = is_windows_paste([m.text for m in matches]) or is_windows_paste(list(head))

@@ -6,6 +6,11 @@ prints their one-line message and exits 3. Anything else that escapes is a bug i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from doctor.model.facts import Facts
+
 
 class DoctorError(Exception):
     """Base of every exception the doctor raises on purpose."""
@@ -31,7 +36,7 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised in the main thread like Ctrl-C's KeyboardInterrupt: every `except
     KeyboardInterrupt` cleanup runs, and the CLI exits 128 + signum after writing what it has."""
 
-    def __init__(self, signum: int, partial_facts=None):
+    def __init__(self, signum: int, partial_facts: Facts | None = None) -> None:
         super().__init__(signum)
         self.signum = signum
         self.partial_facts = partial_facts

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, Iterable
 
 from doctor.model.ids import CheckId
 from doctor.model.prescription import Prescription
@@ -43,7 +43,7 @@ class Finding:
 SEVERITY = {Status.FAIL: 5, Status.ERROR: 4, Status.WARN: 3, Status.PASS: 2, Status.INFO: 1, Status.SKIP: 0}
 
 
-def worst_status(findings) -> Status:
+def worst_status(findings: Iterable[Finding]) -> Status:
     """The status that speaks for a list of findings (PASS for an empty one)."""
     return max((f.status for f in findings), key=SEVERITY.__getitem__, default=Status.PASS)
 
