@@ -32,8 +32,8 @@ from doctor.commands.explain import explain
 from doctor.facts.archive import ArchiveError, archive_kind, write_archive
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
-from doctor.model.log_analysis import analysis_to_dict
-from doctor.model.report import report_to_dict
+from doctor.model.log_analysis import LogAnalysis, analysis_to_dict
+from doctor.model.report import Report, report_to_dict
 from doctor.model.serialize import to_jsonable
 from doctor.model.source import Origin, SavedFile, ThisMachine
 from doctor.render.common import counts_line
@@ -89,21 +89,21 @@ def run(args: argparse.Namespace) -> ExitCode:
     return ExitCode.USAGE if status is ExitCode.USAGE else ExitCode.OK  # a bad --model stays an input error
 
 
-def _report(args: argparse.Namespace):
+def _report(args: argparse.Namespace) -> Report:
     if not args.replay:
         print("v100-doctor: diagnosing this machine for the bundle …", file=sys.stderr)
     source = SavedFile(args.replay) if args.replay else ThisMachine()
     return Run(source, plan_overrides=lambda base: plan_from_args(args, base)).execute()
 
 
-def _analysis(args: argparse.Namespace, report):
+def _analysis(args: argparse.Namespace, report: Report) -> LogAnalysis:
     log_args = argparse.Namespace(**vars(args))
     log_args.log, log_args.no_live = args.log, False
     source = report.source.to_wire() if report.source.recorded else "live (this machine, as in report.json)"
     return explain(log_args, facts=report.facts, base_plan=report.plan, facts_source=source)
 
 
-def _files(report, analysis) -> dict[str, object]:
+def _files(report: Report, analysis: LogAnalysis | None) -> dict[str, object]:
     files: dict[str, object] = {"report.json": report_to_dict(report), "summary.md": render_markdown(report)}
     if report.facts.samples is not None:
         files["samples.json"] = to_jsonable(report.facts.samples)
@@ -115,7 +115,7 @@ def _files(report, analysis) -> dict[str, object]:
     return files
 
 
-def _manifest(files: dict[str, object], redactor, report, status: ExitCode) -> dict:
+def _manifest(files: dict[str, object], redactor: Redactor | None, report: Report, status: ExitCode) -> dict:
     return {
         "schema": "v100-doctor/bundle/1",
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -35,6 +35,7 @@ import sys
 import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width, write_whole
@@ -44,11 +45,15 @@ from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import LogInputError
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
-from doctor.model.log_analysis import LogAnalysis, analysis_to_json
+from doctor.model.log_analysis import LogAnalysis, PlanHint, analysis_to_json
 from doctor.model.plan import Plan
 from doctor.model.source import SavedFile
 from doctor.render.redact import shareable_analysis
 from doctor.render.untrusted import json_for_terminal, visible
+
+if TYPE_CHECKING:
+    from doctor.logscan.source import LogSource
+    from doctor.model.facts import Facts
 
 PROGRESS_MIN_BYTES = 64 << 20
 
@@ -96,12 +101,12 @@ def rendered(analysis: LogAnalysis, args: argparse.Namespace) -> str:
                    render_text(analysis, verbose=args.verbose, width=text_width(sys.stdout)))
 
 
-def log_head(source, lines: int = 200) -> tuple[str, ...]:
+def log_head(source: LogSource, lines: int = 200) -> tuple[str, ...]:
     """The first lines of the log as sniffed (64 KiB at most, already read): where a paste shows its shell."""
     return tuple(source.head.decode(source.encoding, "replace").splitlines()[:lines])
 
 
-def explain(args: argparse.Namespace, facts=None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
+def explain(args: argparse.Namespace, facts: Facts | None = None, base_plan: Plan | None = None, facts_source: str = "") -> LogAnalysis:
     """Scan the log, then confirm against given facts, a replayed report, or this machine (in that order)."""
     if getattr(args, "replay", None) and facts is None:  # a bad --replay is an input error even if no line matches
         from doctor.facts.replay import load_document  # lazy: only a replay reads a report (its model: ~0.1 s of start-up)
@@ -152,13 +157,13 @@ def _refuse_missing_model(args: argparse.Namespace) -> None:
         raise UsageError(f"--model {path!r}: no such file or directory")
 
 
-def plan_with_hints(plan: Plan, hints, args: argparse.Namespace) -> Plan:
+def plan_with_hints(plan: Plan, hints: Iterable[PlanHint], args: argparse.Namespace) -> Plan:
     """Settings the log printed (max_seq_len, cache_mode) fill what the command line did not give."""
     changes = {h.field: h.value for h in hints if getattr(args, h.field, None) is None}
     return replace(plan, **changes) if changes else plan
 
 
-def _facts_for(args: argparse.Namespace):
+def _facts_for(args: argparse.Namespace) -> tuple[Facts | None, Plan | None, str]:
     """(facts, the saved plan, a label): a replayed document's, or None to gather this machine's."""
     if args.replay:
         from doctor.facts.source import resolve  # lazy: only a replay resolves a saved source
@@ -169,7 +174,7 @@ def _facts_for(args: argparse.Namespace):
     return None, None, "live (this machine)"
 
 
-def _progress_printer(name: str):
+def _progress_printer(name: str) -> Callable[[int, int | None], None] | None:
     if not sys.stderr.isatty():
         return None
     started = time.perf_counter()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from doctor.cli.options import path_arg, positive_int
 from doctor.cli.output import write_whole
@@ -20,6 +21,9 @@ from doctor.render.fleet import render_fleet_json, render_fleet_markdown, render
 from doctor.render.redact import shareable_fleet
 from doctor.render.untrusted import visible
 from doctor.run.fleet import collect
+
+if TYPE_CHECKING:
+    from doctor.model.fleet import Fleet
 
 EXIT_FOR = {"fail": ExitCode.FAILURES, "error": ExitCode.INTERNAL, "unreadable": ExitCode.USAGE, "warn": ExitCode.WARNINGS}
 
@@ -36,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-rows", type=positive_int, default=200, metavar="N", help="rows shown in text/Markdown (default 200)")
 
 
-def exit_code(fleet) -> ExitCode:
+def exit_code(fleet: Fleet) -> ExitCode:
     worst = [EXIT_FOR[r.status] for r in fleet.rows if r.status in EXIT_FOR]
     order = (ExitCode.FAILURES, ExitCode.INTERNAL, ExitCode.USAGE, ExitCode.WARNINGS)
     return next((code for code in order if code in worst), ExitCode.OK)

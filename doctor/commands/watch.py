@@ -29,6 +29,7 @@ import signal
 import sys
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.runtime import RUNTIME_CHECKS
@@ -47,6 +48,10 @@ from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.plan import Plan
 from doctor.render.untrusted import visible
 from doctor.run import pipeline
+
+if TYPE_CHECKING:
+    from doctor.model.facts import Facts
+    from doctor.model.model_dir import ModelFacts
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -70,7 +75,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_arguments(p)
 
 
-def _progress_line(sampler, index: int, seconds: float, label: str) -> str:
+def _progress_line(sampler: sampling.Sampler, index: int, seconds: float, label: str) -> str:
     s = sampler.latest(index)
     if s is None:
         return f"watching {label}: {sampler.elapsed_s:.0f}/{seconds:.0f} s"
@@ -86,7 +91,7 @@ def _or_dash(value: object, unit: str) -> str:
     return "–" if value is None else f"{value}{unit}"
 
 
-def _gather(plan: Plan, nvml_timeout_s: float):
+def _gather(plan: Plan, nvml_timeout_s: float) -> Facts:
     """The machine's facts, read before sampling starts: the torch child initialises CUDA, and its short-lived
     context would otherwise show up in the samples as a process competing for the GPU."""
     print("v100-doctor: reading the machine (driver, torch, host)...", file=sys.stderr)
@@ -96,7 +101,7 @@ def _gather(plan: Plan, nvml_timeout_s: float):
         raise UsageError(f"could not read this machine's facts: {type(exc).__name__}: {exc}") from None
 
 
-def _model_facts(paths: list[str] | None):
+def _model_facts(paths: list[str] | None) -> ModelFacts | None:
     if not paths:
         return None
     path = " ".join(paths)
@@ -111,7 +116,7 @@ INTERRUPTED_WAIT_S = 0.3  # after a signal, how long a sample or the end counter
 NVML_BROKEN = ("NVML did not answer", "NVML crashed")  # doctor/facts/nvml/isolated.py's reasons for a broken driver
 
 
-def _needs_the_gpu(machine, index: int) -> None:
+def _needs_the_gpu(machine: Facts, index: int) -> None:
     """watch samples a GPU: without one (or without that index) it says so at once, instead of sampling nothing."""
     if machine.gpu(index) is not None:
         return

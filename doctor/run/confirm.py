@@ -15,7 +15,7 @@ from typing import Iterable
 
 from checks.base import Check
 from checks.registry import all_checks
-from doctor.knowledge.signatures import by_id
+from doctor.knowledge.signatures import Signature, by_id
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
 from doctor.model.log_analysis import Confirmation, MatchGroup
@@ -30,7 +30,7 @@ _VERB = {Status.FAIL: "failed", Status.WARN: "warns", Status.PASS: "passed", Sta
 
 def checks_needed(ids: Iterable[str]) -> tuple[Check, ...]:
     """The named checks and everything they depend on, in the registry's order."""
-    registry = {c.id: c for c in all_checks()}
+    registry: dict[str, Check] = {c.id: c for c in all_checks()}
     wanted: set[str] = set()
     todo = [i for i in ids if i in registry]
     while todo:
@@ -80,7 +80,7 @@ def judge(match: MatchGroup, findings: dict[str, Finding], facts: Facts, plan: P
     return Confirmation(RULED_OUT, said, passed[0].id, Status.PASS.value)
 
 
-def _noted_limit(sig, findings: dict[str, Finding]) -> Confirmation | None:
+def _noted_limit(sig: Signature | None, findings: dict[str, Finding]) -> Confirmation | None:
     """A card's limit that its check notes in a pass (the signature's confirmed_by_evidence): False confirms."""
     if sig is None or not sig.confirmed_by_evidence:
         return None

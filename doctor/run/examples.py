@@ -10,6 +10,7 @@ RECORDED EXAMPLE, never this machine. Where the files live: doctor/facts/example
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from doctor.facts.examples import EXAMPLES, ORDER, example_file, example_names
 from doctor.facts.replay import load_document
@@ -18,10 +19,13 @@ from doctor.model.report import Report
 from doctor.model.source import BundledExample, example
 from doctor.run.run import Run
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable  # a pathlib.Path is one too (tests)
+
 __all__ = ["EXAMPLES", "ORDER", "example_file", "example_names", "load_example", "replay_example"]
 
 
-def load_example(name: str, folder=EXAMPLES) -> Report:
+def load_example(name: str, folder: Traversable = EXAMPLES) -> Report:
     """The example as recorded (probe included); ReplayError when it is missing or damaged."""
     with example_file(name, folder) as path:
         loaded = load_document(path)
@@ -30,6 +34,6 @@ def load_example(name: str, folder=EXAMPLES) -> Report:
     return replace(loaded.report, source=example(name), note=loaded.note)
 
 
-def replay_example(name: str, folder=EXAMPLES) -> Report:
+def replay_example(name: str, folder: Traversable = EXAMPLES) -> Report:
     """Today's checks on the example's facts, then its recorded probe judged by today's verdict."""
     return Run(BundledExample(name, None if folder is EXAMPLES else folder)).execute()

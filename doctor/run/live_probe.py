@@ -60,7 +60,7 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     return with_probe(report, probe)
 
 
-def live_sampler_factory(on_event: Callable[[ProbeEvent], None]):
+def live_sampler_factory(on_event: Callable[[ProbeEvent], None]) -> Callable[[int, list[int]], Any]:
     """The runner's own sampler, plus a thread that relays its latest reading as a GpuReading."""
     from doctor.probe.runner import default_sampler  # lazy: the probe's sampler loads when a probe starts
 

@@ -10,7 +10,7 @@ import shutil
 import tempfile
 import threading
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
 
 from checks.prescription.probe_install import probe_install_commands
 from doctor.model.events import ProbeEvent
@@ -67,7 +67,7 @@ def skip_finding(reason: str, asked: bool) -> Finding:
 
 def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticRequest | None = None,
                  on_event: ProbeSink | None = None, cancel: threading.Event | None = None, sampling: bool = True,
-                 **spec_overrides) -> Report:
+                 **spec_overrides: Any) -> Report:
     """Run the probe when it can run; otherwise say why, as the `probe` finding."""
     why = skip_reason(report, synthetic=synthetic is not None)
     if why:
@@ -84,7 +84,7 @@ def budgeted_seq_len(report: Report) -> int | None:
     return report.plan.max_seq_len or (int(seq) if isinstance(seq, int) else None)
 
 
-def spec_for(plan: Plan, max_seq_len: int | None = None, **overrides) -> ProbeSpec:
+def spec_for(plan: Plan, max_seq_len: int | None = None, **overrides: Any) -> ProbeSpec:
     return ProbeSpec(model_path=plan.model_path or "", max_seq_len=plan.max_seq_len or max_seq_len, cache_mode=plan.cache_mode,
                      gpu_split=plan.gpu_split, gpu_index=plan.gpu_index, **overrides)
 
@@ -143,6 +143,7 @@ def with_probe(report: Report, probe: ProbeReport) -> Report:
     try:
         verdict = build_verdict(probe, report.facts, report.plan)
     except NoCeiling as exc:
+        assert probe.result is not None  # probe.ok: a result
         speed = Finding(id=CheckId.DECODE_SPEED, title=DECODE_SPEED_TITLE, status=Status.INFO,
                         summary=f"{probe.result.decode_tok_s:.1f} tok/s measured; no ceiling to compare with: {exc}",
                         evidence={"measured_tok_s": probe.result.decode_tok_s})

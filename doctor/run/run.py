@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from doctor.facts.source import GatherOptions, base_plan, is_live, resolve
 from doctor.model.errors import UsageError
@@ -19,6 +19,8 @@ from doctor.model.source import Source, ThisMachine
 
 if TYPE_CHECKING:
     from checks.base import Check
+    from doctor.facts.torch_facts import TorchGatherer
+    from doctor.model.facts import Facts
     from doctor.model.report import Report
     from doctor.probe.runner import SyntheticRequest
 
@@ -32,7 +34,7 @@ class ProbeRequest:
     asked: bool = False  # `probe`: a probe that cannot run is a failure, not a skip, and it runs without --model
     synthetic: SyntheticRequest | None = None  # measure a random-weight model sized for the card instead of --model
     sampling: bool = True  # NVML sampled during the timed runs
-    settings: tuple[tuple[str, object], ...] = ()  # ProbeSpec fields the user set (tokens, runs, warm-up, ...)
+    settings: tuple[tuple[str, Any], ...] = ()  # ProbeSpec fields the user set (tokens, runs, warm-up, ...)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class RunControl:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._torch = None
+        self._torch: TorchGatherer | None = None
         self._stopped = False  # a quit before the gathering started: its torch child is stopped as it starts
 
     def started(self, options: GatherOptions) -> GatherOptions:
@@ -105,7 +107,7 @@ class RunControl:
         return replace(options, torch_gatherer=gatherer)
 
     @property
-    def gatherer(self):
+    def gatherer(self) -> TorchGatherer | None:
         """The torch-facts gatherer of the gathering in progress (None before it starts, or for a replay)."""
         with self._lock:
             return self._torch
@@ -119,7 +121,7 @@ class RunControl:
             child.kill()
 
 
-def require_recorded_gpus(plan: Plan, facts) -> None:
+def require_recorded_gpus(plan: Plan, facts: Facts) -> None:
     """--gpu N on a saved report that has no GPU N is a usage error naming the GPUs it has: nvidia-smi on this
     machine cannot help (on a live run, gpu-present says which GPUs NVML sees and how to list them)."""
     have = [g.index for g in facts.nvml.gpus]
@@ -129,5 +131,5 @@ def require_recorded_gpus(plan: Plan, facts) -> None:
                          "recorded); pick one of those, or leave --gpu out to judge every GPU")
 
 
-def _ids(checks) -> tuple[tuple[str, str], ...]:
+def _ids(checks: Iterable[Check]) -> tuple[tuple[str, str], ...]:
     return tuple((c.id, c.title) for c in checks)

@@ -21,6 +21,7 @@ from doctor.model.source import BundledExample
 from doctor.run.run import Run
 
 if TYPE_CHECKING:  # kept out of the import path: the first frame is painted before these load
+    from checks.base import Check
     from doctor.model.events import ProbeEvent
     from doctor.model.report import Report
 
@@ -40,7 +41,7 @@ class Session:
     story_start: str | None = None  # the example whose full report opens first (`demo NAME`); None: the story view
 
     @property
-    def checks(self):
+    def checks(self) -> tuple[Check, ...] | None:
         return self.run.checks
 
     @staticmethod
