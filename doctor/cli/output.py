@@ -13,8 +13,8 @@ from doctor.facts.children import interrupts_ignored
 from doctor.model.errors import OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.findings import Status
-from doctor.render.redact import shareable
 from doctor.render.untrusted import json_for_terminal, visible
+from doctor.run.share import shared_report
 
 if TYPE_CHECKING:
     from doctor.model.events import ProbeEvent, RunEvent
@@ -81,7 +81,7 @@ def emit(report: Report, args: argparse.Namespace) -> ExitCode:
     """Write the report where asked, print it in the chosen format, return the exit code."""
     from doctor.model.report import report_to_json  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
-    shared = shareable(report, not getattr(args, "no_redact", False)) if _shares(args) else report
+    shared = shared_report(report, not getattr(args, "no_redact", False)) if _shares(args) else report
     if getattr(args, "output", None):
         write_report_file(shared, args.output, redact=False)  # already shareable
     if getattr(args, "prometheus", None):
@@ -114,7 +114,7 @@ def _shares(args: argparse.Namespace) -> bool:
 def write_report_file(report: Report, path: str, redact: bool = True) -> None:
     from doctor.model.report import report_to_json  # lazy: the report model and renderers load when a report is written, not for --version or --help
 
-    write_report_text(report_to_json(shareable(report, redact)) + "\n", path)
+    write_report_text(report_to_json(shared_report(report, redact)) + "\n", path)
 
 
 def write_report_text(text: str, path: str) -> None:

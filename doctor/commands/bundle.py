@@ -30,6 +30,7 @@ from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan
 from doctor.cli.output import exit_code_for
 from doctor.commands.explain import explain
 from doctor.facts.archive import ArchiveError, archive_kind, write_archive
+from doctor.facts.identities import this_machine
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_dict
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> ExitCode:
     analysis = _analysis(args, report) if args.log else None
     redactor = None
     if not args.no_redact:  # the log's values first, then the report's, then the log again with both known
-        redactor = Redactor(live=not args.replay)
+        redactor = Redactor(None if args.replay else this_machine())  # a replay: hide what it names, not this machine
         if analysis is not None:
             shareable_analysis(analysis, redactor=redactor)
         report = shareable(report, redactor=redactor)

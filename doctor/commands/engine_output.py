@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from doctor.cli.output import write_report_text
+from doctor.facts.identities import this_machine
 from doctor.render.redact import Redactor
 
 
@@ -17,7 +18,7 @@ def emit_engine_probe(args: argparse.Namespace, text: str, doc: Any) -> None:
     wants_json, path = getattr(args, "json", False), getattr(args, "output", None)
     if wants_json or path:
         if not getattr(args, "no_redact", False):
-            redactor = Redactor(live=True)  # this machine's home, user, host and secrets, wherever they appear
+            redactor = Redactor(this_machine())  # this machine's home, user, host and secrets, wherever they appear
             redactor.learn_json(doc)
             doc = redactor.prose_json(doc)
         rendered = json.dumps(doc, indent=1)

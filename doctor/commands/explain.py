@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width, write_whole
 from doctor.commands.log_input import open_log
+from doctor.facts.identities import this_machine
 from doctor.knowledge.paste import fit_to_paste
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import LogInputError
@@ -80,7 +81,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> ExitCode:
     analysis = explain(args)
     if args.output or args.json or args.markdown:  # made to be sent: the log's secrets and names are replaced
-        analysis = shareable_analysis(analysis, not args.no_redact)
+        analysis = shareable_analysis(analysis, not args.no_redact, machine=None if args.no_redact else this_machine())
     if args.output:
         try:  # whole or as it was: a full disk or a signal never leaves half a file (write_whole)
             write_whole(args.output, analysis_to_json(analysis) + "\n")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from doctor.cli.options import path_arg, positive_int
 from doctor.cli.output import write_whole
+from doctor.facts.identities import this_machine
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.render.fleet import render_fleet_json, render_fleet_markdown, render_fleet_text
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> ExitCode:
     if not fleet.reports:
         raise UsageError(f"no report files (.json, .tar.gz, .zip) under {', '.join(args.paths)}")
     if args.output or args.json or args.markdown:  # made to be sent: home paths, UUIDs and secrets replaced
-        fleet = shareable_fleet(fleet, not args.no_redact)
+        fleet = shareable_fleet(fleet, not args.no_redact, this_machine() if not args.no_redact else None)
     if args.output:
         try:  # whole or as it was: a full disk or a signal never leaves half a file (write_whole)
             write_whole(args.output, render_fleet_json(fleet))

@@ -5,8 +5,9 @@ Redaction goes by structure. A document has parts read from the user's machine (
 source; a log's lines; a launch config's lines) and parts the doctor wrote (findings, verdict, route, notes). The
 Redactor first learns the values to hide from the read parts only: identifying fields by name (hostname, serial,
 uuid), secret-named fields and variables, secret shapes in text (NAME=VALUE, `--api-key VALUE`, `Authorization:
-Bearer ...`, URL passwords, hf_/sk-/ghp_/AKIA tokens, `boot <uuid>`, MACs), /home/<name> paths, and when live this
-machine's own home, user, hostnames and secret environment. Then it replaces exactly those values wherever they
+Bearer ...`, URL passwords, hf_/sk-/ghp_/AKIA tokens, `boot <uuid>`, MACs), /home/<name> paths, and when given them
+this machine's own home, user, hostnames and secret environment (gathered by doctor/facts/identities.py: the
+redactor reads nothing from the machine itself). Then it replaces exactly those values wherever they
 appear, the doctor's prose included (a finding that quotes the hostname); a pattern never runs over prose, so
 "per token: 12.79 GB" stays as written. Stand-ins hold no Markdown or HTML syntax (`redacted-host`,
 `GPU-uuid-1-redacted`), so GitHub shows them as a terminal does, and they are numbered in order of first
@@ -16,14 +17,12 @@ themselves are never written anywhere.
 
 from __future__ import annotations
 
-import getpass
-import os
 import re
-import socket
 from collections import Counter
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from doctor.model.identities import Identities
 
 if TYPE_CHECKING:
     from doctor.model.fleet import Fleet
@@ -79,7 +78,8 @@ def looks_secret(value: str) -> bool:
 
 
 class Redactor:
-    def __init__(self, live: bool = True):
+    def __init__(self, machine: Identities | None = None):
+        """`machine`: this machine's identities (doctor/facts/identities.py) when what is redacted was read here."""
         self.counts: Counter = Counter()
         self.secret_names: set[str] = set()
         self.homes: dict[str, None] = {}
@@ -88,25 +88,21 @@ class Redactor:
         self.serials: dict[str, None] = {}
         self.secrets: dict[str, str] = {}  # value -> kind (secret, machine id, MAC address)
         self._uuid_aliases: dict[str, str] = {}  # in order of first appearance: the stand-ins' numbers
-        if live:
-            self._learn_this_machine()
+        if machine is not None:
+            self._learn_machine(machine)
 
     @property
     def uuids(self) -> tuple[str, ...]:
         return tuple(self._uuid_aliases)
 
     # -- learning (only from what was read from the machine, never from the doctor's prose) ------------------
-    def _learn_this_machine(self) -> None:
-        home = str(Path.home())
-        if home not in ("/", "") and len(home) > 3:
-            self.homes[home] = None
-        try:
-            self._add_user(getpass.getuser())
-        except Exception:  # no user name (a container without /etc/passwd entry): nothing to hide
-            pass
-        for name in (socket.gethostname(), socket.getfqdn()):
+    def _learn_machine(self, machine: Identities) -> None:
+        if machine.home not in ("/", "") and len(machine.home) > 3:
+            self.homes[machine.home] = None
+        self._add_user(machine.user)
+        for name in machine.hostnames:
             self._add_host(name)
-        for name, value in os.environ.items():
+        for name, value in machine.environment:
             if secret_name(name) and looks_secret(value):
                 self._add_secret(value, "secret")
 
@@ -277,35 +273,39 @@ def redact_analysis_dict(data: dict, redactor: Redactor) -> dict:
     return redactor.prose_json(out)
 
 
-def shareable(report: Report, redact: bool = True, redactor: Redactor | None = None) -> Report:
+def shareable(report: Report, redact: bool = True, redactor: Redactor | None = None,
+              machine: Identities | None = None) -> Report:
     """The report as it may leave this machine: identifying values and secrets replaced (Redactor, above), the
     doctor's words and everything the checks read kept, so a replay of it gives the same findings. Every report
     output goes through here (--json, -o, --markdown, the TUI's saves and copy, watch, bundle); redact=False
-    (--no-redact) returns it as it is."""
+    (--no-redact) returns it as it is. `machine`: the identities of the machine that gathered it, when that is this
+    one (doctor/facts/identities.py identities_for; a replay hides what the report names, not the replayer's)."""
     if not redact:
         return report
     from doctor.model.report import Report, report_to_dict  # lazy: the report model (17 modules) loads when a report is redacted, not for --version/--help
     from doctor.model.serialize import from_jsonable  # lazy: as the report model, never for --version/--help
 
     if redactor is None:
-        redactor = Redactor(live=not report.source.recorded)  # a replay: hide what the report names, not the replayer
+        redactor = Redactor(machine)
     return from_jsonable(Report, redact_report_dict(report_to_dict(report), redactor), "$")
 
 
-def shareable_analysis(analysis: LogAnalysis, redact: bool = True, redactor: Redactor | None = None) -> LogAnalysis:
+def shareable_analysis(analysis: LogAnalysis, redact: bool = True, redactor: Redactor | None = None,
+                       machine: Identities | None = None) -> LogAnalysis:
     """A log analysis as it may leave this machine (explain --json/-o/--markdown, the bundle): the log's secrets
-    and identifying values replaced wherever they appear, the doctor's titles and fixes untouched."""
+    and identifying values replaced wherever they appear, this machine's too (`machine`), the doctor's titles and
+    fixes untouched."""
     if not redact:
         return analysis
     from doctor.model.log_analysis import LogAnalysis, analysis_to_dict  # lazy: loads when an analysis is shared
     from doctor.model.serialize import from_jsonable  # lazy: as the analysis model
 
     if redactor is None:
-        redactor = Redactor(live=True)
+        redactor = Redactor(machine)
     return from_jsonable(LogAnalysis, redact_analysis_dict(analysis_to_dict(analysis), redactor), "$")
 
 
-def shareable_fleet(fleet: Fleet, redact: bool = True) -> Fleet:
+def shareable_fleet(fleet: Fleet, redact: bool = True, machine: Identities | None = None) -> Fleet:
     """A fleet as it may leave this machine: what its rows read from the reports (model paths, source files,
     card and package names) is learned from, the causes (the doctor's words) only get those values replaced.
     Host names stay: naming each host is what a fleet is for (reports shared redacted already name none)."""
@@ -314,7 +314,7 @@ def shareable_fleet(fleet: Fleet, redact: bool = True) -> Fleet:
     from doctor.model.fleet import Fleet  # lazy: loads when a fleet is shared
     from doctor.model.serialize import from_jsonable, to_jsonable  # lazy: as the fleet model
 
-    redactor = Redactor(live=True)  # this machine's home, user and secrets (the reports' paths sit under it) ...
+    redactor = Redactor(machine)  # this machine's home, user and secrets (the reports' paths sit under it) ...
     redactor.hosts.clear()  # ... but not its host name: a fleet names its hosts
     data = to_jsonable(fleet)
     for row in data.get("rows") or []:

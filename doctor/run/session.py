@@ -49,6 +49,13 @@ class Session:
         """What `s` and `m` write, through the one atomic writer (whole or as it was); OSError if it cannot."""
         write_whole(path, text)
 
+    def shareable(self, report: Report) -> Report:
+        """What `s`, `m` and the clipboard get: redacted as -o is (this machine's identities hidden when the report
+        was gathered here), unless --no-redact."""
+        from doctor.run.share import shared_report  # lazy: redaction loads only when saving, after the first frame
+
+        return shared_report(report, self.redact)
+
     def stage_run(self, name: str) -> Run:
         """The Run of one story stage (a bundled example), for `r` once that stage is opened."""
         return Run(BundledExample(name))

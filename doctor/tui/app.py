@@ -704,9 +704,7 @@ class DoctorApp(App["Report | None"]):
 
     def _shareable(self) -> Report:
         """What a save or the clipboard gets: redacted as every report output is, unless --no-redact."""
-        from doctor.render.redact import shareable  # lazy: redaction loads only when saving, after the first frame
-
-        return shareable(self.report, self.session.redact)
+        return self.session.shareable(self.report)
 
     def _write(self, path: Path, text: str, what: str) -> None:
         try:

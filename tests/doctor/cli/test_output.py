@@ -9,11 +9,11 @@ import pytest
 from conftest import MACHINES, ROOT, run_cli
 from identity_support import HOME, HOSTNAME, leaked, planted_fixture
 
-from doctor.cli.output import shareable
 from doctor.facts.replay import load_document
 from doctor.model.report import parse_document, report_to_dict, report_to_json
 from doctor.model.source import replayed as replay_of
 from doctor.render.markdown import render_markdown
+from doctor.render.redact import shareable
 from doctor.run.pipeline import diagnose
 
 RECORDED = sorted(MACHINES.glob("*.json")) + sorted((ROOT / "doctor" / "examples").glob("*.json"))

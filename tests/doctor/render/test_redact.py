@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from doctor.model.identities import Identities
 from doctor.render.redact import HOST, SECRET, SERIAL, USER, Redactor, secret_name
 
 
 def redactor(**learned) -> Redactor:
-    r = Redactor(live=False)
+    r = Redactor()
     for text in learned.get("texts", []):
         r.learn_text(text)
     if "json" in learned:
@@ -76,19 +77,19 @@ def test_generic_or_short_names_are_left_alone():
     assert r.describe() == "nothing to redact was found"
 
 
-def test_this_machines_own_names_are_learned_when_live(monkeypatch):
-    monkeypatch.setattr("socket.gethostname", lambda: "my-workstation-42")
-    monkeypatch.setattr("socket.getfqdn", lambda: "my-workstation-42.corp.example")
-    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-value-12345")
-    r = Redactor(live=True)
-    out = r.text("built on my-workstation-42.corp.example with tok-value-12345")
-    assert out == f"built on {HOST} with {SECRET}"
+def test_the_machines_given_identities_are_learned():
+    machine = Identities(home="/srv/people/kim", user="kimlee", hostnames=("my-workstation-42", "my-workstation-42.corp.example"),
+                         environment=(("MY_SERVICE_TOKEN", "tok-value-12345"), ("CACHE_MODE", "Q4"), ("PATH", "/usr/bin")))
+    r = Redactor(machine)
+    out = r.text("kimlee built /srv/people/kim/llm on my-workstation-42.corp.example with tok-value-12345, Q4 cache")
+    assert out == f"{USER} built ~/llm on {HOST} with {SECRET}, Q4 cache"
+    assert Redactor().text(out) == out and Redactor().text("my-workstation-42") == "my-workstation-42"
 
 
 def test_url_passwords_machine_ids_and_macs_in_a_log_are_redacted():
     from doctor.render.redact import Redactor
 
-    r = Redactor(live=False)
+    r = Redactor()
     out = r.text("https://bob:hunter2@pypi.example.com/simple machine-id: 4a3b2c1d5e6f47a8b9c0d1e2f3a4b5c6 "
                  "boot_id=0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0 link/ether 00:1a:2b:3c:4d:5e at 12:30:45")
     assert "hunter2" not in out and "4a3b2c1d" not in out and "0b1c2d3e" not in out and "00:1a:2b" not in out

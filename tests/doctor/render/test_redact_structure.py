@@ -149,7 +149,7 @@ def test_the_check_above_fails_when_a_pattern_rewrites_prose():
 
 
 def test_secret_forms_in_a_log_are_all_redacted_and_prose_like_lines_are_not():
-    r = Redactor(live=False)
+    r = Redactor()
     lines = ["python server.py --api-key s3cr3tValue99 --password hunter2x", "MYSQL_PWD=abcdef123 GPG_PASSPHRASE=zzyx4321",
              'curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9abc"', "-- boot 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0 --",
              "AKIAABCDEFGHIJKLMNOP sk-proj-abcdefghijklmnopqrstuv hf_FAKEtokenDoNotUse0123456789abcdefXYZ",
