@@ -14,6 +14,7 @@ import sys
 from types import FrameType
 from typing import TYPE_CHECKING, Sequence, TypeGuard
 
+from doctor import start_guard_handed_back
 from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, source_from_args, wants_tui
 from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
@@ -121,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupted)
     try:
+        start_guard_handed_back()  # inside the try: a Ctrl-C from here on is this function's 130
         prepare_streams()
         return _main(argv)
     except KeyboardInterrupt:  # before _main's own handler took over (start-up): 130, no traceback
