@@ -11,8 +11,6 @@ try:  # from the first instruction: a Ctrl-C before the handler below is in plac
     import os as _os
     import sys as _sys
 
-    __version__ = "0.1.0"
-
     def _interrupted_while_starting(_signum: int, _frame: object) -> None:
         """Nothing has started yet (no child, no file): one line and 130, at once."""
         try:
@@ -37,6 +35,8 @@ try:  # from the first instruction: a Ctrl-C before the handler below is in plac
             _signal.signal(_signal.SIGINT, _interrupted_while_starting)
     except ValueError:  # not the main thread: not the program's start
         pass
+
+    from doctor.version import __version__  # noqa: F401  (doctor.__version__, as before)
 except KeyboardInterrupt:
     import os
 

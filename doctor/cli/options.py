@@ -13,11 +13,11 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
-from doctor import __version__
 from doctor.cli.suggest import closest, unrecognized
 from doctor.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import EXIT_CODE_HELP
+from doctor.version import __version__
 
 if TYPE_CHECKING:
     from checks.base import Check

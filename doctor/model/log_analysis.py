@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from doctor import __version__
 from doctor.model.ids import CheckId
 from doctor.model.serialize import to_jsonable, undecodable_escaped
+from doctor.version import __version__
 
 SCHEMA = "v100-doctor/log-analysis/1"
 LIST_CAP = 20  # line numbers kept per group

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from doctor import __version__
 from doctor.model.errors import ReplayError
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, GpuJudgement
@@ -22,6 +21,7 @@ from doctor.model.probe_results import ProbeReport
 from doctor.model.serialize import LoadError, from_jsonable, to_jsonable, undecodable_escaped
 from doctor.model.source import Provenance
 from doctor.model.verdict import Verdict
+from doctor.version import __version__
 
 SCHEMA = "v100-doctor/report/1"
 SCHEMA_FAMILY = "v100-doctor/report/"
