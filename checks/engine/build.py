@@ -1,4 +1,5 @@
-"""`engine-build`: the CUDA architectures the installed llama.cpp or Ollama libraries were built for, against the card.
+"""`engine-build`: the CUDA architectures the engine's own libraries (llama.cpp's, Ollama's runners) were built for,
+against the card; the adapter says where they are and how its users rebuild them.
 
 Read from the ggml CUDA library's fat binary (doctor/facts/engines.py), never by loading it: a build without code
 for the card fails at load with "ggml was not compiled with any CUDA arch <= 70" (llama.cpp) or is skipped by Ollama.
@@ -7,10 +8,10 @@ for the card fails at load with "ggml was not compiled with any CUDA arch <= 70"
 from __future__ import annotations
 
 from checks.base import Check, CheckContext
-from doctor.knowledge.engines import engine_support, runs_on
+from doctor.knowledge.engines import runs_on
 from doctor.model.engines import CudaLibrary
 from doctor.model.findings import Finding, Status
-from doctor.model.ids import CheckId, Engine
+from doctor.model.ids import CheckId
 from doctor.model.unknown import known
 
 CUDA13_NOTE = ("CUDA 13 cannot build for sm_70 or older (https://github.com/mudler/LocalAI/issues/9948), so a CUDA-13 "
@@ -24,28 +25,29 @@ def archs(lib: CudaLibrary) -> str:
 
 
 def run(ctx: CheckContext) -> Finding:
-    engine = ctx.engine.engine
-    if engine not in (Engine.LLAMA_CPP, Engine.OLLAMA):
-        return CHECK.finding(Status.SKIP, f"skipped: the plan's engine is {engine}, not llama.cpp or Ollama")
+    a, engine = ctx.adapter, ctx.engine.engine
     card = ctx.card()
     if card is None:
         return CHECK.finding(Status.SKIP, "skipped: the card's compute capability is unknown")
     cc, name, planned = card
-    e = ctx.facts.engines
-    if planned or e is None:
-        why = f"planning for {name}" if planned else "these facts hold no engine readings (recorded before issue 27)"
-        return CHECK.finding(Status.SKIP, f"skipped: no {engine} installation was read ({why})")
-    libs = e.llama_cpp.cuda_libraries if engine == Engine.LLAMA_CPP else e.ollama.cuda_libraries
-    installed = e.llama_cpp.installed if engine == Engine.LLAMA_CPP else e.ollama.installed
-    if not installed:
-        return CHECK.finding(Status.SKIP, f"skipped: {engine} is not installed here (nothing on PATH, no llama-cpp-python)")
-    if not libs:
-        return CHECK.finding(Status.WARN, f"{engine} is installed but no ggml CUDA library was found beside it: a CPU-only "
-                             "build runs every layer on the CPU", {"engine": str(engine)},
-                             "Install a CUDA build (llama.cpp: cmake -DGGML_CUDA=ON; llama-cpp-python: CMAKE_ARGS=\"-DGGML_CUDA=on\")")
+    if ctx.engine.assumed:
+        return CHECK.finding(Status.SKIP, f"skipped: {ctx.engine.why}")
+    build = None if planned else a.cuda_build(ctx.facts)
+    if build is None:
+        why = (f"planning for {name}" if planned else
+               f"{a.label}'s kernels come with its Python package and torch: cuda-pairing and the engine check judge them"
+               if ctx.facts.engines is not None or a.uses_torch else
+               "these facts hold no engine readings (recorded before issue 27)")
+        return CHECK.finding(Status.SKIP, f"skipped: no {a.label} CUDA libraries to read ({why})")
+    if not build.installed:
+        return CHECK.finding(Status.SKIP, f"skipped: {a.label} is not installed here (nothing on PATH, no llama-cpp-python)")
+    fix, commands = a.rebuild_for_card(cc, ctx.facts)
+    if not build.libraries:
+        return CHECK.finding(Status.FAIL, f"{build.what} is installed but no ggml CUDA library was found beside it: a CPU-only "
+                             "build runs every layer on the CPU, whatever the card", {"engine": str(engine)}, fix, commands)
     rows: list[dict[str, str | None]] = []
     ok = []
-    for lib in libs:
+    for lib in build.libraries:
         if not known(lib.cubins):
             rows.append({"library": lib.path, "runner": lib.runner, "unreadable": lib.cubins.reason})
             continue
@@ -56,22 +58,19 @@ def run(ctx: CheckContext) -> Finding:
     ev = {"engine": str(engine), "cc": cc, "libraries": rows}
     if ok:
         lib, how = ok[0]
-        where = f"Ollama's {lib.runner} runner" if lib.runner else lib.path
+        where = f"{a.label}'s {lib.runner} runner" if lib.runner else lib.path
         jit = " (first load JIT-compiles the PTX: slow once, cached after)" if "PTX" in how else ""
         return CHECK.finding(Status.PASS, f"{where} was built for {archs(lib)}: runs on {name} as {how}{jit}", ev)
     if any("unreadable" in r for r in rows) and not any(r.get("archs") for r in rows):
         return CHECK.finding(Status.WARN, "the ggml CUDA libraries could not be read: " + "; ".join(str(r["unreadable"]) for r in rows), ev)
     sm = cc.replace(".", "")
-    if engine == Engine.OLLAMA:
-        row = engine_support("ollama-cuda_v13")
-        return CHECK.finding(Status.FAIL, f"none of Ollama's CUDA runners has code for {name} (cc {cc}): "
+    if any(lib.runner for lib in build.libraries):  # Ollama's runners: it skips the card and runs on the CPU
+        return CHECK.finding(Status.FAIL, f"none of {a.label}'s CUDA runners has code for {name} (cc {cc}): "
                              + "; ".join(f"{r['runner']}: {r.get('archs', '?')}" for r in rows)
-                             + "; Ollama skips the card and runs on the CPU", {**ev, "source": row.source}, row.instead)
-    return CHECK.finding(Status.FAIL, f"llama.cpp's CUDA library was built for {archs(libs[0])} only: it stops with \"ggml was "
-                         f"not compiled with any CUDA arch <= {sm}0\" on {name} (cc {cc}). {CUDA13_NOTE if int(sm) <= 70 else ''}".rstrip(),
-                         ev, f"Rebuild with the card's architecture: cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={sm} "
-                         "with CUDA 12.x (or use a CUDA 12 release build)",
-                         [f"cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={sm} && cmake --build build -j"])
+                             + f"; {a.label} skips the card and runs on the CPU", ev, fix, commands)
+    return CHECK.finding(Status.FAIL, f"{a.label}'s CUDA library was built for {archs(build.libraries[0])} only: it stops with "
+                         f"\"ggml was not compiled with any CUDA arch <= {sm}0\" on {name} (cc {cc}). "
+                         f"{CUDA13_NOTE if int(sm) <= 70 else ''}".rstrip(), ev, fix, commands)
 
 
 CHECK = Check(id=CheckId.ENGINE_BUILD, title="The engine's CUDA build vs this card", run=run,

@@ -8,7 +8,7 @@ from checks.model.card import card_for
 from doctor.knowledge.arithmetic.gguf_budget import SOURCE, GgufOption, decode_ceiling, gguf_budget
 from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 from doctor.model.findings import Finding, Status
-from doctor.model.ids import CheckId, Engine
+from doctor.model.ids import CheckId
 from doctor.model.model_dir import GgufFacts
 from doctor.model.units import human_bytes
 
@@ -24,9 +24,8 @@ def option_for(ctx: CheckContext) -> tuple[GgufOption, list[str]]:
     if not n_ctx:
         n_ctx = DEFAULT_CTX
         assumed.append(f"context {DEFAULT_CTX} (llama-server's default; give -c in --engine-config or --max-seq-len)")
-    env = ctx.facts.engines.env if ctx.facts.engines is not None else {}
-    if launch is not None and launch.engine == Engine.OLLAMA:
-        launch = launch.with_ollama_env(env)
+    if launch is not None:
+        launch = ctx.adapter.launch_in_force(launch, ctx.facts)
     k = (launch.cache_type_k if launch else None) or "f16"
     v = (launch.cache_type_v if launch else None) or "f16"
     fa = (launch.flash_attn if launch else None) or "auto"
@@ -38,10 +37,10 @@ def option_for(ctx: CheckContext) -> tuple[GgufOption, list[str]]:
 
 
 def run(ctx: CheckContext) -> Finding:
-    engine = ctx.engine.engine
+    a, engine = ctx.adapter, ctx.engine.engine
     m = ctx.facts.model
     g = m.gguf if m is not None else None
-    if engine not in (Engine.LLAMA_CPP, Engine.OLLAMA) or g is None:
+    if "gguf" not in a.formats or g is None:
         return CHECK.finding(Status.SKIP, "skipped: needs a GGUF model run by llama.cpp or Ollama")
     if g.shape is None or g.weights is None:
         return CHECK.finding(Status.SKIP, "skipped: the GGUF header has no decoder shape or tensor infos to budget from")
@@ -73,17 +72,25 @@ def run(ctx: CheckContext) -> Finding:
         ev["ceiling_tok_s_empty_cache"] = round(top, 1)
         ceiling = f"; decode ceiling {top:.1f} tok/s ({card.bandwidth_gbs:g} GB/s / {human_bytes(b.read_gpu_bytes)} per token)"
     if room_mib is None:
-        return CHECK.finding(Status.INFO, f"llama.cpp will allocate {parts} on the GPU, {b.offloaded_text}{ceiling}", ev)
+        return CHECK.finding(Status.INFO, f"{a.label} will allocate {parts} on the GPU, {b.offloaded_text}{ceiling}", ev)
     ev["gpu_free_mib"] = room_mib
     if need <= room_mib * MIB:
         where = "free" if card.measured else "on the card"
         return CHECK.finding(Status.PASS, f"fits: {parts} of {room_mib:.0f} MiB {where}, {b.offloaded_text}{ceiling}", ev)
     fit = _layers_that_fit(g, option, room_mib * MIB - overhead)
     ev["layers_that_fit"] = fit
-    fix = (f"Offload what fits: -ngl {fit} ({fit}/{g.shape.n_layer + 1} layers; the rest decode from host memory, several "
-           "times slower), or a smaller quant (Q3_K_M/IQ4_XS), or a smaller context / q8_0 K/V with -fa on")
+    v, total = a.vocabulary, g.shape.n_layer + 1
+    smaller = v.fewer_bytes(option.n_ctx)
+    if option.n_gpu_layers is None and a.auto_offload:  # the engine fits what it can by itself: slow, not a failure
+        return CHECK.finding(Status.WARN, f"does not fit whole: {parts} against {room_mib:.0f} MiB; {a.label} puts about "
+                             f"{fit} of {total} layers on the GPU itself and decodes the rest from host memory, several "
+                             "times slower", ev, f"In {v.settings_live_in}: use {smaller}, so that every layer fits; "
+                             f"then {v.restart}.")
+    layers = v.gpu_layers.format(n=fit) if v.gpu_layers else f"{fit} GPU layers"
+    fix = (f"In {v.settings_live_in}: offload what fits, {layers} ({fit}/{total} layers; the rest decode from host memory, "
+           f"several times slower), or use {smaller}")
     return CHECK.finding(Status.FAIL if option.n_gpu_layers is None or option.n_gpu_layers > fit else Status.WARN,
-                         f"does not fit: {parts} against {room_mib:.0f} MiB; at most {fit} of {g.shape.n_layer + 1} layers fit "
+                         f"does not fit: {parts} against {room_mib:.0f} MiB; at most {fit} of {total} layers fit "
                          "on the GPU", ev, fix)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, QUANT_V_NEEDS_FA, cc_tuple
 from doctor.model.findings import Finding, Status
-from doctor.model.ids import CheckId, Engine
+from doctor.model.ids import CheckId
 
 UNQUANTIZED = ("f16", "f32", "bf16")
 ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
@@ -18,15 +18,17 @@ OLLAMA_KV_NEEDS_FA = "https://github.com/ollama/ollama/blob/main/docs/faq.md (OL
 
 
 def run(ctx: CheckContext) -> Finding:
-    engine = ctx.engine.engine
+    a, engine = ctx.adapter, ctx.engine.engine
+    v = a.vocabulary
     launch = ctx.plan.engine_launch
+    off = a.kept_off_gpu(ctx.facts)  # a setting in the engine's environment, with or without a launch config
+    if off is not None:
+        return CHECK.finding(off.status, off.summary, {"engine": str(engine), **off.evidence}, off.fix, off.commands)
     if launch is None:
         return CHECK.finding(Status.SKIP, "skipped: no --engine-config (a llama-server command line or an Ollama model's parameters)")
-    if engine not in (Engine.LLAMA_CPP, Engine.OLLAMA):
+    if v.gpu_layers is None or "gguf" not in a.formats:
         return CHECK.finding(Status.SKIP, f"skipped: the launch config is {launch.engine}'s, the plan's engine is {engine}")
-    env = ctx.facts.engines.env if ctx.facts.engines is not None else {}
-    if engine == Engine.OLLAMA:
-        launch = launch.with_ollama_env(env)
+    launch = a.launch_in_force(launch, ctx.facts)
     fails: list[str] = []
     warns: list[str] = []
     fixes: list[str] = []
@@ -34,18 +36,18 @@ def run(ctx: CheckContext) -> Finding:
     m = ctx.facts.model
     shape = m.gguf.shape if m is not None and m.gguf is not None else None
     quant_v = launch.cache_type_v not in (None, *UNQUANTIZED)
-    fa_off = launch.flash_attn == "off" or (engine == Engine.OLLAMA and launch.flash_attn is None)
+    fa_off = launch.flash_attn == "off" or (a.quant_v_without_fa == "ignores" and launch.flash_attn is None)
     if quant_v and fa_off:
-        if engine == Engine.LLAMA_CPP:
-            fails.append(f"a {launch.cache_type_v} V cache without flash attention: llama.cpp refuses the context "
+        if a.quant_v_without_fa == "refuses":
+            fails.append(f"a {launch.cache_type_v} V cache without flash attention: {a.label} refuses the context "
                          f"(\"{QUANT_V_NEEDS_FA[0]}\")")
-            fixes.append("add -fa on (llama.cpp's own flash attention runs on this card; no flash-attn package involved), "
-                         "or drop -ctv to keep an f16 V cache")
+            fixes.append(f"{v.flash_attn_on}, {a.label}'s own flash attention, which runs on this card (no flash-attn "
+                         "package involved); or drop -ctv to keep an f16 V cache")
             ev["quant_v_source"] = QUANT_V_NEEDS_FA[1]
         else:
-            warns.append(f"OLLAMA_KV_CACHE_TYPE={launch.cache_type_v} without OLLAMA_FLASH_ATTENTION=1: Ollama ignores the "
+            warns.append(f"OLLAMA_KV_CACHE_TYPE={launch.cache_type_v} without OLLAMA_FLASH_ATTENTION=1: {a.label} ignores the "
                          "cache type and keeps an f16 cache (more VRAM than planned)")
-            fixes.append("set OLLAMA_FLASH_ATTENTION=1 in the Ollama server's environment (systemctl edit ollama)")
+            fixes.append(f"set {v.flash_attn_on}")
             ev["quant_kv_source"] = OLLAMA_KV_NEEDS_FA
     elif launch.flash_attn == "off":
         card = ctx.card()
@@ -53,25 +55,30 @@ def run(ctx: CheckContext) -> Finding:
             factor, src = LLAMA_CPP_FA_OFF_DECODE
             warns.append(f"flash attention is off: llama.cpp's own kernels run on cc {card[0]}; measured off vs on: decode "
                          f"x{factor:.2f} slower at a short context, more at a long one")
-            fixes.append("-fa on (or leave -fa auto)")
+            fixes.append(v.flash_attn_on or "")
             ev["flash_attn_source"] = src
     ngl = launch.n_gpu_layers
+    layers = v.gpu_layers
     if ngl is not None and ngl >= 0 and shape is not None and ngl < shape.n_layer + 1:
-        warns.append(f"partial offload: -ngl {ngl} puts {min(ngl, shape.n_layer)} of {shape.n_layer} layers on the GPU "
-                     f"(llama.cpp logs \"offloaded {ngl}/{shape.n_layer + 1} layers to GPU\"); the rest decode from host memory "
-                     "at its bandwidth, which sets the speed")
-        fixes.append(f"-ngl {shape.n_layer + 1} if it fits (gguf-budget says), else a smaller quant or context")
+        warns.append(f"partial offload: {layers.format(n=ngl)} puts {min(ngl, shape.n_layer)} of {shape.n_layer} layers on "
+                     f"the GPU (the log says \"offloaded {ngl}/{shape.n_layer + 1} layers to GPU\"); the rest decode from "
+                     "host memory at its bandwidth, which sets the speed")
+        fixes.append(f"{layers.format(n=shape.n_layer + 1)} if it fits (gguf-budget says), else {v.smaller_model} or a "
+                     f"shorter context ({v.context.format(n=4096)})")
         ev.update(n_gpu_layers=ngl, model_layers=shape.n_layer)
     elif ngl is not None and ngl >= 0 and shape is None and ngl < 99:
         ev["n_gpu_layers"] = ngl
-        warns.append(f"-ngl {ngl}: if the model has more layers, the rest run from host memory (give --model to count them)")
+        warns.append(f"{layers.format(n=ngl)}: if the model has more layers, the rest run from host memory (give --model to "
+                     "count them)")
     if launch.split_mode == "row":
         warns.append("-sm row was removed from llama.cpp; the flag no longer splits rows")
         ev["split_mode_source"] = ROW_SPLIT_REMOVED
+    fix = f"In {v.settings_live_in}: " + "; ".join(f for f in fixes if f) + (f"; then {v.restart}." if v.restart else ".") \
+        if any(fixes) else ""
     if fails:
-        return CHECK.finding(Status.FAIL, "; ".join(fails + warns), ev, " ".join(fixes))
+        return CHECK.finding(Status.FAIL, "; ".join(fails + warns), ev, fix)
     if warns:
-        return CHECK.finding(Status.WARN, "; ".join(warns), ev, " ".join(fixes))
+        return CHECK.finding(Status.WARN, "; ".join(warns), ev, fix)
     return CHECK.finding(Status.PASS, f"launch settings ({', '.join(launch.notes) or 'defaults'}) cost nothing on this card", ev)
 
 

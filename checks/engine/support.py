@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from checks.model.card import card_for
+from doctor.engines import adapter
 from doctor.knowledge.engine_efficiency import expected_share, family
 from doctor.model.findings import Finding, Status
-from doctor.model.ids import CheckId
+from doctor.model.ids import CheckId, Engine
 
 
 def engine_gap(ctx: CheckContext, cc: str) -> tuple[str, dict]:
@@ -37,6 +38,8 @@ def run(ctx: CheckContext) -> Finding:
     if card is None:
         return CHECK.finding(Status.SKIP, f"skipped: the card's compute capability is unknown (engine {engine}, {force.why})")
     cc, name, _planned = card
+    if force.assumed:
+        return likely_engines(ctx, cc, name)
     judged = ctx.adapter.judge_card(cc, name, ctx.facts)
     ev: dict = {"engine": str(engine), "chosen_because": force.why, "cc": cc, **judged.evidence}
     summary = judged.summary
@@ -45,6 +48,20 @@ def run(ctx: CheckContext) -> Finding:
     if gap_text and not summary.endswith("."):
         summary += "."
     return CHECK.finding(judged.status, summary + gap_text, ev, judged.fix, judged.commands)
+
+
+# the engines an owner of an old card is likely to run, asked in this order when none is named or found
+LIKELY = (Engine.LLAMA_CPP, Engine.OLLAMA, Engine.EXLLAMAV2, Engine.VLLM, Engine.TABBYAPI)
+
+
+def likely_engines(ctx: CheckContext, cc: str, name: str) -> Finding:
+    """No engine named or found: what each likely engine would do on this card, instead of judging one."""
+    judged = {e: adapter(e).judge_card(cc, name, ctx.facts) for e in LIKELY}
+    text = "; ".join(j.summary.rstrip(".") for j in judged.values())
+    ev = {"engine": None, "chosen_because": ctx.engine.why, "cc": cc,
+          "likely_engines": {str(e): j.status.value for e, j in judged.items()}}
+    return CHECK.finding(Status.INFO, f"no engine named or found, so none is judged (give --engine, or --model with its "
+                         f"format); on {name} (cc {cc}): {text}", ev)
 
 
 CHECK = Check(id=CheckId.ENGINE, title="The plan's engine on this card", run=run, depends_on=(CheckId.COMPUTE_CAPABILITY,),

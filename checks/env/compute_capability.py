@@ -58,12 +58,20 @@ def run(ctx: CheckContext) -> Finding:
     if notes:
         summary += "; " + "; ".join(notes)
     warnings, fixes = [], []
-    if spec and spec.fp16_slow:
-        warnings.append("FP16 runs at 1:64 of FP32 on this card, so FP16 kernels (ExLlamaV2) crawl")
-        fixes.append("On a P40, expect single-digit tok/s from ExLlamaV2 on 27B models; llama.cpp (which can compute in "
+    a, force = ctx.adapter, ctx.engine
+    if spec and spec.fp16_slow and a.fp16_kernels and not force.assumed:
+        warnings.append(f"FP16 runs at 1:64 of FP32 on this card, so {a.label}'s FP16 kernels crawl")
+        fixes.append(f"On a P40, expect single-digit tok/s from {a.label} on 27B models; llama.cpp (which can compute in "
                      "FP32) is usually faster on this card.")
-    advice = [f"Use fp16 (not bf16) weights and caches; install packages that still ship {p['sm']} kernels."] if lacks else []
-    if not p["triton"]:  # the card's limit for other engines, not a fault of an ExLlamaV2 setup: a note, not a warning
+    elif spec and spec.fp16_slow:  # an engine that keeps FP16 off its hot path, or none known: a note
+        summary += ("; FP16 runs at 1:64 of FP32 here: engines with FP16 kernels (ExLlamaV2, Transformers) crawl, "
+                    "llama.cpp's integer kernels do not" if force.assumed else
+                    f"; FP16 runs at 1:64 of FP32 here, which {a.label} keeps off its hot path")
+        evidence["fp16_slow"] = True
+    torch_engine = a.uses_torch or force.assumed
+    advice = [f"Use fp16 (not bf16) weights and caches; install packages that still ship {p['sm']} kernels."] \
+        if lacks and torch_engine else []
+    if not p["triton"] and torch_engine:  # the card's limit for other engines, not a fault of an ExLlamaV2 setup: a note
         summary += f"; {TRITON.compiler} needs cc {TRITON.min_cc}+, so {TRITON.used_by} cannot run here"
         advice.append(TRITON.without_it)
         evidence.update(triton_min_cc=TRITON.min_cc, triton_source=TRITON.source)

@@ -15,7 +15,7 @@ from doctor.knowledge.attention import (
 )
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
-from doctor.model.unknown import known
+from doctor.model.unknown import Maybe, known
 
 
 def exllamav2_attention_path(packages: dict, env: dict, flash_ok: bool, cc: str | None = None) -> str:
@@ -35,6 +35,8 @@ def run(ctx: CheckContext) -> Finding:
     if card is None:  # compute-capability warned: the recorded capability is unknown or not one
         return CHECK.finding(Status.SKIP, "skipped: the card's compute capability is unknown")
     cc = card[0]
+    if ctx.adapter.flash_attn_use != "calls" and not ctx.engine.assumed:  # this machine's flash-attn, unless planning
+        return not_called(ctx, cc, None if card[2] else ctx.facts.python.packages.get("flash-attn"))
     if card[2]:  # --target-gpu: which flash-attn the target can run, as a plan; this machine's packages are not judged
         runs = [f"flash-attn {g.major}.x" for g in FLASH_ATTN if flash_attn_supports(g, cc)]
         path = "flash-attn" if runs else "torch SDPA (or xformers where it is installed)"
@@ -66,6 +68,27 @@ def run(ctx: CheckContext) -> Finding:
                              "so ExLlamaV2 avoids it (other libraries may still try it)", ev, fix, [FLASH_ATTN_COMMANDS[0]])
     return CHECK.finding(Status.FAIL, f"flash-attn {version} is installed but needs cc {gen.min_cc}+ (this card: {cc}): ExLlamaV2 will crash "
                          f"with \"{gen.error}\"", ev, fix, list(FLASH_ATTN_COMMANDS))
+
+
+def not_called(ctx: CheckContext, cc: str, version: Maybe[str] | None) -> Finding:
+    """An engine that never calls the flash-attn package (llama.cpp, Ollama, vLLM), or calls it only when asked
+    (Transformers): an installed flash-attn the card cannot run is a note, or a warning not to ask for it."""
+    a = ctx.adapter
+    installed = version is not None and known(version)
+    ev: dict = {"flash_attn": version if installed else None, "engine": str(ctx.engine.engine), "cc": cc}
+    gen = flash_attn_generation(str(version)) if installed else None
+    if gen is None or flash_attn_supports(gen, cc):
+        where = ("planning: this machine's packages are not judged" if version is None else
+                 f"flash-attn {version} is installed" if installed else "flash-attn is not installed")
+        return CHECK.finding(Status.PASS, f"{where}; {a.flash_attn_note}", ev)
+    ev.update(generation=gen.major, min_cc=gen.min_cc, source=gen.source)
+    if a.flash_attn_use == "opt-in":
+        return CHECK.finding(Status.WARN, f"flash-attn {version} is installed but needs cc {gen.min_cc}+ (this card: {cc}): "
+                             f"{a.flash_attn_note}, and asking for it here fails with \"{gen.error}\"", ev,
+                             "Load the model with attn_implementation=\"sdpa\" (the default), not \"flash_attention_2\"; "
+                             "or uninstall flash-attn, which nothing here can run.", ["pip uninstall -y flash-attn"])
+    return CHECK.finding(Status.PASS, f"flash-attn {version} is installed but cannot run on cc {cc}; harmless here: "
+                         f"{a.flash_attn_note}", ev)
 
 
 CHECK = Check(id=CheckId.FLASH_ATTN, title="flash-attn vs this card", run=run, depends_on=(CheckId.COMPUTE_CAPABILITY,))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from checks.model.card import card_for
 from checks.model.common import AFTER_MODEL_PATH, unreadable_reason
-from doctor.knowledge.formats import FormatPath, paths_for, plan_engine
+from doctor.knowledge.formats import FormatPath, paths_for
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.model_dir import QuantFacts
@@ -54,22 +54,30 @@ def _row(p: FormatPath) -> str:
     return f"{p.runtime}: {p.outcome} via {p.kernel} [{p.confidence}]"
 
 
-def _engine_cannot_load(q: QuantFacts, rows: list[FormatPath]) -> list[FormatPath] | None:
-    """The plan's engine's rows when it cannot load this format at all (every row cannot-load or refused), else None."""
-    engine = plan_engine(q.method)
-    own = [r for r in rows if r.runtime == engine]
+def runs_in(row: FormatPath, names: tuple[str, ...]) -> bool:
+    """A knowledge row is the engine's own when its runtime column names the engine ("transformers + bitsandbytes"
+    is Transformers'; "transformers / vLLM / llama.cpp" is each of the three's)."""
+    parts = [p.strip() for p in row.runtime.split(" / ")]
+    return any(p == n or p.startswith(n + " ") for p in parts for n in names)
+
+
+def _engine_cannot_load(rows: list[FormatPath], names: tuple[str, ...]) -> list[FormatPath] | None:
+    """The engine's rows when it cannot load this format at all (every row cannot-load or refused), else None."""
+    own = [r for r in rows if runs_in(r, names)]
     return own if own and all(r.outcome in ("cannot-load", "refused") for r in own) else None
 
 
-def _verdict(rows: list[FormatPath]) -> tuple[Status, FormatPath | None]:
-    exl = [r for r in rows if r.runtime == "ExLlamaV2" and r.confidence in ("P", "S")]
-    best_exl = next((r for r in exl if r.outcome == "fast"), None)
-    slow_exl = next((r for r in exl if r.outcome == "slow"), None)
-    if best_exl and not slow_exl:
-        return Status.PASS, best_exl
+def _verdict(rows: list[FormatPath], names: tuple[str, ...]) -> tuple[Status, FormatPath | None]:
+    """Pass when the engine's fast kernels take the format (and no slow row applies on this card), warn when it or
+    only another engine runs it slowly or not on its fast path, fail when nothing known runs it."""
+    own = [r for r in rows if runs_in(r, names) and r.confidence in ("P", "S")]
+    fast = next((r for r in own if r.outcome == "fast"), None)
+    slow = next((r for r in own if r.outcome == "slow"), None)
+    if fast and not slow:
+        return Status.PASS, fast
     runs = [r for r in rows if r.outcome in ("fast", "works", "slow")]
     if runs:
-        return Status.WARN, slow_exl or next((r for r in exl if r.outcome == "works"), None) or runs[0]
+        return Status.WARN, slow or next((r for r in own if r.outcome == "works"), None) or runs[0]
     return Status.FAIL, rows[0] if rows else None
 
 
@@ -92,13 +100,16 @@ def run(ctx: CheckContext) -> Finding:
         evidence["bits"] = q.bits
     if q.method == "unknown" or not rows:
         return CHECK.finding(Status.WARN, f"format not recognised ({q.declared_in}): no runtime path known", evidence)
-    status, key_row = _verdict(rows)
+    a = ctx.adapter
+    names = a.format_runtimes or ("ExLlamaV2",)
+    evidence["engine"] = str(ctx.engine.engine)
+    status, key_row = _verdict(rows, names)
     on = f" on cc {cc}" if cc else ""
     summary = f"{what}{on}: {key_row.runtime} {key_row.outcome} ({key_row.kernel})" if key_row else what
     if key_row and key_row.detail:
         summary += f"; {key_row.detail}"
     fix = ""
-    refused = _engine_cannot_load(q, rows)
+    refused = _engine_cannot_load(rows, names)
     if refused:  # one severity for "the engine cannot load this", whatever else could run it
         engine = refused[0].runtime
         others = [r for r in rows if r.runtime != engine and r.outcome in ("fast", "works", "slow")]
@@ -106,8 +117,9 @@ def run(ctx: CheckContext) -> Finding:
         evidence.update(plan_engine=engine, engines_that_can=[_row(r) for r in others])
         summary = (f"{what}{on}: {engine} {refused[0].outcome} ({refused[0].detail}); "
                    + (f"engines that run it on this card: {can}" if others else "no engine known to the doctor runs it on this card"))
+        hint = a.vocabulary.fast_format or EXL2_HINT
         fix = ((f"Run it with an engine that can ({'; '.join(_row(r) for r in others)}), or " if others else "")
-               + EXL2_HINT[0].lower() + EXL2_HINT[1:])
+               + hint[0].lower() + hint[1:])
         return CHECK.finding(Status.FAIL, summary, evidence, fix)
     if q.disagreement:
         status = max(status, Status.WARN, key=[Status.PASS, Status.WARN, Status.FAIL].index)
@@ -116,13 +128,15 @@ def run(ctx: CheckContext) -> Finding:
         seed_row = next((r for r in rows if r.confidence == "S"), None)
         if seed_row:
             evidence["seed_claim"] = seed_row.detail
+    hint = a.vocabulary.fast_format or EXL2_HINT
     if status is Status.FAIL:
-        fix = f"No runtime known to the doctor runs {what}{on}. " + EXL2_HINT
-    elif status is Status.WARN and q.method not in ("exl2",):
-        alt = [_row(r) for r in rows if r.outcome in ("fast", "works")]
-        fix = (f"Paths that work: {'; '.join(alt)}. " if alt else "") + EXL2_HINT
+        fix = f"No runtime known to the doctor runs {what}{on}. " + hint
+    elif status is Status.WARN and q.method == "exl2":
+        fix = (f"{a.label} computes in FP16; on a card with 1:64 FP16 throughput use llama.cpp (GGUF), which can "
+               "compute in FP32.")
     elif status is Status.WARN:
-        fix = "ExLlamaV2 computes in FP16; on a card with 1:64 FP16 throughput use llama.cpp (GGUF), which can compute in FP32."
+        alt = [_row(r) for r in rows if r.outcome in ("fast", "works")]
+        fix = (f"Paths that work: {'; '.join(alt)}. " if alt else "") + hint
     return CHECK.finding(status, summary, evidence, fix)
 
 

@@ -11,6 +11,7 @@ from packaging.version import InvalidVersion, Version
 
 from checks.prescription.compat import driver_runs_cuda, major, wheel_has_kernel
 from checks.prescription.forward_compat import forward_compat, runs_through_compat
+from doctor.engines.base import DriverFloor
 from doctor.knowledge.attention import cc_at_least
 from doctor.knowledge.cuda import DRIVER_BRANCHES, NVCC_ARCHS
 from doctor.knowledge.torch_wheels import arch_list_to_ccs, lookup, rocm_of
@@ -20,7 +21,7 @@ from doctor.model.unknown import known
 
 # kind -> subject (what must change to clear it)
 KINDS = {
-    "driver_too_new_for_card": "driver", "driver_too_old_for_torch": "driver",
+    "driver_too_new_for_card": "driver", "driver_too_old_for_torch": "driver", "driver_too_old_for_engine": "driver",
     "torch_missing": "torch", "torch_broken": "torch", "torch_cpu_only": "torch", "torch_rocm": "torch",
     "torch_no_kernel": "torch", "torch_ptx_only": "torch", "torch_arch_unknown": "torch",
     "torch_sees_no_gpu": "environment",
@@ -98,6 +99,15 @@ def stack_of(facts: Facts, cc: str, card: str) -> Stack:
                  torch_cuda=str(t.cuda) if torch_ok and known(t.cuda) and t.cuda != "none" else None,
                  nvcc_version=str(py.nvcc.version) if known(py.nvcc.version) else None,
                  packages={k: v for k, v in py.packages.items() if known(v)}, jit_build_due=jit_due)
+
+
+def engine_driver_problem(stack: Stack, floor: DriverFloor | None) -> Problem | None:
+    """The engine's bundled CUDA runtime needs a newer driver branch than this one (Ollama 0.30+: R550, R570 on
+    cc 5.0-6.2): the engine drops the GPU and runs on the CPU."""
+    branch = driver_branch(stack.driver)
+    if floor is None or branch is None or branch >= floor.branch:
+        return None
+    return _p("driver_too_old_for_engine", f"driver {stack.driver} (R{branch}): {floor.summary}")
 
 
 def _p(kind: str, detail: str) -> Problem:

@@ -10,7 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
-from checks.prescription.problems import TORCH_KINDS, Stack, driver_branch, find_problems, last_branch, nvcc_targets, stack_of
+from checks.prescription.problems import (
+    KINDS,
+    TORCH_KINDS,
+    Stack,
+    driver_branch,
+    engine_driver_problem,
+    find_problems,
+    last_branch,
+    nvcc_targets,
+    stack_of,
+)
+from doctor.engines.base import DriverFloor
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_generation, flash_attn_supports
 from doctor.knowledge.cuda import LAST_LEGACY_BRANCH_EOL, TOOLKIT_DRIVER
 from doctor.knowledge.torch_companions import PREVIOUS_VERSIONS, REBUILT_WITH_TORCH, RULE_READ_UP_TO, companion_pin
@@ -165,13 +176,45 @@ def _torch_route(stack: Stack, problems: tuple[Problem, ...], driver: str | None
     return Route(name=name, cost=cost, steps=steps)
 
 
-def prescribe(facts: Facts, cc: str, card: str) -> Prescription:
-    """The route for this machine's card `cc` (named `card`): empty when nothing in its CUDA stack is wrong."""
+ALL_PARTS = frozenset(KINDS.values())
+
+
+@dataclass(frozen=True)
+class EngineNeeds:
+    """What the engine in force runs on, for the route: the parts of the CUDA stack (a llama.cpp host: the driver
+    only), the driver branch its own CUDA runtime needs, and its own route where its wheel pins torch (vLLM)."""
+
+    parts: frozenset[str] = ALL_PARTS
+    floor: DriverFloor | None = None
+    engine_route: Route | None = None  # replaces the torch route: the engine's release that brings a torch for the card
+
+
+def engine_driver_step(stack: Stack, floor: DriverFloor) -> Step:
+    last = last_branch(stack.cc)
+    top = f", at most R{last}, the last branch for {stack.card}" if last else ""
+    example = (f"; e.g. {R580_EXAMPLE} ({LAST_LEGACY_BRANCH_EOL[0]}; Ubuntu: sudo apt install nvidia-driver-580-server)"
+               if last == 580 else "")
+    return Step(kind="driver", action=f"install an NVIDIA data-center driver R{floor.branch} or newer{top}{example}; then reboot",
+                changes=f"driver {stack.driver or 'none'} -> R{floor.branch}+", why=f"{floor.summary} (source: {floor.source})",
+                driver_branch=last or floor.branch)
+
+
+def prescribe(facts: Facts, cc: str, card: str, needs: EngineNeeds = EngineNeeds()) -> Prescription:
+    """The route for this machine's card `cc` (named `card`): empty when nothing in the parts of its CUDA stack that
+    the engine runs on is wrong."""
     stack = stack_of(facts, cc, card)
-    problems = find_problems(facts, stack)
+    problems = tuple(p for p in find_problems(facts, stack) if p.subject in needs.parts)
+    if (low := engine_driver_problem(stack, needs.floor)) is not None and needs.floor is not None:
+        problems += (low,)
     kinds = {p.kind for p in problems}
     if not kinds - {"torch_arch_unknown"}:
         return Prescription(problems=problems)
+    if needs.engine_route is not None and kinds & (TORCH_KINDS | {"driver_too_old_for_torch"}):
+        return Prescription(problems=problems, routes=(needs.engine_route,))
+    if low is not None and needs.floor is not None and not kinds & (TORCH_KINDS | {"driver_too_old_for_torch"}):
+        return Prescription(problems=problems, routes=(Route(
+            name="upgrade the driver", cost="a driver install and a reboot (stops every GPU job)",
+            steps=(engine_driver_step(stack, needs.floor),)),))
     routes: list[Route] = []
     lead: tuple[Step, ...] = ()
     driver = stack.driver

@@ -63,6 +63,11 @@ def run(ctx: CheckContext) -> Finding:
                 "torch_cuda": py.torch.cuda if known(py.torch.cuda) else None,
                 "nvcc": py.nvcc.version if known(py.nvcc.version) else None,
                 "ninja": py.nvcc.ninja if known(py.nvcc.ninja) else None}
+    a, force = ctx.adapter, ctx.engine
+    if not a.uses_exllamav2 and not force.assumed:  # another engine is judged: ExLlamaV2's readiness is not its fault
+        return CHECK.finding(Status.SKIP, f"skipped: the engine judged is {a.label} ({force.why}), which does not run "
+                             "ExLlamaV2", {"engine": str(force.engine), **({"probe_can_run": False}
+                                                                         if not known(pk.get("exllamav2")) else {})})
     if not known(pk.get("exllamav2")):  # not a fault of the machine: the doctor just cannot time it
         return CHECK.finding(Status.INFO, "exllamav2 is not installed here: the timed probe cannot run",
                              {**ev, "probe_can_run": False},

@@ -10,11 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from doctor.model.engines import CudaLibrary, EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
 
-__all__ = ["EngineAdapter", "FixVocabulary", "Judgement"]
+__all__ = ["CudaBuild", "DriverFloor", "EngineAdapter", "FixVocabulary", "Judgement"]
+
+# the parts of the CUDA stack (checks/prescription/problems.py KINDS subjects) an engine runs on
+DRIVER_ONLY = frozenset({"driver"})
+TORCH_STACK = frozenset({"driver", "torch", "environment"})
+JIT_STACK = TORCH_STACK | {"nvcc", "build"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,32 @@ class FixVocabulary:
     kv_cache: str | None = None  # a quantized K/V cache: "-ctk {type} -ctv {type} -fa on", "cache_mode: {type}"
     smaller_model: str = "a smaller quant of the model"  # what a user of this engine downloads instead
     restart: str = ""  # what makes a changed setting take effect ("restart the server")
+    fast_format: str = ""  # the quant to get for this engine's fast path, as a sentence
+    flash_attn_on: str | None = None  # how its own flash attention is switched on: "-fa on (or leave -fa auto)"
+
+    def fewer_bytes(self, n_ctx: int | None = None) -> str:
+        """What lowers this engine's memory: a shorter context, a quantized K/V cache, a smaller quant."""
+        ctx = self.context.format(n=max(2048, n_ctx // 2) if n_ctx else 4096)
+        kv = f", a q8_0 K/V cache ({self.kv_cache.format(type='q8_0')})" if self.kv_cache else ""
+        return f"a shorter context ({ctx}){kv}, or {self.smaller_model}"
+
+
+@dataclass(frozen=True)
+class CudaBuild:
+    """The engine's own CUDA code on this machine (not torch's): the ggml libraries read from its install."""
+
+    installed: bool
+    libraries: tuple[CudaLibrary, ...]
+    what: str  # "llama.cpp (llama-server)", "llama-cpp-python 0.3.16", "Ollama 0.33.0"
+
+
+@dataclass(frozen=True)
+class DriverFloor:
+    """The oldest driver branch the engine's bundled CUDA runtime accepts on this card."""
+
+    branch: int
+    summary: str  # what happens below it, with the engine's version
+    source: str
 
 
 class EngineAdapter:
@@ -52,6 +84,43 @@ class EngineAdapter:
     fp16_kernels: bool  # decode does its math in FP16, so a card with slow FP16 (Pascal 1:64) crawls
     efficiency_key: str  # its row in doctor/knowledge/engine_efficiency.py ("exllamav2", "llama.cpp", "transformers")
     vocabulary: FixVocabulary
+    format_runtimes: tuple[str, ...] = ()  # its names in doctor/knowledge/formats.py's runtime column
+    # how it meets the flash-attn package: "calls" (installed means called, ExLlamaV2), "opt-in" (only when asked,
+    # Transformers' attn_implementation), "own" (its own attention kernels; the package is never used)
+    flash_attn_use: str = "own"
+    flash_attn_note: str = ""  # "own" / "opt-in": one sentence on what it uses instead
+    # what it does with a quantized V cache and its flash attention off: "refuses" the context (llama.cpp), "ignores"
+    # the cache type and keeps f16 (Ollama); "" where it has no such setting
+    quant_v_without_fa: str = ""
+    auto_offload: bool = False  # with no GPU-layer count set, it puts only the layers that fit on the GPU itself
+    pins_torch: bool = False  # its wheel is compiled against one torch: a torch without the card's kernels is fixed
+    # by the engine's version (judge_card's fix), not by swapping torch under it
+
+    @property
+    def cuda_stack(self) -> frozenset[str]:
+        """The parts of the CUDA stack this engine runs on: the driver always; torch for engines on PyTorch; nvcc and
+        ninja for ExLlamaV2's JIT build."""
+        return JIT_STACK if self.uses_exllamav2 else TORCH_STACK if self.uses_torch else DRIVER_ONLY
+
+    def cuda_build(self, facts: Facts) -> CudaBuild | None:
+        """Its own CUDA libraries as installed here; None: its kernels come with torch or its wheel (judged elsewhere)."""
+        return None
+
+    def rebuild_for_card(self, cc: str, facts: Facts) -> tuple[str, tuple[str, ...]]:
+        """(fix, commands) that give this engine code for the card, in its own build's terms."""
+        return "", ()
+
+    def driver_floor(self, cc: str, facts: Facts) -> DriverFloor | None:
+        """The driver branch its bundled CUDA runtime needs on this card; None: the driver is judged by torch's CUDA."""
+        return None
+
+    def launch_in_force(self, launch: EngineLaunch, facts: Facts) -> EngineLaunch:
+        """The launch settings as the engine will run them: its server's environment under the user's settings."""
+        return launch
+
+    def kept_off_gpu(self, facts: Facts) -> Judgement | None:
+        """A setting in the engine's environment that keeps every layer on the CPU whatever the card; None: none."""
+        return None
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         """Whether this engine (at today's versions, or the version installed) runs on this card, and how."""

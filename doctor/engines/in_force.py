@@ -7,22 +7,16 @@ an engine-specific component then speaks for the likely engines instead of for o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from doctor.model.engines import InForce
 from doctor.model.facts import Facts
 from doctor.model.ids import Engine
 from doctor.model.plan import Plan
 from doctor.model.unknown import Unknown, known
 
+__all__ = ["BY_FORMAT", "InForce", "in_force"]
+
 BY_FORMAT = {"gguf": Engine.LLAMA_CPP, "exl2": Engine.EXLLAMAV2, "gptq": Engine.EXLLAMAV2, "exl3": Engine.TABBYAPI,
              "bnb-4bit": Engine.TRANSFORMERS, "bnb-8bit": Engine.TRANSFORMERS}
-
-
-@dataclass(frozen=True)
-class InForce:
-    engine: Engine
-    why: str  # the evidence, in a phrase the report prints after "judged as <engine>:"
-    assumed: bool = False  # no evidence named the engine: the doctor's default
 
 
 def in_force(plan: Plan, facts: Facts) -> InForce:

@@ -271,3 +271,35 @@ LLAMA_CPP_Q8_KV_DECODE = (92.67 / 86.88, "llama-bench tg128, f16 K/V 92.67 vs q8
 QUANT_V_NEEDS_FA = ("V cache quantization requires flash_attn",
                     "llama.cpp src/llama-context.cpp (llama_init_from_model); https://github.com/ggml-org/llama.cpp/pull/7527")
 
+
+
+# ---- what an engine needs of the driver, and settings that keep it off the GPU: issue 35 ------------------------
+@dataclass(frozen=True)
+class EngineDriverFloor:
+    """The oldest driver branch an engine's bundled CUDA runtime accepts; below it the engine does not use the GPU."""
+
+    engine: str
+    from_version: str  # the first release that enforces this floor
+    branch: int  # the branch it needs
+    old_cards_branch: int  # the branch it needs on cards up to old_cards_max_cc
+    old_cards_max_cc: str
+    below: str  # what a user sees below the floor
+    source: str
+    confidence: str
+
+    def needs(self, cc: str) -> int:
+        return self.old_cards_branch if cc_tuple(cc) <= cc_tuple(self.old_cards_max_cc) else self.branch
+
+
+OLLAMA_DRIVER_FLOOR = EngineDriverFloor(
+    "Ollama", "0.30.0", 550, 570, "6.2",
+    "Ollama filters out every GPU (OLLAMA_DEBUG=2 logs \"NVIDIA driver too old\", supported=map[]) and runs the model "
+    "on the CPU, without an error",
+    "https://github.com/ollama/ollama/issues/17290 (from 0.30.0 a 535 driver filtered both GPUs out; 580 fixed it) ; "
+    "https://github.com/ollama/ollama/blob/main/docs/gpu.mdx (driver 550; compute capability 5.0 through 6.2: 570)", "S")
+
+# OLLAMA_LLM_LIBRARY names the runner Ollama loads, bypassing its GPU detection: a cpu* value keeps every layer on
+# the CPU whatever the card
+OLLAMA_LLM_LIBRARY = ("OLLAMA_LLM_LIBRARY",
+                      "https://github.com/ollama/ollama/blob/main/docs/troubleshooting.mdx (Experimental LLM Library "
+                      "Override: \"OLLAMA_LLM_LIBRARY=\\\"cpu_avx2\\\" ollama serve\" forces the CPU library)", "S")

@@ -110,7 +110,7 @@ FORMAT_PATHS: tuple[FormatPath, ...] = (
                EXL2 + "exllamav2/linear.py (.half())", "P"),
     FormatPath("gguf", "ExLlamaV2", "none", "cannot-load",
                "ExLlamaV2 reads only *.safetensors: 'No .safetensors files found'", EXL2 + "exllamav2/config.py", "P"),
-    FormatPath("gguf", "llama.cpp", "GGML CUDA kernels (MMQ/MMVQ)", "works",
+    FormatPath("gguf", "llama.cpp", "GGML CUDA kernels (MMQ/MMVQ)", "fast",
                "llama.cpp's CUDA backend runs on sm_70 (CI logs: 'Device 0: Tesla V100-PCIE-16GB, compute capability 7.0')",
                "https://github.com/ggml-org/llama.cpp (ci/README, CUDA backend)", "S", min_cc="5.0"),
 )

@@ -14,7 +14,16 @@ from doctor.model.unknown import Maybe, Unknown
 NOT_GATHERED = Unknown("not gathered")
 FA_WORDS = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off", "true": "on", "false": "off",
             "enabled": "on", "disabled": "off"}
-__all__ = ["FA_WORDS", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "LlamaCppFacts", "OllamaFacts"]
+__all__ = ["FA_WORDS", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "InForce", "LlamaCppFacts", "OllamaFacts"]
+
+
+@dataclass(frozen=True)
+class InForce:
+    """The engine the checks judged, and why (doctor/engines/in_force.py decides it; the report states it)."""
+
+    engine: Engine
+    why: str  # the evidence, in a phrase the report prints after "judged as <engine>:"
+    assumed: bool = False  # no evidence named the engine: the doctor's default
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,16 @@ def machine_line(report: Report) -> str:
     return line
 
 
+def engine_line(report: Report) -> str:
+    """Which engine the checks judged, and why; empty for a report from before issue 35."""
+    e = report.engine_in_force
+    if e is None:
+        return ""
+    if e.assumed:
+        return f"Engine: {e.why}; the engine check says what each likely engine would do on this card"
+    return f"Judged as {e.engine}: {e.why}"
+
+
 def counts_line(findings: tuple[Finding, ...] | list[Finding]) -> str:
     c = Counter(x.status for x in findings)
     parts = [f"{c[s]} {name}" for s, name in ((Status.FAIL, "failed"), (Status.ERROR, "crashed"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from doctor.model.report import Report
 from doctor.render.common import (
     SYMBOLS,
+    engine_line,
     evidence_items,
     gpu_label,
     gpu_lines,
@@ -28,6 +29,7 @@ def _cell(text: str) -> str:
 def render_markdown(report: Report) -> str:
     out = [f"### v100-doctor {report.doctor_version}: {summary_counts(report)}", "",
            f"_{md_text(source_line(report))}_ — {md_text(machine_line(report))}", "",
+           *([md_text(engine), ""] if (engine := engine_line(report)) else []),
            "| | check | result |", "|---|---|---|"]
     out += [f"| {SYMBOLS[f.status]} | `{f.id}` | {_cell(f.summary)} |" for f in report.findings]
     if report.gpus:  # several GPUs: one line each, worst first

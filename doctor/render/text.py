@@ -11,6 +11,7 @@ from doctor.model.report import Report
 from doctor.render.common import (
     SYMBOLS,
     WIDTH,
+    engine_line,
     evidence_items,
     gpu_label,
     gpu_lines,
@@ -30,7 +31,8 @@ from doctor.render.verdict_text import report_probe_lines
 
 def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> str:
     lines = wrap(f"v100-doctor {report.doctor_version} — {source_line(report)}", "", "  ", width)
-    lines += wrap(machine_line(report), "", "  ", width) + [""]
+    lines += wrap(machine_line(report), "", "  ", width)
+    lines += (wrap(engine, "", "  ", width) if (engine := engine_line(report)) else []) + [""]
     for f in report.findings:
         lines += _finding_lines(report, f, verbose, width, "")
     if report.gpus:  # several GPUs: each judged on its own, worst first; -v lists each GPU's checks

@@ -12,6 +12,7 @@ from checks.per_gpu import judge_each_gpu, judged_indices
 from checks.prescription.machine import machine_prescription
 from checks.registry import checks_for
 from checks.runner import run_checks
+from doctor.engines import in_force
 from doctor.facts.source import GatherOptions, gather_live
 from doctor.model.events import CheckEvent
 from doctor.model.facts import Facts
@@ -67,5 +68,5 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: Provenance = LIV
     gpus = judge_each_gpu(facts, plan, chosen)
     timings["checks_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings, gpus=gpus,
-                        prescription=machine_prescription(facts, plan))
+                        prescription=machine_prescription(facts, plan), engine_in_force=in_force(plan, facts))
 

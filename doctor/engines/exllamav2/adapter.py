@@ -21,7 +21,10 @@ class ExLlamaV2(EngineAdapter):
     vocabulary = FixVocabulary(
         settings_live_in="TabbyAPI's config.yml (model: section) or your ExLlamaV2Config",
         context="max_seq_len: {n}", kv_cache="cache_mode: {type}", smaller_model="a lower-bpw EXL2 quant of the model",
-        restart="restart TabbyAPI (or reload the model)")
+        restart="restart TabbyAPI (or reload the model)",
+        fast_format="For ExLlamaV2's fast path get an EXL2 quant (or a 4-bit GPTQ one) of the same model.")
+    format_runtimes = ("ExLlamaV2",)
+    flash_attn_use = "calls"
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         j = judge_row(engine_support("exllamav2"), cc, card_name)

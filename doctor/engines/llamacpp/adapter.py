@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.base import CudaBuild, EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.support import judge_row
 from doctor.knowledge.engines import engine_support, llama_cpp_path
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.unknown import known
+
+# llama.cpp's build guide: -DGGML_CUDA=ON, and CMAKE_CUDA_ARCHITECTURES naming the card
+BUILD_DOC = "https://github.com/ggml-org/llama.cpp/blob/master/docs/build.md"
+# llama-cpp-python's README: CMake options go in CMAKE_ARGS; --force-reinstall --no-cache-dir rebuilds the wheel
+PYTHON_DOC = "https://github.com/abetlen/llama-cpp-python#installation-configuration"
 
 
 class LlamaCpp(EngineAdapter):
@@ -21,7 +27,34 @@ class LlamaCpp(EngineAdapter):
     vocabulary = FixVocabulary(
         settings_live_in="llama-server's command line (llama-cpp-python: Llama(...) arguments)",
         context="-c {n}", gpu_layers="-ngl {n}", kv_cache="-ctk {type} -ctv {type} -fa on",
-        smaller_model="a smaller GGUF quant (Q3_K_M, IQ4_XS)", restart="restart llama-server")
+        smaller_model="a smaller GGUF quant (Q3_K_M, IQ4_XS)", restart="restart llama-server",
+        flash_attn_on="-fa on (or leave -fa auto)",
+        fast_format="Use a GGUF quant of the model (Q4_K_M), which llama.cpp runs on its own quantized kernels.")
+    format_runtimes = ("llama.cpp",)
+    quant_v_without_fa = "refuses"
+    flash_attn_use = "own"
+    flash_attn_note = ("llama.cpp runs its own flash-attention kernels (-fa on|auto); the flash-attn package is not "
+                       "used, installed or not")
+
+    def cuda_build(self, facts: Facts) -> CudaBuild | None:
+        e = facts.engines.llama_cpp if facts.engines is not None else None
+        if e is None:
+            return None
+        what = (", ".join(sorted(e.binaries)) if e.binaries else
+                f"llama-cpp-python {e.python_package}" if known(e.python_package) else "llama.cpp")
+        return CudaBuild(e.installed, e.cuda_libraries, what)
+
+    def rebuild_for_card(self, cc: str, facts: Facts) -> tuple[str, tuple[str, ...]]:
+        sm = cc.replace(".", "")
+        e = facts.engines.llama_cpp if facts.engines is not None else None
+        if e is not None and not e.binaries and known(e.python_package):  # llama-cpp-python alone: rebuild its wheel
+            line = (f'CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={sm}" pip install --force-reinstall '
+                    "--no-cache-dir llama-cpp-python")
+            return (f"Rebuild llama-cpp-python with CUDA for the card (sm_{sm}), with a CUDA 12.x toolkit on PATH "
+                    f"(source: {PYTHON_DOC})", (line,))
+        line = f"cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={sm} && cmake --build build -j"
+        return (f"Rebuild llama.cpp with the card's architecture (-DCMAKE_CUDA_ARCHITECTURES={sm}) with CUDA 12.x, or use "
+                f"a CUDA 12 release build (source: {BUILD_DOC})", (line,))
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         j = judge_row(engine_support("llama.cpp"), cc, card_name)

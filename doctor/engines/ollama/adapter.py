@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
-from doctor.knowledge.engines import engine_support, supports
+from packaging.version import InvalidVersion, Version
+
+from doctor.engines.base import CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement
+from doctor.knowledge.engines import OLLAMA_DRIVER_FLOOR, OLLAMA_LLM_LIBRARY, engine_support, supports
+from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.unknown import known
+
+# the official installer lays out every runner (cuda_v12 and cuda_v13) beside the binary
+INSTALL = "curl -fsSL https://ollama.com/install.sh | sh"
+INSTALL_DOC = "https://github.com/ollama/ollama/blob/main/docs/linux.mdx"
+
+
+def ollama_version(facts: Facts) -> Version | None:
+    o = facts.engines.ollama if facts.engines is not None else None
+    if o is None or not o.installed or not known(o.version):
+        return None
+    try:
+        return Version(str(o.version))
+    except InvalidVersion:
+        return None
 
 RUNNERS = ("cuda_v12", "cuda_v13")
 
@@ -24,7 +42,49 @@ class Ollama(EngineAdapter):
                          "(`systemctl edit ollama`)",
         context="PARAMETER num_ctx {n}", gpu_layers="PARAMETER num_gpu {n}",
         kv_cache="OLLAMA_KV_CACHE_TYPE={type} with OLLAMA_FLASH_ATTENTION=1",
-        smaller_model="a smaller quant tag of the model (e.g. :q3_K_M)", restart="restart the Ollama service")
+        smaller_model="a smaller quant tag of the model (e.g. :q3_K_M)", restart="restart the Ollama service",
+        flash_attn_on="OLLAMA_FLASH_ATTENTION=1 in the Ollama server's environment (systemctl edit ollama)",
+        fast_format="Pull a GGUF quant tag of the model (e.g. :q4_K_M), which Ollama runs on llama.cpp's kernels.")
+    format_runtimes = ("llama.cpp",)
+    quant_v_without_fa = "ignores"
+    auto_offload = True  # num_gpu unset: Ollama's scheduler offloads the layers that fit (docs/faq.md)
+    flash_attn_use = "own"
+    flash_attn_note = ("Ollama runs llama.cpp's own flash-attention kernels (OLLAMA_FLASH_ATTENTION=1); the flash-attn "
+                       "package is not used, installed or not")
+
+    def cuda_build(self, facts: Facts) -> CudaBuild | None:
+        o = facts.engines.ollama if facts.engines is not None else None
+        if o is None:
+            return None
+        return CudaBuild(o.installed, o.cuda_libraries, f"Ollama {o.version}" if known(o.version) else "Ollama")
+
+    def rebuild_for_card(self, cc: str, facts: Facts) -> tuple[str, tuple[str, ...]]:
+        row = engine_support("ollama-cuda_v12")
+        return (f"Install Ollama with its cuda_v12 runner (the official Linux install lays out every runner; a "
+                f"CUDA-13-only package or image has no code below cc 7.5) (sources: {row.source} ; {INSTALL_DOC})", (INSTALL,))
+
+    def driver_floor(self, cc: str, facts: Facts) -> DriverFloor | None:
+        f = OLLAMA_DRIVER_FLOOR
+        version = ollama_version(facts)
+        if version is not None and version < Version(f.from_version):
+            return None
+        which = f"Ollama {version}" if version is not None else f"Ollama {f.from_version} and newer"
+        branch = f.needs(cc)
+        return DriverFloor(branch, f"{which} needs driver branch R{branch}+ on cc {cc}: below it {f.below}", f.source)
+
+    def launch_in_force(self, launch: EngineLaunch, facts: Facts) -> EngineLaunch:
+        return launch.with_ollama_env(facts.engines.env) if facts.engines is not None and launch.engine == self.id else launch
+
+    def kept_off_gpu(self, facts: Facts) -> Judgement | None:
+        env = facts.engines.env if facts.engines is not None else {}
+        name, source, _confidence = OLLAMA_LLM_LIBRARY
+        value = env.get(name, "").strip().strip('"').lower()
+        if not value.startswith("cpu"):
+            return None
+        return Judgement(Status.FAIL, f"{name}={value} forces Ollama's CPU runner: every layer runs on the CPU, whatever "
+                         "the card", f"Remove {name} from the Ollama server's environment (systemctl edit ollama), then "
+                         "restart the Ollama service; Ollama then picks its CUDA runner itself",
+                         ("sudo systemctl edit ollama", "sudo systemctl restart ollama"), {"source": source, name: value})
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         rows = {r: engine_support(f"ollama-{r}") for r in RUNNERS}

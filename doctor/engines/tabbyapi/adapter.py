@@ -19,7 +19,13 @@ class TabbyApiMain(EngineAdapter):
     efficiency_key = "exllamav2"
     vocabulary = FixVocabulary(
         settings_live_in="TabbyAPI's config.yml (model: section)", context="max_seq_len: {n}", kv_cache="cache_mode: {type}",
-        smaller_model="a lower-bpw EXL3 quant of the model", restart="restart TabbyAPI")
+        smaller_model="a lower-bpw EXL3 quant of the model", restart="restart TabbyAPI",
+        fast_format="Get an EXL3 quant of the model (cc 8.0+), or serve an EXL2 quant with TabbyAPI's exl2-checkpoint "
+                    "branch on older cards.")
+    format_runtimes = ("ExLlamaV3",)
+    flash_attn_use = "own"
+    flash_attn_note = ("TabbyAPI's main branch (ExLlamaV3) refuses cards below cc 8.0 before any attention runs; on the "
+                       "cards it accepts, flash-attn 2 runs")
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         return judge_row(engine_support("tabbyapi-main"), cc, card_name)

@@ -20,7 +20,13 @@ class Transformers(EngineAdapter):
     vocabulary = FixVocabulary(
         settings_live_in="your from_pretrained(...) and generate(...) arguments",
         context="max_new_tokens / the prompt length you pass", kv_cache=None,
-        smaller_model="a smaller model, or the same model as a GGUF under llama.cpp", restart="rerun your script")
+        smaller_model="a smaller model, or the same model as a GGUF under llama.cpp", restart="rerun your script",
+        fast_format="For speed run the model as a GGUF under llama.cpp or as EXL2 under ExLlamaV2: Transformers has no "
+                    "fused quantized decode kernel.")
+    format_runtimes = ("transformers",)
+    flash_attn_use = "opt-in"
+    flash_attn_note = ("Transformers uses flash-attn only when the script asks for attn_implementation="
+                       "\"flash_attention_2\"; its default is torch SDPA")
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         t = TRANSFORMERS_BNB_NF4

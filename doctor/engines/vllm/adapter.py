@@ -35,7 +35,13 @@ class Vllm(EngineAdapter):
     efficiency_key = "transformers"  # no measured vLLM row yet: judged by its support floor, not its speed
     vocabulary = FixVocabulary(
         settings_live_in="`vllm serve` arguments", context="--max-model-len {n}", kv_cache="--kv-cache-dtype {type}",
-        smaller_model="a smaller AWQ/GPTQ quant of the model", restart="restart `vllm serve`")
+        smaller_model="a smaller AWQ/GPTQ quant of the model", restart="restart `vllm serve`",
+        fast_format="Use a 4-bit GPTQ quant of the model (AWQ needs cc 7.5+).")
+    format_runtimes = ("vLLM",)
+    flash_attn_use = "own"
+    flash_attn_note = ("vLLM picks its attention backend by the card (vllm/platforms/cuda.py): FLASH_ATTN needs cc 8.0, "
+                       "so below it vLLM takes TRITON_ATTN or FlexAttention; the flash-attn package is not what it calls")
+    pins_torch = True
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         old, new = engine_support("vllm-0.19"), engine_support("vllm-0.20")
