@@ -1,4 +1,4 @@
-"""CI runs exactly the README's test command, gates included (lint-imports, ruff, mypy, the docs build): the two cannot
+"""CI runs exactly the README's test command, gates included (scripts/check-architecture, ruff, mypy, the docs build): the two cannot
 drift apart."""
 
 import re
@@ -12,5 +12,5 @@ def test_ci_runs_the_readme_test_command():
     command = next(b for b in blocks if "pytest" in b)
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert ci_lines[-1] == command
-    assert "lint-imports" in command and "ruff check ." in command and "mypy" in command
+    assert command.split(" && ")[1] == "scripts/check-architecture" and "ruff check ." in command and "mypy" in command
     assert "mkdocs build --strict" in command

@@ -6,7 +6,7 @@ seconds on two cores. A report's per-GPU findings (`gpus`) give one row per GPU;
 
 from __future__ import annotations
 
-import os
+import posixpath
 import re
 from collections import defaultdict
 from dataclasses import replace
@@ -40,7 +40,7 @@ def _worst(findings: list[dict]) -> tuple[str, str, str]:
 
 
 def file_stem(source: str) -> str:
-    name = os.path.basename(source)
+    name = posixpath.basename(source)
     for suffix in (".tar.gz", ".tgz", ".zip", ".json"):
         if name.endswith(suffix):
             return name[: -len(suffix)]
@@ -49,7 +49,7 @@ def file_stem(source: str) -> str:
 
 def _model_name(doc: dict) -> str:
     path = (doc.get("plan") or {}).get("model_path")
-    return os.path.basename(path.rstrip("/")) if isinstance(path, str) and path else ""
+    return posixpath.basename(path.rstrip("/")) if isinstance(path, str) and path else ""
 
 
 def host_name(doc: dict, source: str) -> str:
@@ -86,7 +86,7 @@ def rows_from_report(doc: dict, source: str) -> list[FleetRow]:
 
 
 def unreadable_row(source: str, reason: str) -> FleetRow:
-    return FleetRow(host=os.path.basename(source), gpu=None, status="unreadable", top_check="", top_cause=reason,
+    return FleetRow(host=posixpath.basename(source), gpu=None, status="unreadable", top_check="", top_cause=reason,
                     card="?", driver="?", torch="?", source=source)
 
 
