@@ -24,6 +24,7 @@ class FleetRow:
     tok_s: float | None = None  # probed decode speed, when the probe ran on this GPU
     ceiling_tok_s: float | None = None
     source: str = ""  # the file the row came from
+    speed_unknown: str = ""  # why a recorded speed was not taken (NaN, 1e308 tok/s): shown as unknown, never as a number
 
     @property
     def share_of_ceiling(self) -> float | None:

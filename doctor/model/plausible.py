@@ -46,6 +46,7 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 SUFFIX_RANGES: tuple[tuple[str, tuple[float, float]], ...] = (
     ("_pct", (0, 100)), ("_c", (-100, 250)),  # utilisation percentages, temperatures in °C
+    ("_tok_s", (0, 100_000)),  # one stream's decode or its ceiling: the fastest cards decode small models at a few thousand
 )
 CC = re.compile(r"^\d{1,2}\.\d{1,2}$")
 

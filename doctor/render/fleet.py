@@ -15,7 +15,13 @@ MAX_CAUSE = 70
 
 def _speed(r: FleetRow) -> tuple[str, str]:
     share = r.share_of_ceiling
-    return (f"{r.tok_s:.1f}" if r.tok_s is not None else "–", f"{share:.0%}" if share is not None else "–")
+    none = "unknown" if r.speed_unknown else "–"
+    return (f"{r.tok_s:.1f}" if r.tok_s is not None else none, f"{share:.0%}" if share is not None else none)
+
+
+def _unknown_speed_lines(fleet: Fleet) -> list[str]:
+    """Why a row's speed reads "unknown": the report's number could not be a real decode speed."""
+    return [f"{r.host} GPU {'–' if r.gpu is None else r.gpu}: {r.speed_unknown}" for r in fleet.rows if r.speed_unknown]
 
 
 def _cells(r: FleetRow) -> list[str]:
@@ -56,6 +62,9 @@ def render_fleet_text(fleet: Fleet, max_rows: int = 200) -> str:
     if fleet.outliers:
         lines += ["", "Outliers (below 80 % of the median decode of the same card and model):"]
         lines += [f"  {l}" for l in _outlier_lines(fleet)]
+    if unknown := _unknown_speed_lines(fleet):
+        lines += ["", "Speeds read as unknown (the report's number cannot be a real one):"]
+        lines += [f"  {l}" for l in unknown[:max_rows]]
     return "\n".join(lines) + "\n"
 
 
@@ -72,6 +81,9 @@ def render_fleet_markdown(fleet: Fleet, max_rows: int = 200) -> str:
     if fleet.outliers:
         out += ["", "**Outliers** (below 80 % of the median of the same card and model)", ""]
         out += [f"- {_md(l)}" for l in _outlier_lines(fleet)]
+    if unknown := _unknown_speed_lines(fleet):
+        out += ["", "**Speeds read as unknown** (the report's number cannot be a real one)", ""]
+        out += [f"- {_md(l)}" for l in unknown[:max_rows]]
     return "\n".join(out) + "\n"
 
 

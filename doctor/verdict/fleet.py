@@ -13,6 +13,7 @@ from dataclasses import replace
 from statistics import median
 
 from doctor.model.fleet import CauseGroup, Fleet, FleetRow, Outlier
+from doctor.model.plausible import problem
 
 RANK = {"fail": 6, "error": 5, "unreadable": 4, "warn": 3, "pass": 2, "info": 1, "skip": 0}
 OUTLIER_RATIO = 0.8  # below 80 % of the median of the same card and model
@@ -57,31 +58,50 @@ def host_name(doc: dict, source: str) -> str:
     return name if isinstance(name, str) and name else file_stem(source)
 
 
+def _speeds(verdict: dict) -> tuple[float | None, float | None, str]:
+    """(measured, ceiling, why not): a report's numbers are input like any other; NaN, 1e308 or "fast" is unknown."""
+    out: list[float | None] = []
+    why = []
+    for name in ("measured_tok_s", "ceiling_tok_s"):
+        value = verdict.get(name)
+        bad = None if value is None else ("not a number" if isinstance(value, bool) or not isinstance(value, (int, float))
+                                          else problem(name, value))
+        out.append(None if value is None or bad else float(value))
+        if bad:
+            why.append(f"recorded {name} {bad}")
+    return out[0], out[1], "; ".join(why)
+
+
+def _gpu_index(value: object) -> int | None:
+    """An NVML index from a report: an integer a real host can have, else none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and problem("gpu_index", value) is None else None
+
+
 def rows_from_report(doc: dict, source: str) -> list[FleetRow]:
     """One row per GPU judged in one saved report (a dict as json.loads gives it)."""
     facts = doc.get("facts") or {}
     nvml = facts.get("nvml") or {}
-    gpus = {g.get("index"): g for g in nvml.get("gpus") or [] if isinstance(g, dict)}
+    gpus = {_gpu_index(g.get("index")): g for g in nvml.get("gpus") or [] if isinstance(g, dict)}
     torch = ((facts.get("python") or {}).get("torch") or {}).get("version")
     common = dict(host=host_name(doc, source), driver=_known(nvml.get("driver_version")),
                   torch=_known(torch, "not installed"), model=_model_name(doc), source=source)
     verdict = doc.get("verdict") or {}
-    probed_gpu = (doc.get("plan") or {}).get("gpu_index", 0)
+    probed_gpu = _gpu_index((doc.get("plan") or {}).get("gpu_index", 0))
     host_findings = doc.get("findings") or []
     per_gpu = doc.get("gpus") or []
     if per_gpu:
         per_card = {f.get("id") for g in per_gpu for f in g.get("findings") or []}
         host_only = [f for f in host_findings if f.get("id") not in per_card]
-        judged = [(g.get("index"), host_only + list(g.get("findings") or [])) for g in per_gpu]
+        judged = [(_gpu_index(g.get("index")), host_only + list(g.get("findings") or [])) for g in per_gpu]
     else:
         judged = [(probed_gpu if gpus else None, host_findings)]
     rows = []
     for index, findings in judged:
         status, check, cause = _worst(findings)
-        speed = verdict if index == probed_gpu and verdict else {}
+        measured, ceiling, why = _speeds(verdict if index == probed_gpu and isinstance(verdict, dict) else {})
         rows.append(FleetRow(gpu=index, status=status, top_check=check, top_cause=cause,
                              card=_known((gpus.get(index) or {}).get("name"), "no GPU"),
-                             tok_s=speed.get("measured_tok_s"), ceiling_tok_s=speed.get("ceiling_tok_s"), **common))
+                             tok_s=measured, ceiling_tok_s=ceiling, speed_unknown=why, **common))
     return sorted(rows, key=lambda r: (-RANK.get(r.status, 0), r.gpu if r.gpu is not None else -1))
 
 
