@@ -35,8 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--json", action="store_true", help="print JSON (schema v100-doctor/fleet/1)")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown")
     p.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON to FILE")
-    p.add_argument("--no-redact", action="store_true", help="keep home paths, GPU UUIDs and secrets in --json, "
-                   "--markdown and -o (host names are kept either way: naming them is what a fleet is for)")
+    p.add_argument("--no-redact", action="store_true", help="keep home paths, user names, GPU UUIDs and secrets in what "
+                   "fleet prints and writes (redacted by default, whatever the reports were written with; host names are "
+                   "kept either way: naming them is what a fleet is for)")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N", help="worker processes for large fleets (default: up to 4)")
     p.add_argument("--max-rows", type=positive_int, default=200, metavar="N", help="rows shown in text/Markdown (default 200)")
 
@@ -51,11 +52,11 @@ def run(args: argparse.Namespace) -> ExitCode:
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
-    fleet = collect(args.paths, jobs=args.jobs)
+    fleet = collect(args.paths, jobs=args.jobs, redact=not args.no_redact)
     if not fleet.reports:
         raise UsageError(f"no report files (.json, .tar.gz, .zip) under {', '.join(args.paths)}")
-    if args.output or args.json or args.markdown:  # made to be sent: home paths, UUIDs and secrets replaced
-        fleet = shareable_fleet(fleet, not args.no_redact, this_machine() if not args.no_redact else None)
+    # shown or sent, redacted alike: each report's own values (collect), then this machine's home, user and secrets
+    fleet = shareable_fleet(fleet, not args.no_redact, this_machine() if not args.no_redact else None)
     if args.output:
         try:  # whole or as it was: a full disk or a signal never leaves half a file (write_whole)
             write_whole(args.output, render_fleet_json(fleet))

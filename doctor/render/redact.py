@@ -20,12 +20,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from doctor.model.identities import Identities
 
 if TYPE_CHECKING:
-    from doctor.model.fleet import Fleet
+    from doctor.model.fleet import Fleet, FleetRow
     from doctor.model.log_analysis import LogAnalysis
     from doctor.model.report import Report
 
@@ -60,9 +61,11 @@ _MACHINE_ID = re.compile(r"(?i)\b(?:machine[-_ ]?id|boot(?:[-_ ]?id)?)[\"']?\s*[
                          r"(?P<value>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12})\b")
 _MAC = re.compile(r"(?<![0-9A-Fa-f:-])(?P<value>(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2})(?![0-9A-Fa-f:-])")
 _NUMBER = re.compile(r"[\d.,:%+-]+")
+TEXT_SEPARATOR = "\n\0\n"  # between the strings of one document searched as one text: no pattern spans it
 _STAND_IN = re.compile(r"(?:GPU|MIG)-(?:uuid-\d+-redacted|<gpu-uuid-\d+>)|redacted-[a-z-]+|<[a-z-]+>")
 
 
+@lru_cache(maxsize=4096)  # a fleet asks for the same few hundred field names in every report
 def secret_name(name: str) -> bool:
     """HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD, MYSQL_PWD, --api-key (but not TOKENIZERS or CACHE_MODE)."""
     parts = re.split(r"[_\-.]", name.upper())
@@ -149,15 +152,30 @@ class Redactor:
                     self._add_secret(value, kind)
 
     def learn_json(self, obj: Any, key: str = "") -> None:
-        """Values to hide in data read from the machine: fields by name, and every string's text."""
+        """Values to hide in data read from the machine: fields by name, and every string's text (gathered first and
+        searched as one text: a report holds thousands of short strings, and each search has a fixed cost)."""
+        texts: list[str] = []
+        self._learn_fields(obj, key, texts)
+        if texts:
+            self.learn_text(TEXT_SEPARATOR.join(texts))
+
+    def learn_fields(self, obj: Any) -> None:
+        """Only the values named by their field (hostname, serial, uuid, HF_TOKEN, api_key): a quick pass for a
+        fleet of thousands of reports, whose shown cells are then searched as text (fleet_rows)."""
+        self._learn_fields(obj, "", [])
+
+    def _learn_fields(self, obj: Any, key: str, texts: list[str]) -> None:
+        # numbers name nobody: only containers and strings are visited (a report's samples are thousands of numbers)
         if isinstance(obj, dict):
             for k, v in obj.items():
-                self.learn_json(v, str(k))
+                if isinstance(v, (dict, list, str)):
+                    self._learn_fields(v, str(k), texts)
         elif isinstance(obj, list):
-            if all(isinstance(v, str) for v in obj):  # an argv: ["--api-key", "VALUE"]
-                self.learn_text(" ".join(obj))
+            if obj and all(isinstance(v, str) for v in obj):  # an argv: ["--api-key", "VALUE"]
+                texts.append(" ".join(obj))
             for v in obj:
-                self.learn_json(v, key)
+                if isinstance(v, (dict, list, str)):
+                    self._learn_fields(v, key, texts)
         elif isinstance(obj, str):
             if key == "hostname":
                 self._add_host(obj)
@@ -168,7 +186,7 @@ class Redactor:
             elif secret_name(key) and looks_secret(obj):
                 self._add_secret(obj, "secret")
                 self.secret_names.add(key)
-            self.learn_text(obj)
+            texts.append(obj)
 
     # -- replacing: exactly the learned values, wherever they are ---------------------------------------------
     def prose(self, s: str) -> str:
@@ -305,6 +323,27 @@ def shareable_analysis(analysis: LogAnalysis, redact: bool = True, redactor: Red
     return from_jsonable(LogAnalysis, redact_analysis_dict(analysis_to_dict(analysis), redactor), "$")
 
 
+FLEET_ROW_READ = ("model", "source", "card", "driver", "torch", "top_cause")
+
+
+def shareable_rows(doc: dict, rows: list[FleetRow]) -> list[FleetRow]:
+    """One report's fleet rows as they may be shown: whatever the report was written with (--no-redact too), the
+    values its read parts name by field (HF_TOKEN, api_key, serial, uuid) are learned, and the secret shapes in
+    the cells themselves (an hf_ token or KEY=VALUE a --no-redact report's finding quotes: written by a doctor,
+    but read here from a file), then replaced in every cell. Host names stay: naming each host is what a fleet is
+    for. Not every string of the report is searched: 10,000 reports must aggregate in seconds."""
+    from dataclasses import replace  # lazy: loads when a fleet is read, as the fleet model
+
+    redactor = Redactor()
+    redactor.learn_fields({k: v for k, v in doc.items() if not report_prose(k)})
+    for row in rows:
+        redactor.learn_text(TEXT_SEPARATOR.join(getattr(row, k) for k in FLEET_ROW_READ))
+    redactor.hosts.clear()
+    p = redactor.prose
+    return [replace(row, model=p(row.model), source=p(row.source), card=p(row.card), driver=p(row.driver),
+                    torch=p(row.torch), top_cause=p(row.top_cause)) for row in rows]
+
+
 def shareable_fleet(fleet: Fleet, redact: bool = True, machine: Identities | None = None) -> Fleet:
     """A fleet as it may leave this machine: what its rows read from the reports (model paths, source files,
     card and package names) is learned from, the causes (the doctor's words) only get those values replaced.
@@ -318,7 +357,7 @@ def shareable_fleet(fleet: Fleet, redact: bool = True, machine: Identities | Non
     redactor.hosts.clear()  # ... but not its host name: a fleet names its hosts
     data = to_jsonable(fleet)
     for row in data.get("rows") or []:
-        redactor.learn_json({k: v for k, v in row.items() if k in ("model", "source", "card", "driver", "torch")})
+        redactor.learn_json({k: v for k, v in row.items() if k in FLEET_ROW_READ})
     return from_jsonable(Fleet, redactor.prose_json(data), "$")
 
 

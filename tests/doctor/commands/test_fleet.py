@@ -110,3 +110,71 @@ def test_fleet_json_and_markdown_hide_home_paths_but_keep_host_names(tmp_path):
         assert "gpu-box" in out and str(home) not in out, fmt
     kept = run_cli("fleet", str(home / "reports"), "--json", "--no-redact", env=env).stdout
     assert str(home) in kept  # the search above can fail
+
+
+TOKEN = "hf_FAKEtokenDoNotUse0123456789abcdefXYZ"
+
+
+def _unredacted_reports(d, n: int = 2) -> None:
+    """Reports as `-o --no-redact` writes them: a token in a model path, an env value and a finding's summary."""
+    for i in range(n):
+        doc = report("v100-torch-2.11-cu130", f"node{i}")
+        doc["plan"]["model_path"] = f"/home/alice/models/{TOKEN}/qwen"
+        doc["findings"][0]["summary"] = f"HF_TOKEN={TOKEN} was read; the wheel has no sm_70 kernel"
+        doc["findings"][0]["status"] = "fail"
+        (d / f"r{i}.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("fmt", [(), ("--json",), ("--markdown",)], ids=["text", "json", "markdown"])
+def test_fleet_redacts_reports_written_with_no_redact_in_every_output(tmp_path, fmt):
+    """Issue 39: whatever the reports were written with, fleet shows and writes them redacted by default."""
+    _unredacted_reports(tmp_path)
+    out = tmp_path / "fleet.json"
+    proc = run_cli("fleet", str(tmp_path), *fmt, "-o", str(out))
+    assert proc.returncode == 2, proc.stderr
+    for shown in (proc.stdout, out.read_text()):
+        assert TOKEN not in shown and "/home/alice" not in shown and "node0" in shown
+        assert "redacted-secret" in shown
+    kept = run_cli("fleet", str(tmp_path), *fmt, "--no-redact").stdout
+    assert TOKEN in kept  # the search above can fail
+
+
+def test_parallel_workers_redact_too(tmp_path, monkeypatch):
+    import doctor.run.fleet as engine
+
+    _unredacted_reports(tmp_path, 4)
+    monkeypatch.setattr(engine, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(engine, "CHUNK", 1)
+    fleet = collect([str(tmp_path)], jobs=2)
+    assert fleet == collect([str(tmp_path)], jobs=1)
+    assert TOKEN not in json.dumps(fleet_to_dict(fleet))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, 1e308, "fast", True, [64]])
+def test_absurd_recorded_speeds_are_unknown_with_why_and_json_stays_strict(tmp_path, value):
+    """Issue 39: a report's numbers are input: NaN or 1e308 tok/s become unknown (why), never NaN or 309 digits."""
+    import jsonschema
+
+    doc = report("v100-pcie-16gb-healthy", "weird", 64.0)
+    doc["verdict"]["measured_tok_s"] = value
+    (tmp_path / "weird.json").write_text(json.dumps(doc))  # json.dumps writes NaN and Infinity, as a careless tool might
+    proc = run_cli("fleet", str(tmp_path), "--json")
+    data = json.loads(proc.stdout, parse_constant=lambda c: pytest.fail(f"{c} in fleet --json"))
+    (row,) = data["rows"]
+    assert row["tok_s"] is None and row["share_of_ceiling"] is None and "measured_tok_s" in row["speed_unknown"]
+    jsonschema.validate(data, json.loads((ROOT / "doctor" / "schema" / "fleet-1.json").read_text()))
+    text = run_cli("fleet", str(tmp_path)).stdout
+    (line,) = [l for l in text.splitlines() if l.split()[1:2] == ["weird"]]  # the table's row: unknown, never a number
+    assert line.split()[7:9] == ["unknown", "unknown"] and "%" not in line, line
+    assert "weird GPU 0: recorded measured_tok_s" in text
+    assert max(len(w) for w in text.split()) < 80  # no 309-digit speed
+
+
+def test_absurd_gpu_indexes_are_no_gpu_index(tmp_path):
+    doc = report("v100-pcie-16gb-healthy", "weird", 64.0)
+    doc["plan"]["gpu_index"] = 1e308
+    doc["facts"]["nvml"]["gpus"][0]["index"] = float("nan")
+    (tmp_path / "weird.json").write_text(json.dumps(doc))
+    proc = run_cli("fleet", str(tmp_path), "--json")
+    assert proc.returncode in (0, 1, 2), proc.stderr
+    assert all(r["gpu"] is None or isinstance(r["gpu"], int) for r in json.loads(proc.stdout)["rows"])
