@@ -186,6 +186,9 @@ class Redactor:
             elif secret_name(key) and looks_secret(obj):
                 self._add_secret(obj, "secret")
                 self.secret_names.add(key)
+            if "GPU-" in obj or "MIG-" in obj:  # UUID stand-ins are numbered in order of first appearance
+                for m in _UUID.finditer(obj):
+                    self._add_uuid(m.group(0))
             texts.append(obj)
 
     # -- replacing: exactly the learned values, wherever they are ---------------------------------------------
