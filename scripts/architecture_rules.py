@@ -31,7 +31,7 @@ RULES: dict[str, str] = {
     "pure-allow-list": "a pure package imports a module that is not on its allow-list",
     "project-layer": "a pure package imports a part of the project that is not pure or not below it",
     "file-access": "a pure package (or the TUI) opens or reads files: open(), io's file classes, os/codecs.open, pathlib, a path's read/write methods",
-    "dynamic-import": "a pure package (or the TUI) imports by name: __import__(), importlib",
+    "dynamic-import": "a pure package (or the TUI) imports by name or runs code from a string: __import__(), importlib, exec, eval",
     "process": "a pure package (or the TUI) runs or inspects processes: subprocess, multiprocessing, psutil, signal",
     "network": "a pure package (or the TUI) reaches the network: socket, urllib, http, huggingface_hub",
     "environment": "a pure package (or the TUI) reads the host: os (os.environ, os.getenv, any os.*), sys, getpass, platform",
@@ -100,7 +100,8 @@ MACHINE: dict[str, str] = {
     **dict.fromkeys(("torch", "flash_attn", "pynvml", "triton", "exllamav2", "llama_cpp", "bitsandbytes",
                      "transformers", "accelerate", "cupy", "numba", "tensorrt", "vllm", "gguf"), "gpu-library"),
 }
-MACHINE_BUILTINS = {"open": "file-access", "__import__": "dynamic-import"}
+MACHINE_BUILTINS = {"open": "file-access", "__import__": "dynamic-import", "exec": "dynamic-import", "eval": "dynamic-import",
+                    "compile": "dynamic-import", "input": "environment"}  # code from a string can import anything
 # Methods of a path object that touch the file system (a pure package may be handed a path, never read through it).
 PATH_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "rglob", "is_file",
                           "is_dir", "exists", "mkdir", "unlink", "touch", "expanduser", "samefile", "is_symlink",

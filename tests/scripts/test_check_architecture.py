@@ -108,6 +108,7 @@ def test_what_a_kind_may_do_breaks_nothing(tree, plant, kind):
     ("import getpass\n", "environment"),
     ("import yaml\n", "file-access"),
     ("import random\n", "pure-allow-list"),
+    ("exec('import subprocess')\n", "dynamic-import"),
     ("import doctor.run.pipeline\n", "project-layer"),
     ("from doctor.facts import gather\n", "project-layer"),
     ("from . import kv_cache\nimport doctor.verdict.build\n", "project-layer"),
