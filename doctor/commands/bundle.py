@@ -21,7 +21,6 @@ examples:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,7 +34,7 @@ from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_dict
 from doctor.model.report import Report, report_to_dict
-from doctor.model.serialize import to_jsonable
+from doctor.model.serialize import strict_json, to_jsonable
 from doctor.model.source import Origin, SavedFile, ThisMachine
 from doctor.render.common import counts_line
 from doctor.render.log_analysis import render_markdown as render_log_markdown
@@ -136,4 +135,4 @@ def _manifest(files: dict[str, object], redactor: Redactor | None, report: Repor
 def _bytes(content: object) -> bytes:
     if isinstance(content, str):
         return content.encode("utf-8")
-    return (json.dumps(content, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return (strict_json(content, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

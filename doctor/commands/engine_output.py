@@ -5,11 +5,11 @@ both are redacted unless --no-redact, since JSON and -o are made to be sent (doc
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from doctor.cli.output import write_report_text
 from doctor.facts.identities import this_machine
+from doctor.model.serialize import strict_json
 from doctor.render.redact import Redactor
 
 
@@ -21,7 +21,7 @@ def emit_engine_probe(args: argparse.Namespace, text: str, doc: Any) -> None:
             redactor = Redactor(this_machine())  # this machine's home, user, host and secrets, wherever they appear
             redactor.learn_json(doc)
             doc = redactor.prose_json(doc)
-        rendered = json.dumps(doc, indent=1)
+        rendered = strict_json(doc, indent=1)
     print(rendered if wants_json else text)
     if path:
         write_report_text(rendered + "\n", path)

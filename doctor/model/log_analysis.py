@@ -7,12 +7,11 @@ keeps the two side by side. Every count is exact; only the lists are capped (see
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.model.ids import CheckId
-from doctor.model.serialize import to_jsonable, undecodable_escaped
+from doctor.model.serialize import strict_json, to_jsonable, undecodable_escaped
 from doctor.version import __version__
 
 SCHEMA = "v100-doctor/log-analysis/1"
@@ -110,5 +109,5 @@ def analysis_to_dict(analysis: LogAnalysis) -> dict:
 
 
 def analysis_to_json(analysis: LogAnalysis) -> str:
-    return undecodable_escaped(json.dumps(analysis_to_dict(analysis), indent=2, ensure_ascii=False))
+    return undecodable_escaped(strict_json(analysis_to_dict(analysis), indent=2, ensure_ascii=False))
 

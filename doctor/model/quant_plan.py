@@ -8,8 +8,9 @@ draw it (doctor/render/plan_text.py, plan_markdown.py); the wire form is schema 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
+
+from doctor.model.serialize import strict_json
 
 PLAN_SCHEMA = "v100-doctor/plan/1"
 
@@ -111,4 +112,4 @@ def _row(r: PlanRow) -> dict:
 
 
 def plan_to_json(plan: QuantPlan) -> str:
-    return json.dumps(plan_to_dict(plan), indent=2, ensure_ascii=False)
+    return strict_json(plan_to_dict(plan), indent=2, ensure_ascii=False)

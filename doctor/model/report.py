@@ -5,7 +5,6 @@ A report or a bare facts fixture can be replayed: today's checks run on yesterda
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -19,7 +18,7 @@ from doctor.model.plan import Plan
 from doctor.model.plausible import plan_problem, scrub
 from doctor.model.prescription import Prescription
 from doctor.model.probe_results import ProbeReport
-from doctor.model.serialize import LoadError, from_jsonable, to_jsonable, undecodable_escaped
+from doctor.model.serialize import LoadError, from_jsonable, strict_json, to_jsonable, undecodable_escaped
 from doctor.model.source import Provenance
 from doctor.model.verdict import Verdict
 from doctor.version import __version__
@@ -66,7 +65,7 @@ def report_to_dict(report: Report) -> dict:
 
 
 def report_to_json(report: Report) -> str:
-    return undecodable_escaped(json.dumps(report_to_dict(report), indent=2, ensure_ascii=False))
+    return undecodable_escaped(strict_json(report_to_dict(report), indent=2, ensure_ascii=False))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ knows and tolerant of extra keys, so an older doctor can read a newer minor repo
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import re
 import types
 import typing
@@ -138,3 +140,21 @@ def undecodable_escaped(text: str) -> str:
     """JSON text with the bytes a non-UTF-8 path smuggled in (lone surrogates) written as a visible \\xFF,
     so the document stays valid UTF-8 JSON; the original bytes are not recoverable from it, and it says so."""
     return re.sub("[\udc80-\udcff]", lambda m: f"\\\\x{ord(m.group()) - 0xDC00:02x}", text)
+
+
+def finite(data: Any) -> Any:
+    """JSON data with every float that is not finite (NaN, Infinity) as null: unknown, not a number."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(v) for v in data]
+    return data
+
+
+def strict_json(data: Any, **kwargs: Any) -> str:
+    """Every JSON the doctor writes for a reader: strict JSON (RFC 8259). json.dumps writes NaN and Infinity by
+    default, which no strict parser (jq, JavaScript, Go) reads; numbers read as input are checked where they enter
+    (plausible.py), and whatever still is not finite is written as null."""
+    return json.dumps(finite(data), allow_nan=False, **kwargs)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from doctor.model.fleet import Fleet, FleetRow
-from doctor.model.serialize import to_jsonable
+from doctor.model.serialize import strict_json, to_jsonable
 from doctor.render.untrusted import json_for_terminal, md_text
 
 SYMBOL = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "–", "error": "☠", "info": "i", "unreadable": "?"}
@@ -95,4 +93,4 @@ def fleet_to_dict(fleet: Fleet) -> dict:
 
 
 def render_fleet_json(fleet: Fleet) -> str:
-    return json_for_terminal(json.dumps(fleet_to_dict(fleet), indent=1, ensure_ascii=False)) + "\n"
+    return json_for_terminal(strict_json(fleet_to_dict(fleet), indent=1, ensure_ascii=False)) + "\n"
