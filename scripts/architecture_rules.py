@@ -322,7 +322,8 @@ def check_contracts(root: Path) -> tuple[list[Broken], int]:
     broken_names = [n for n, s in statuses.items() if s == "BROKEN"]
     if run.returncode != 0 and not broken_names:
         tail = (run.stdout + run.stderr).strip().splitlines()[-1:] or ["no output"]
-        return [Broken("pyproject.toml", 0, "import-contract", f"lint-imports failed: {tail[0]}")], len(statuses)
+        fix = " (install the test extras: python3 -m pip install -e \".[test]\")" if "importlinter" in tail[0] else ""
+        return [Broken("pyproject.toml", 0, "import-contract", f"lint-imports failed: {tail[0]}{fix}")], len(statuses)
     report = run.stdout.split("Broken contracts", 1)[-1]
     found = []
     for name in broken_names:
