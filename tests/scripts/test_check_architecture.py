@@ -31,24 +31,24 @@ KINDS = {
     "gatherer": "doctor/facts/_planted.py",
 }
 PURE_KINDS = ("check", "renderer", "model")
-# plant -> (the lines planted; the rule it breaks; the kinds it breaks it in). The last line is the one named.
+# plant -> (the lines planted; the rule it breaks; the kinds it breaks it in). The line marked `# <-` is the one named.
 PLANTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "open": ('text = open("/etc/hostname").read()', "file-access", PURE_KINDS + ("tui",)),
-    "io.FileIO": ('import io\nraw = io.FileIO("/etc/hostname").read()', "file-access", PURE_KINDS + ("tui",)),
-    "io.open": ('import io\nraw = io.open("/etc/hostname").read()', "file-access", PURE_KINDS + ("tui",)),
-    "__import__": ('sp = __import__("subprocess")', "dynamic-import", PURE_KINDS + ("tui",)),
-    "importlib": ('import importlib', "dynamic-import", PURE_KINDS + ("tui",)),
-    "subprocess": ('import subprocess', "process", PURE_KINDS + ("tui",)),
-    "socket": ('import socket', "network", PURE_KINDS + ("tui",)),
-    "os.environ": ('import os', "environment", PURE_KINDS + ("tui",)),
-    "from os import environ": ('from os import environ', "environment", PURE_KINDS + ("tui",)),
-    "ctypes": ('import ctypes', "native-code", PURE_KINDS + ("tui",)),
-    "flash_attn": ('import flash_attn', "gpu-library", PURE_KINDS + ("tui",)),
-    "torch": ('def load():\n    import torch  # lazy\n', "gpu-library", PURE_KINDS + ("tui",)),
-    "textual": ('import textual', "textual-in-core", PURE_KINDS + ("gatherer",)),
-    "the CLI": ('from doctor.cli.output import emit', "imports-cli", PURE_KINDS + ("tui", "gatherer")),
-    "a command": ('def run():\n    from doctor.commands import explain\n', "imports-cli", PURE_KINDS + ("tui", "gatherer")),
-    "checks": ('import checks.registry', "gatherer-imports-checks", ("gatherer",)),
+    "open": ('text = open("/etc/hostname").read()  # <-', "file-access", PURE_KINDS + ("tui",)),
+    "io.FileIO": ('import io\nraw = io.FileIO("/etc/hostname").read()  # <-', "file-access", PURE_KINDS + ("tui",)),
+    "io.open": ('import io\nraw = io.open("/etc/hostname").read()  # <-', "file-access", PURE_KINDS + ("tui",)),
+    "__import__": ('sp = __import__("subprocess")  # <-', "dynamic-import", PURE_KINDS + ("tui",)),
+    "importlib": ('import importlib  # <-\nmod = importlib.import_module("subprocess")', "dynamic-import", PURE_KINDS + ("tui",)),
+    "subprocess": ('import subprocess  # <-\nsubprocess.run(["nvidia-smi"])', "process", PURE_KINDS + ("tui",)),
+    "socket": ('import socket  # <-\nname = socket.gethostname()', "network", PURE_KINDS + ("tui",)),
+    "os.environ": ('import os  # <-\nhome = os.environ["HOME"]', "environment", PURE_KINDS + ("tui",)),
+    "from os import environ": ('from os import environ  # <-\nhome = environ["HOME"]', "environment", PURE_KINDS + ("tui",)),
+    "ctypes": ('import ctypes  # <-\nlibc = ctypes.CDLL(None)', "native-code", PURE_KINDS + ("tui",)),
+    "flash_attn": ('import flash_attn  # <-', "gpu-library", PURE_KINDS + ("tui",)),
+    "torch": ('def load():\n    import torch  # <- lazy', "gpu-library", PURE_KINDS + ("tui",)),
+    "textual": ('import textual  # <-', "textual-in-core", PURE_KINDS + ("gatherer",)),
+    "the CLI": ('from doctor.cli.output import emit  # <-', "imports-cli", PURE_KINDS + ("tui", "gatherer")),
+    "a command": ('def run():\n    from doctor.commands import explain  # <-', "imports-cli", PURE_KINDS + ("tui", "gatherer")),
+    "checks": ('import checks.registry  # <-', "gatherer-imports-checks", ("gatherer",)),
 }
 CASES = [(plant, kind) for plant, (_, _, kinds) in PLANTS.items() for kind in kinds]
 # a gatherer reads the machine, the TUI draws with textual: these plants break nothing there
@@ -70,7 +70,7 @@ def _plant(tree: Path, kind: str, plant: str) -> tuple[Path, int]:
     path = tree / KINDS[kind]
     code = f'"""Planted by tests/scripts/test_check_architecture.py."""\n{PLANTS[plant][0]}\n'
     path.write_text(code)
-    return path, len(code.rstrip("\n").splitlines())  # the plant's last line is the one the rule names
+    return path, next(i for i, text in enumerate(code.splitlines(), 1) if "# <-" in text)
 
 
 @pytest.mark.parametrize("plant,kind", CASES, ids=[f"{p}-in-{k}" for p, k in CASES])
