@@ -80,7 +80,8 @@ def run(ctx: CheckContext) -> Finding:
     fit = _layers_that_fit(g, option, room_mib * MIB - overhead)
     ev["layers_that_fit"] = fit
     v, total = a.vocabulary, g.shape.n_layer + 1
-    smaller = v.fewer_bytes(option.n_ctx)
+    weights_too_big = option.n_gpu_layers is None and b.model_gpu_bytes + b.compute_gpu_bytes + overhead > room_mib * MIB
+    smaller = v.smaller_model if weights_too_big else v.fewer_bytes(option.n_ctx)  # no context makes the weights fit
     if option.n_gpu_layers is None and a.auto_offload:  # the engine fits what it can by itself: slow, not a failure
         return CHECK.finding(Status.WARN, f"does not fit whole: {parts} against {room_mib:.0f} MiB; {a.label} puts about "
                              f"{fit} of {total} layers on the GPU itself and decodes the rest from host memory, several "

@@ -234,7 +234,7 @@ def prescribe(facts: Facts, cc: str, card: str, needs: EngineNeeds = EngineNeeds
                 routes.append(Route(name="upgrade the driver, then torch", cost=r.cost, steps=r.steps))
     else:
         cuda_major = int(stack.torch_cuda.split(".")[0]) if stack.torch_cuda else None
-        steps = list(lead) + _toolchain_tail(stack, cuda_major, problems)
+        steps = list(lead) + (_toolchain_tail(stack, cuda_major, problems) if "nvcc" in needs.parts else [])
         if steps:
             routes.append(Route(name="fix the toolchain" if not lead else "install a driver that drives this card",
                                 cost="keeps torch" + ("; a driver install and a reboot" if lead else ""), steps=tuple(steps)))

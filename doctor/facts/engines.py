@@ -73,7 +73,12 @@ def gather_llama_cpp(which: Callable[[str], str | None] = shutil.which) -> Llama
         folders += [real, real.parent / "lib", real.parent / "lib64"]
     if not isinstance(pkg, Unknown) and (pkg_dir := _package_dir("llama_cpp")):
         folders.append(pkg_dir / "lib")
-    return LlamaCppFacts(binaries, pkg, tuple(read_cuda_library(p) for p in _libs_near(folders)))
+    libs = tuple(read_cuda_library(p) for p in _libs_near(folders))
+    if not libs and binaries:  # a static build (BUILD_SHARED_LIBS=OFF) carries its CUDA code inside the binary
+        inside = read_cuda_library(Path(next(iter(binaries.values()))).resolve())
+        cpu_only = isinstance(inside.cubins, Unknown) and inside.cubins.reason.endswith("has no CUDA fat binary")
+        libs = () if cpu_only else (inside,)
+    return LlamaCppFacts(binaries, pkg, libs)
 
 
 def parse_ollama_version(text: str) -> Maybe[str]:

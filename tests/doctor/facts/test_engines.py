@@ -43,6 +43,18 @@ def test_llama_cpp_binaries_and_the_library_beside_them(tmp_path):
     assert [lib.cubins for lib in facts.cuda_libraries] == [(61, 70)]
 
 
+def test_a_static_llama_cpp_build_carries_its_cuda_code_in_the_binary(tmp_path):
+    """No libggml-cuda.so beside llama-server: a static build (BUILD_SHARED_LIBS=OFF) is read from the binary itself;
+    a binary without a fat binary is a CPU-only build (issue 35)."""
+    server = ggml_lib(tmp_path / "static" / "bin" / "llama-server", (70, 75))
+    facts = gather_llama_cpp(which=lambda name: str(server) if name == "llama-server" else None)
+    assert [lib.cubins for lib in facts.cuda_libraries] == [(70, 75)]
+    cpu = tmp_path / "cpu" / "bin" / "llama-server"
+    cpu.parent.mkdir(parents=True)
+    cpu.write_bytes(elf_with_fatbin(b""))
+    assert gather_llama_cpp(which=lambda name: str(cpu) if name == "llama-server" else None).cuda_libraries == ()
+
+
 def test_nothing_installed(tmp_path):
     facts = gather_llama_cpp(which=lambda name: None)
     assert facts.binaries == {} and facts.cuda_libraries == ()
