@@ -1,8 +1,11 @@
 """Explain a crash log or console output: the known pitfall behind each error, its fix, and whether this machine confirms it.
 
-Reads ExLlamaV2, TabbyAPI, torch, vLLM, transformers, bitsandbytes, nvcc and pip output. Each known
-error is shown with its line number, the pitfall (the same ids as the checks), the fix and the
-public issue where it was reported. By default the doctor then gathers this machine's facts and
+Reads llama.cpp (llama-server, llama-cpp-python, LM Studio), Ollama, vLLM, ExLlamaV2, TabbyAPI, torch,
+transformers, bitsandbytes, nvcc, pip and kernel output. Each known error is shown with its line number,
+the pitfall (the same ids as the checks), the fix and the public issue where it was reported. The
+engine is read from the log's own lines (Ollama's msg=/source= lines, llama-server's prints, vLLM's
+logger), or taken from --engine, and every fix is worded in that engine's terms. A message that
+follows from another one (no layers on the GPU after CUDA failed to start) is shown under its cause. By default the doctor then gathers this machine's facts and
 runs the matching checks, so each explanation is confirmed, ruled out, or marked "cannot tell"
 with the reason. The log is streamed, never read whole; a 2 GB log is fine.
 
@@ -119,7 +122,7 @@ def explain(args: argparse.Namespace, facts: Facts | None = None, base_plan: Pla
     except LogInputError as exc:
         raise UsageError(str(exc)) from None
     try:
-        result = Scanner().scan(source, _progress_printer(source.name))
+        result = Scanner(engine=getattr(args, "engine", None)).scan(source, _progress_printer(source.name))
     except LogInputError as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -140,7 +143,7 @@ def explain(args: argparse.Namespace, facts: Facts | None = None, base_plan: Pla
 
         matches, _ = confirm_matches(matches, plan, facts)
     return LogAnalysis(log=result.stats, matches=matches, unexplained=result.unexplained,
-                       plan_hints=result.plan_hints, facts_source=facts_source or "live",
+                       plan_hints=result.plan_hints, engine=result.engine, facts_source=facts_source or "live",
                        plan_used={k: v for k, v in asdict(plan).items() if v is not None},
                        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 

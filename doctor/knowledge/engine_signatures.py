@@ -21,38 +21,51 @@ OLLAMA_V12 = ("Install Ollama's cuda_v12 runner beside cuda_v13 (the full Linux 
               "CUDA-13-only image), or pin an Ollama release that still picks cuda_v12 for this card; check with "
               "`ls $(dirname $(readlink -f $(which ollama)))/../lib/ollama`.")
 
+LMSTUDIO = "https://github.com/lmstudio-ai/lmstudio-bug-tracker"
+# what leaves Ollama without a usable GPU; the CPU fallback and "no compatible GPUs" that follow are their consequences
+OLLAMA_NO_GPU_CAUSES = ("ollama-skipping-cuda-device", "ollama-cuda-driver-unloadable", "ollama-driver-too-old",
+                        "cuda-driver-insufficient", "ggml-cuda-init-failed")
+# what leaves llama.cpp without a CUDA device: "offloaded 0/N layers" and "no usable GPU found" follow from them
+LLAMA_NO_GPU_CAUSES = ("ggml-cuda-init-failed", "cuda-driver-insufficient", "no-cuda-gpus-available",
+                       "ggml-no-cuda-arch") + OLLAMA_NO_GPU_CAUSES[:3]
+
 ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
     dict(id="llama-partial-offload", engine="llama.cpp", anchor="layers to gpu",
-         pattern=r"offloaded (?P<gpu_layers>\d+)/(?!(?P=gpu_layers) )(?P<layers>\d+) layers to GPU",
+         pattern=r"offloaded (?!0/)(?P<gpu_layers>\d+)/(?!(?P=gpu_layers) )(?P<layers>\d+) layers to GPU",
          checks=(CheckId.ENGINE_LAUNCH, CheckId.GGUF_BUDGET),
          title="llama.cpp put only part of the model on the GPU: the other layers decode from host memory, at its speed",
          fix="Raise -ngl to the count llama.cpp prints after the slash if the budget fits (gguf-budget says); otherwise a "
              "smaller quant or context keeps every layer on the GPU. " + FIT.split(": ", 1)[1],
          source=f"{LLAMA}/src/llama-model.cpp (load_tensors: \"offloaded %d/%d layers to GPU\")", confidence="P",
-         severity="warning"),
+         severity="warning",
+         fix_class="partial-offload"),
     dict(id="ggml-no-cuda-arch", engine="llama.cpp (ggml-cuda)", anchor="was not compiled with any cuda arch",
          pattern=r"ggml was not compiled with any CUDA arch <= (?P<arch>\d+)",
          checks=(CheckId.ENGINE_BUILD,),
          title="this llama.cpp build has no CUDA code for the card (the number is the card's cc x 100)",
          fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/common.cuh (\"ggml was not compiled with any CUDA arch <= %d\")",
-         confidence="P"),
+         confidence="P",
+         fix_class="no-kernel"),
     dict(id="ggml-cuda-op-failed", engine="llama.cpp (ggml-cuda)", anchor="ggml_cuda_compute_forward",
          pattern=r"ggml_cuda_compute_forward: (?P<op>\w+) failed",
          checks=(CheckId.ENGINE_BUILD,),
          title="a ggml CUDA kernel failed; the next line names the CUDA error (\"no kernel image\": the build lacks this "
                "card's architecture)",
-         fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_compute_forward)", confidence="P"),
+         fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_compute_forward)", confidence="P",
+         fix_class="no-kernel", consequence_of=("no-kernel-image", "ggml-kernel-image-invalid", "ggml-no-device-code", "cuda-oom-plain")),
     dict(id="ggml-cuda-alloc-oom", engine="llama.cpp (ggml-cuda)", anchor="cudamalloc failed",
          pattern=r"allocating (?P<size_mib>[\d.]+ ?MiB) on device (?P<device>\d+): cudaMalloc failed: out of memory",
          checks=(CheckId.GGUF_BUDGET,),
          title="llama.cpp could not allocate a CUDA buffer of this size: model, K/V and compute buffers exceed free VRAM",
          fix=FIT, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_backend_cuda_buffer_type_alloc_buffer)",
-         confidence="P"),
+         confidence="P",
+         fix_class="oom"),
     dict(id="ggml-buffer-alloc-failed", engine="llama.cpp (ggml-backend)", anchor="failed to allocate",
          pattern=r"failed to allocate (?P<buffer>CUDA\d+|CUDA_Host) buffer of size (?P<bytes>\d+)",
          checks=(CheckId.GGUF_BUDGET,),
          title="llama.cpp could not allocate one of its buffers (bytes in the line)", fix=FIT,
-         source=f"{LLAMA}/ggml/src/ggml-backend.cpp (\"%s: failed to allocate %s buffer of size %zu\")", confidence="P"),
+         source=f"{LLAMA}/ggml/src/ggml-backend.cpp (\"%s: failed to allocate %s buffer of size %zu\")", confidence="P",
+         fix_class="oom", consequence_of=("ggml-cuda-alloc-oom", "cuda-oom-plain")),
     dict(id="llama-quant-v-needs-fa", engine="llama.cpp", anchor=("requires flash_attn", "requires flash attention"),
          pattern=r"V cache quantization requires flash_attn|quantized V cache (?:was requested, but this )?requires "
                  r"(?:flash_attn|Flash Attention)",
@@ -68,13 +81,15 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
          title="Ollama skipped the card: its CUDA runner has no code for this compute capability (cc x 100)",
          fix=OLLAMA_V12, source=f"{OLLAMA}/issues/17841 ; {OLLAMA}/issues/17766 (Pascal skipped with only cuda_v13)",
-         confidence="P"),
+         confidence="P",
+         fix_class="no-kernel"),
     dict(id="ollama-no-gpu-library", engine="Ollama", anchor="compatible gpu libraries",
          pattern=r"msg=\"compatible gpu libraries\" compatible=\[\]",
          checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
          title="Ollama found no GPU library it can use for the card, so every model runs on the CPU (no error is printed)",
          fix=OLLAMA_V12 + " Then restart the service and look for library=CUDA in its \"inference compute\" line.",
-         source=f"{OLLAMA}/issues/10833 ; {OLLAMA}/issues/17766", confidence="P", severity="warning"),
+         source=f"{OLLAMA}/issues/10833 ; {OLLAMA}/issues/17766", confidence="P", severity="warning",
+         consequence_of=("ollama-skipping-cuda-device", "ollama-driver-too-old")),
     dict(id="ollama-inference-on-cpu", engine="Ollama", anchor="library=cpu",
          pattern=r"msg=\"inference compute\" id=\S+ library=cpu\b(?:.*?total=\"(?P<host_memory>[\d.]+ \w+)\")?",
          checks=(CheckId.ENGINE, CheckId.ENGINE_BUILD),
@@ -90,7 +105,8 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
                 f"{OLLAMA}/issues/9496 ; {OLLAMA}/issues/16970 (the line since the llama-server runners)",
          confidence="P", severity="warning", rules_out_on_pass=False,
          pass_note="the checks see this machine's card and Ollama's runners, not the Ollama process that wrote the log "
-                   "(a container, a service with its own environment); the line itself says it ran on the CPU"),
+                   "(a container, a service with its own environment); the line itself says it ran on the CPU",
+         fix_class="gpu-unused", consequence_of=OLLAMA_NO_GPU_CAUSES + ("ollama-no-compatible-gpus", "ollama-no-gpu-library")),
     dict(id="ollama-cuda-driver-unloadable", engine="Ollama", anchor="unable to load cuda driver library",
          pattern=r"unable to load cuda driver library\" library=(?P<library>\S+)(?: error=\"(?P<error>[^\"]*))?",
          checks=(CheckId.CUDA_PAIRING,),
@@ -104,4 +120,79 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          source=f"{OLLAMA}/issues/6626 ; {OLLAMA}/issues/5493", confidence="P", rules_out_on_pass=False,
          pass_note="the checks read this machine's driver, not the libcuda the Ollama process loaded (a container or "
                    "a copied libcuda can differ); the error in the line is Ollama's own"),
+    # --- issue 35: wordings and classes seen in real pastes, each verified in the public thread named -------------
+    dict(id="llama-zero-layers-offloaded", engine="llama.cpp", anchor="layers to gpu",
+         pattern=r"offloaded 0/(?P<layers>\d+) layers to GPU",
+         checks=(CheckId.ENGINE_LAUNCH, CheckId.ENGINE_BUILD),
+         title="llama.cpp put no layer on the GPU: the whole model runs on the CPU (GPU layers not asked for, or a build "
+               "or driver that gives it no CUDA device)",
+         fix="Ask for every layer (-ngl 99); if the log has no \"ggml_cuda_init: found N CUDA devices\" line, the build "
+             "has no CUDA backend: " + REBUILD,
+         source=f"{OLLAMA}/issues/12303 (\"offloaded 0/35 layers to GPU\") ; {LLAMA}/src/llama-model.cpp",
+         confidence="P", severity="warning", fix_class="gpu-unused", consequence_of=LLAMA_NO_GPU_CAUSES),
+    dict(id="llama-cpu-only-build", engine="llama.cpp (common args)",
+         anchor=("not compiled with gpu offload support", "no usable gpu found"),
+         pattern=r"not compiled with GPU offload support, --gpu-layers option will be ignored"
+                 r"|no usable GPU found, --gpu-layers option will be ignored",
+         checks=(CheckId.ENGINE_BUILD,),
+         title="this llama.cpp binary found no GPU backend to put layers on (a CPU-only build, or CUDA failed to start): "
+               "-ngl is ignored and every layer runs on the CPU",
+         fix=REBUILD, source="https://github.com/ggml-org/llama.cpp/issues/9153 ; "
+                             "https://github.com/ggml-org/llama.cpp/issues/22748", confidence="P", severity="warning",
+         fix_class="cpu-build", consequence_of=LLAMA_NO_GPU_CAUSES),
+    dict(id="ggml-cuda-init-failed", engine="llama.cpp (ggml-cuda)", anchor="failed to initialize cuda",
+         pattern=r"ggml_cuda_init: failed to initialize CUDA: (?!CUDA driver version is insufficient)(?P<cuda_error>.+?)\s*$",
+         checks=(CheckId.GPU_PRESENT, CheckId.CUDA_PAIRING),
+         title="llama.cpp's CUDA backend could not start (the CUDA error is named in the line), so it runs on the CPU",
+         fix="Make the card visible to the process: `nvidia-smi -L` must list it for the same user; unset a "
+             "CUDA_VISIBLE_DEVICES that hides it; in a container start it with --gpus all (NVIDIA Container Toolkit).",
+         source="https://github.com/abetlen/llama-cpp-python/issues/1890 ; https://github.com/janhq/cortex.cpp/issues/1470",
+         confidence="P", fix_class="no-gpu"),
+    dict(id="ggml-no-device-code", engine="llama.cpp (ggml-cuda)", anchor="no device code compatible",
+         pattern=r"CUDA kernel (?P<kernel>\w+) has no device code compatible with CUDA arch (?P<arch>\d+)\. "
+                 r"ggml-cuda\.cu was compiled for: (?P<compiled_for>[\d,]+)",
+         checks=(CheckId.ENGINE_BUILD,),
+         title="this llama.cpp build has no code for the card's architecture (arch = cc x 100; the line lists what it "
+               "was compiled for)",
+         fix=REBUILD, source="https://github.com/mozilla-ai/llamafile/issues/434 ; https://github.com/nextcloud/llm2/issues/52",
+         confidence="P", fix_class="no-kernel"),
+    dict(id="ggml-kernel-image-invalid", engine="llama.cpp (ggml-cuda)", anchor="device kernel image is invalid",
+         pattern=r"CUDA error: device kernel image is invalid",
+         checks=(CheckId.ENGINE_BUILD, CheckId.CUDA_PAIRING),
+         title="the CUDA driver refused this build's kernels for the card: no code for its architecture (Ollama 0.30 on a "
+               "V100), or CUDA libraries that do not match the driver",
+         fix=REBUILD, source=f"{OLLAMA}/issues/16449 ; {OLLAMA}/issues/6997 ; https://github.com/theroyallab/YALS/issues/23",
+         confidence="P", fix_class="no-kernel"),
+    dict(id="lmstudio-no-cuda-gpus", engine="LM Studio (CUDA llama.cpp runtime)",
+         anchor=("no supported cuda gpus found", "error trying to query cuda gpus"),
+         pattern=r"No supported CUDA GPUs found|Error trying to query CUDA gpus: (?P<cuda_error>No CUDA devices found)",
+         checks=(CheckId.ENGINE_BUILD, CheckId.GPU_PRESENT),
+         title="LM Studio's CUDA llama.cpp runtime found no card it has code for (its builds leave out Volta, sm_70) or "
+               "no CUDA device at all, so models load on the CPU",
+         fix="In LM Studio open the runtime settings (Ctrl+Shift+R) and select the Vulkan llama.cpp runtime, which runs on "
+             "this card; or serve the GGUF with llama-server built for the card (-DCMAKE_CUDA_ARCHITECTURES=70 for cc 7.0). "
+             "If `nvidia-smi` itself lists no GPU, fix the driver first.",
+         source=f"{LMSTUDIO}/issues/1758 ; {LMSTUDIO}/issues/197", confidence="P"),
+    dict(id="ollama-no-compatible-gpus", engine="Ollama", anchor="no compatible gpus were discovered",
+         pattern=r"no compatible GPUs were discovered",
+         checks=(CheckId.ENGINE, CheckId.GPU_PRESENT),
+         title="Ollama's GPU discovery found no GPU it can use, so every model runs on the CPU (logged at INFO: no error)",
+         fix="Make the card visible to the Ollama server: `nvidia-smi` must work for the user the service runs as, a "
+             "CUDA_VISIBLE_DEVICES in its environment (`systemctl edit ollama`) must not hide it, and in a container it "
+             "must be started with --gpus all (NVIDIA Container Toolkit); restart the service and look for library=cuda in "
+             "its \"inference compute\" line.",
+         source="https://github.com/claraverse-space/ClaraVerse/issues/49 ; "
+                f"{OLLAMA}/issues/8674", confidence="P", severity="warning",
+         fix_class="no-gpu", rules_out_on_pass=False,
+         pass_note="the checks see this machine's card, not what the Ollama process (a container, a service) could see",
+         consequence_of=OLLAMA_NO_GPU_CAUSES),
+    dict(id="ollama-driver-too-old", engine="Ollama", anchor="nvidia driver too old",
+         pattern=r"NVIDIA driver too old\"?(?:.*?compute=(?P<card_cc>[\d.]+))?(?:.*?driver=(?P<driver>[\d.]+))?"
+                 r"(?:.*?required_driver=\"(?P<required_driver>[^\"]+)\")?",
+         checks=(CheckId.CUDA_PAIRING,),
+         title="the NVIDIA driver is older than Ollama's CUDA runner needs, so Ollama leaves the card out and runs on the CPU",
+         fix="Update the NVIDIA driver to the one the line names as required_driver (Volta and Pascal are supported "
+             "through the R580 branch), or pin an Ollama release whose CUDA runner the installed driver runs; restart the "
+             "service and look for library=cuda in its \"inference compute\" line.",
+         source=f"{OLLAMA}/issues/16415 ; {OLLAMA}/issues/17290", confidence="P", fix_class="driver"),
 )

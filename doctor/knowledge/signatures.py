@@ -37,7 +37,11 @@ from doctor.model.ids import CheckId, FailureKind
 PROBE_KINDS = (FailureKind.FLASH_ATTN, FailureKind.NO_KERNEL_IMAGE, FailureKind.JIT_BUILD, FailureKind.OOM,
                FailureKind.NOT_INSTALLED, FailureKind.MODEL_LOAD)
 
-SEVERITIES = ("error", "warning", "info")  # error: the run failed here; warning: a trap that will bite; info: explains behaviour
+SEVERITIES = ("error", "warning", "info")
+# faults several engines print in their own words or share (a CUDA OOM, a build without the card's kernels): each engine's
+# fix for them lives with the engine (doctor/engines/<engine>/log.py)
+FIX_CLASSES = ("oom", "no-kernel", "driver", "no-gpu", "cpu-build", "gpu-unused", "partial-offload", "flash-attn", "bf16",
+               "cuda-runtime-missing")  # error: the run failed here; warning: a trap that will bite; info: explains behaviour
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,12 @@ class Signature:
     confirmed_by_evidence: tuple[CheckId, str] | tuple[()] = ()
     probe_kind: FailureKind | None = None  # the probe failure kind this text means (PROBE_KINDS); None: never stops a probe
     in_logs: bool = True  # False: recognised only in a probe's exception text, never in `explain`'s logs
+    # a class of fault several engines share (FIX_CLASSES): `explain` words its fix in the terms of the engine the log
+    # shows (doctor/engines/<engine>/log.py), a neutral fix when the log names none; "": the row's own fix always
+    fix_class: str = ""
+    # signature ids this message follows from: when one of them is in the same log, this one is shown under it, with
+    # its fix (a knock-on effect, not a second pitfall)
+    consequence_of: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # a pitfall id or a failure kind that does not exist raises here, when the table loads
@@ -73,6 +83,8 @@ class Signature:
             object.__setattr__(self, "probe_kind", FailureKind(self.probe_kind))
             if self.probe_kind not in PROBE_KINDS:
                 raise ValueError(f"signature {self.id}: {self.probe_kind} is not a kind the signature table names")
+        if self.fix_class and self.fix_class not in FIX_CLASSES:
+            raise ValueError(f"signature {self.id}: {self.fix_class!r} is not one of FIX_CLASSES")
 
     @property
     def check(self) -> CheckId:
@@ -120,7 +132,8 @@ SIGNATURES: tuple[Signature, ...] = (
         pass_note="torch itself has kernels for this card here, so the missing kernel is in another compiled extension "
                   "(exllamav2_ext, xformers, bitsandbytes, flash-attn) built without this card's arch; rebuild it with "
                   "TORCH_CUDA_ARCH_LIST set to this card's compute capability",
-        probe_kind=FailureKind.NO_KERNEL_IMAGE),
+        probe_kind=FailureKind.NO_KERNEL_IMAGE,
+        fix_class="no-kernel", consequence_of=("torch-capability-too-old", "torch-capability-not-compatible", "torch-capability-cc-list", "ggml-no-device-code")),
     Signature(
         "torch-capability-too-old", "torch", "capability",
         r"Found GPU(?P<gpu_index>\d+) (?P<gpu_name>.+?) which is of cuda capability (?P<card_cc>\d+\.\d+)",
@@ -158,7 +171,8 @@ SIGNATURES: tuple[Signature, ...] = (
         (CheckId.FLASH_ATTN,),
         "flash-attn is installed and was called on a GPU older than it supports (FA2 needs cc 8.0+)",
         flash_attn_fix(), f"{EXL2_REPO}/issues/502", "P", commands=FLASH_ATTN_COMMANDS,
-        probe_kind=FailureKind.FLASH_ATTN),
+        probe_kind=FailureKind.FLASH_ATTN,
+        fix_class="flash-attn"),
     Signature(
         "exllamav2-flash-attn-unsupported-gpu", "exllamav2", "flash attention",
         r"Flash Attention is installed but unsupported GPUs were detected",
@@ -202,7 +216,8 @@ SIGNATURES: tuple[Signature, ...] = (
         (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory (weights + KV cache at this max_seq_len + scratch did not fit)",
         OOM_FIX, f"{EXL2_REPO}/issues/677", "P",
-        probe_kind=FailureKind.OOM),
+        probe_kind=FailureKind.OOM,
+        fix_class="oom"),
     Signature(
         "cuda-oom-legacy", "torch", "out of memory",
         rf"CUDA out of memory\. Tried to allocate (?P<tried_mib>{SIZE}) \(GPU (?P<gpu_index>\d+); (?P<total_mib>{SIZE}) "
@@ -211,7 +226,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "The GPU ran out of memory (torch 2.0 and older wording)",
         OOM_FIX,
         "https://github.com/kchengiva/Shift-GCN/issues/34", "S",
-        probe_kind=FailureKind.OOM),
+        probe_kind=FailureKind.OOM,
+        fix_class="oom"),
     Signature(
         "cuda-oom-plain", "torch / CUDA", "out of memory",
         r"CUDA (?:error: )?out of memory",
@@ -219,7 +235,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "The GPU ran out of memory",
         OOM_FIX,
         f"{EXL2_REPO}/issues/677", "P",
-        probe_kind=FailureKind.OOM),
+        probe_kind=FailureKind.OOM,
+        fix_class="oom"),
     Signature(
         "exllamav2-insufficient-vram", "exllamav2", "insufficient",
         r"Insufficient VRAM (?:in split )?for model and cache",
@@ -243,7 +260,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "The GPU ran out of memory (a wording the rows above do not quote)",
         OOM_FIX,
         f"{EXL2_REPO}/issues/677", "P", probe_kind=FailureKind.OOM,
-        in_logs=False),  # in a log the CUDA OOM rows above say more (with the numbers)
+        in_logs=False,
+        fix_class="oom"),  # in a log the CUDA OOM rows above say more (with the numbers)
     # --- model format ---------------------------------------------------------------------------------------
     Signature(
         "exl3-needs-exllamav3", "ExLlamaV3 loaders", ("exllamav3", "exl3"),
@@ -265,7 +283,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "https://github.com/theroyallab/tabbyAPI/issues/381", "P", probe_kind=FailureKind.OOM,
         followup=(rf"Currently allocated\s*: (?P<allocated_mib>{SIZE})|Requested\s*: (?P<tried_mib>{SIZE})"
                   rf"|Device limit\s*: (?P<total_mib>{SIZE})|Free \(according to CUDA\)\s*: (?P<free_mib>{SIZE}|\d+ bytes)"),
-        followup_lines=6),
+        followup_lines=6,
+        fix_class="oom"),
     Signature(
         "tabbyapi-one-gpu-no-split", "TabbyAPI", "disabling gpu split",
         r"Disabling GPU split because one GPU is in use",
@@ -331,7 +350,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "A JIT build of a CUDA extension (ExLlamaV2's exllamav2_ext) failed; the compiler's own line says why",
         JIT_BUILD_FIX,
         "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py", "P", probe_kind=FailureKind.JIT_BUILD,
-        in_logs=False),  # in a log the compiler line beside it (nvcc-unsupported-arch, ...) names the cause
+        in_logs=False,
+        consequence_of=("nvcc-unsupported-gcc", "cuda-version-mismatch", "nvcc-unsupported-arch", "cuda-home-not-set", "ninja-missing")),  # in a log the compiler line beside it (nvcc-unsupported-arch, ...) names the cause
     Signature(
         "exllamav2-ext-undefined-symbol", "exllamav2", "undefined symbol",
         r"exllamav2_ext\S*: undefined symbol: (?P<symbol>\S+)|\"undefined symbol\" error here usually means",
@@ -413,14 +433,16 @@ SIGNATURES: tuple[Signature, ...] = (
         (CheckId.DTYPE,),
         "vLLM refuses bfloat16 (the model's config.json torch_dtype) on a card without native bf16 (cc < 8.0)",
         "Load in float16: vLLM --dtype half (LLM(..., dtype=\"half\")); V100, T4 and P100 have no bf16.",
-        f"{VLLM}/issues/946", "P"),
+        f"{VLLM}/issues/946", "P",
+        fix_class="bf16"),
     Signature(
         "torch-autocast-bf16-unsupported", "torch (autocast)", "does not support bfloat16",
         r"Current CUDA Device does not support bfloat16(?:\. Please switch dtype to float16)?",
         (CheckId.DTYPE,),
         "torch.autocast was asked for bfloat16 on a card without bf16 (cc < 8.0)",
         "Autocast and load in float16 (dtype=torch.float16); V100, T4 and P100 have no bf16.",
-        "https://github.com/karpathy/nanoGPT/pull/277", "P"),
+        "https://github.com/karpathy/nanoGPT/pull/277", "P",
+        fix_class="bf16"),
     Signature(
         "bf16-needs-a100", "xformers", "a100+",
         r"bf16 is only supported on A100\+ GPUs",
@@ -613,7 +635,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "Use a build of the engine (or an image) for the driver's CUDA (`nvidia-smi` shows it top right), or a driver "
         "new enough for the runtime (CUDA 12.x needs >= 525.60.13, 13.x >= 580.65.06; Volta/Pascal stop at R580); in a "
         "container run it with the NVIDIA runtime (`docker run --gpus all`).",
-        "https://github.com/ollama/ollama/issues/7666", "S"),
+        "https://github.com/ollama/ollama/issues/7666", "S",
+        fix_class="driver"),
     Signature(
         "cuda-compat-unsupported-hw", "CUDA forward compatibility (cuda-compat)",
         ("forward compatibility was attempted", "compatibility mode is unavailable"),
@@ -670,7 +693,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "empty), or the container was started without the NVIDIA runtime",
         "Check CUDA_VISIBLE_DEVICES in the shell or service that starts it: unset it, or list a GPU `nvidia-smi -L` "
         "shows (export CUDA_VISIBLE_DEVICES=0); in a container, start it with the NVIDIA runtime (`docker run --gpus all`).",
-        "https://github.com/jiaw-z/CoR-GS/issues/23", "S", commands=("nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES")),
+        "https://github.com/jiaw-z/CoR-GS/issues/23", "S", commands=("nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES"),
+        fix_class="no-gpu"),
     Signature(  # seen on the H200 device, offline, transformers 5.25.0 + kernels 0.19.1 (benchmarks/results/transformers-h200)
         "hub-kernel-trust-offline", "transformers (Hub kernels)", ("could not verify publisher trust",),
         r"Kernel repository '(?P<repo>[\w.-]+/[\w.-]+)' could not verify publisher trust status",
@@ -689,6 +713,63 @@ SIGNATURES: tuple[Signature, ...] = (
         (CheckId.GPU_MEMORY_HEALTH,),
         "An uncorrectable ECC error in the GPU's memory: the hardware, not the software",
         XIDS[48].fix, XID_CATALOGUE, "P"),
+    # --- issue 35: wordings seen in real pastes, each verified in the public thread named --------------------------
+    Signature(
+        "vllm-cc-below-7", "vLLM", ("capability less than 7.0", "capability below 7.0"),
+        r"GPUs with compute capability (?:less than|below) 7\.0 are not supported",
+        (CheckId.COMPUTE_CAPABILITY, CheckId.ENGINE),
+        "vLLM has no kernels below cc 7.0 (Pascal: P100, P40; Maxwell): no vLLM release runs on this card",
+        "Run the model as a GGUF under llama.cpp or Ollama, which support this card; vLLM needs cc 7.0 or newer.",
+        f"{VLLM}/issues/463 ; {VLLM}/issues/1431", "P"),
+    Signature(
+        "vllm-gemma2-soft-cap", "vLLM (attention backend)", ("logits_soft_cap", "logits soft cap"),
+        r"Please use Flashinfer backend for models with ?logits_soft_cap"
+        r"|XFormers does not support attention logits soft capping|does not support logits soft cap",
+        (CheckId.FLASH_ATTN,),
+        "vLLM refuses Gemma-2's attention soft-capping on the backend this card gets (xformers below cc 8.0); FlashInfer "
+        "and FlashAttention, which have it, need a newer card",
+        "Use a vLLM release with soft-capping in its xformers backend (vllm-project/vllm#11252, in 0.7.0 and newer; 0.19.x "
+        "is the last with sm_70 kernels): pip install 'vllm>=0.7,<0.20'; or run the Gemma-2 GGUF under llama.cpp.",
+        f"{VLLM}/issues/7060 ; {VLLM}/issues/9922 ; {VLLM}/pull/11252", "S", commands=("pip install 'vllm>=0.7,<0.20'",)),
+    Signature(
+        "libcudart-missing", "CUDA runtime library (vLLM, compiled extensions)", "libcudart.so",
+        r"(?P<library>libcudart\.so\.(?P<cuda_major>\d+)(?:\.\d+)?): cannot open shared object file",
+        (CheckId.CUDA_PAIRING,),
+        "a compiled module was built against the CUDA runtime named, and no such libcudart is installed (a CUDA 12 "
+        "build beside a torch for another CUDA, or a CPU-only torch)",
+        "Install the package's CUDA runtime with it, not a torch for another CUDA major on top: reinstall it into a clean "
+        "environment so that pip pulls the torch it was built for (that torch brings nvidia-cuda-runtime for the same "
+        "major), or use the project's container image.",
+        f"{VLLM}/issues/31018 ; {VLLM}/issues/36099 ; {VLLM}/issues/1738", "P", fix_class="cuda-runtime-missing"),
+    Signature(
+        "hf-trainer-bf16-needs-ampere", "transformers (TrainingArguments)", "doesn't support bf16/gpu",
+        r"Your setup doesn't support bf16/gpu\. You need (?:torch>=1\.10, using )?Ampere\+? GPU with cuda>=11\.0",
+        (CheckId.DTYPE,),
+        "TrainingArguments(bf16=True) on a card without native bf16 (cc < 8.0): the Trainer refuses to start",
+        "Train in float16 instead: TrainingArguments(fp16=True, bf16=False) (--fp16 True --bf16 False on a command line), "
+        "and drop tf32=True, which also needs cc 8.0+.",
+        "https://github.com/tatsu-lab/stanford_alpaca/issues/133 ; https://github.com/lm-sys/FastChat/issues/399", "P",
+        fix_class="bf16"),
+    Signature(
+        "bnb-4bit-float32-compute", "bitsandbytes (Linear4bit)", "linear4bit",
+        r"Input type into Linear4bit is torch\.float16, but bnb_4bit_compute_d?type=torch\.float32",
+        (CheckId.QUANT_FORMAT,),
+        "4-bit layers compute in float32 (BitsAndBytesConfig's default compute dtype) while the model runs in float16: "
+        "every matmul is cast up, and inference is slow",
+        "Set the compute dtype to the model's: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16) "
+        "(float16 on a card without bf16).",
+        "https://github.com/h2oai/h2ogpt/pull/682 ; https://github.com/bigcode-project/bigcode-evaluation-harness/issues/192",
+        "P", severity="warning"),
+    Signature(
+        "bnb-named-symbol-not-found", "bitsandbytes (libbitsandbytes_cuda*.so)", "named symbol not found",
+        r"(?:Error|CUDA error:) named symbol not found(?: at line \d+ in file (?P<file>\S*ops\.cu))?",
+        (CheckId.CUDA_PAIRING, CheckId.QUANT_FORMAT),
+        "a CUDA library's kernels do not load on this card and driver: usually an old bitsandbytes binary (its "
+        "libbitsandbytes_cuda*.so) built for another CUDA or without this card's architecture",
+        "Install a current bitsandbytes, whose wheel carries binaries for each CUDA and card: pip install -U bitsandbytes "
+        "(0.43 and newer); unset BNB_CUDA_VERSION and any LD_LIBRARY_PATH that points it at another CUDA runtime.",
+        "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/382 ; "
+        "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/566", "P", commands=("pip install -U bitsandbytes",)),
 ) + tuple(
     Signature(
         f"xid-{x.code}", "NVIDIA driver (kernel log)", "nvrm: xid",
@@ -724,7 +805,8 @@ def oom_figures(text: str) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class PlanHint:
-    """A deployment setting printed in a log (a launcher's config or arguments), used to confirm against the plan."""
+    """A deployment setting printed in a log (a launcher's config or arguments,
+        consequence_of=("nvcc-unsupported-gcc", "cuda-version-mismatch", "nvcc-unsupported-arch", "cuda-home-not-set", "ninja-missing")), used to confirm against the plan."""
 
     field: str  # Plan field
     anchor: str

@@ -13,6 +13,8 @@ from typing import Callable, Iterable
 
 from doctor.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, Signature
 from doctor.knowledge.signatures import PlanHint as HintRule
+from doctor.logscan.causes import link_consequences
+from doctor.logscan.engine import infer_engine, worded
 from doctor.logscan.keywords import KeywordFinder, SignatureIndex, minimal_keywords
 from doctor.logscan.lines import (
     CLASSIFY_KEYWORDS,
@@ -35,7 +37,17 @@ from doctor.logscan.remembered import (
     replay_block,
 )
 from doctor.logscan.source import MAX_LINE, LogInputError, LogSource, blocks
-from doctor.model.log_analysis import GROUP_CAP, LIST_CAP, LogStats, MatchGroup, PlanHint, Unexplained, UnexplainedGroup
+from doctor.model.log_analysis import (
+    GROUP_CAP,
+    LIST_CAP,
+    UNKNOWN_ENGINE,
+    LogEngine,
+    LogStats,
+    MatchGroup,
+    PlanHint,
+    Unexplained,
+    UnexplainedGroup,
+)
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
 _TRACEBACK = TRACEBACK_HEADER.encode()
@@ -65,6 +77,7 @@ class ScanResult:
     matches: tuple[MatchGroup, ...]
     unexplained: Unexplained
     plan_hints: tuple[PlanHint, ...]
+    engine: LogEngine = UNKNOWN_ENGINE
 
 
 @dataclass
@@ -76,7 +89,8 @@ class _Pending:
 
 class Scanner:
     def __init__(self, signatures: Iterable[Signature] = LOG_SIGNATURES, hints: Iterable[HintRule] = PLAN_HINTS,
-                 accelerated: bool = True, remember: bool = True):
+                 accelerated: bool = True, remember: bool = True, engine: str | None = None):
+        self.engine = engine  # --engine: the fixes are worded for it whatever the log shows
         self.remember = remember  # replay the outcome of a line seen before (False: classify every line, for tests)
         self.signatures = tuple(signatures)
         self.hints = tuple(hints)
@@ -104,7 +118,25 @@ class Scanner:
         seconds = time.perf_counter() - started
         if not run.has_text:
             raise LogInputError(f"{source.name}: has only blank lines, nothing to explain")
-        return run.result(done, seconds)
+        result = run.result(done, seconds)
+        return self.judged(result, head_lines(source))
+
+    def judged(self, result: ScanResult, head: list[str]) -> ScanResult:
+        """The matches with their fixes in the words of the engine the log shows, and each knock-on message under its
+        cause. Reads only the log's first lines (already sniffed) and the matched lines: no second pass."""
+        by_id = {s.id: s for s in self.signatures}
+        lines = list(enumerate(head, 1)) + [(m.first_line, m.text) for m in result.matches]
+        engine = infer_engine(lines, self.engine)
+        matches = link_consequences(worded(result.matches, by_id, engine), by_id)
+        return replace(result, matches=matches, engine=engine)
+
+
+HEAD_LINES = 200  # the start-up lines read for the engine's evidence
+
+
+def head_lines(source: LogSource) -> list[str]:
+    """The log's first lines as sniffed (64 KiB at most, already read), without colour codes."""
+    return [strip_sgr(line) for line in source.head.decode(source.encoding, "replace").splitlines()[:HEAD_LINES]]
 
 
 class _Run:

@@ -44,10 +44,33 @@ class MatchGroup:
     count: int
     lines: tuple[int, ...]
     confirmation: Confirmation | None = None
+    consequence_of: str | None = None  # the signature of a match in this log that this one follows from (shown under it)
 
     @property
     def check(self) -> CheckId:
         return self.checks[0]
+
+
+@dataclass(frozen=True)
+class EngineLine:
+    line: int
+    text: str  # cut to 200 characters
+    why: str  # what the line shows: "Ollama's logfmt lines (source=….go msg=…)"
+
+
+@dataclass(frozen=True)
+class LogEngine:
+    """The engine the fixes are worded for, and the evidence: --engine, or the log's own lines."""
+
+    engine: str | None  # an Engine id; None: the log shows none
+    label: str  # "Ollama", "llama.cpp (llama-cpp-python)", "unknown"
+    flavour: str = ""  # a front end with fixes of its own: "llama-cpp-python", "LM Studio", "TabbyAPI"
+    why: str = ""  # "--engine" | "the log's own lines" | why none was found
+    lines: tuple[EngineLine, ...] = ()
+    torch: bool = False  # the log shows PyTorch (a torch program whose engine it does not name)
+
+
+UNKNOWN_ENGINE = LogEngine(None, "unknown", why="no line of the log names an engine")
 
 
 @dataclass(frozen=True)
@@ -96,6 +119,7 @@ class LogAnalysis:
     matches: tuple[MatchGroup, ...]
     unexplained: Unexplained
     plan_hints: tuple[PlanHint, ...] = ()
+    engine: LogEngine = UNKNOWN_ENGINE
     facts_source: str = "none"  # live | replay:<file> | none (why)
     plan_used: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.model.log_analysis import LogAnalysis, MatchGroup
+from doctor.model.log_analysis import LogAnalysis, LogEngine, MatchGroup
 from doctor.render.common import WIDTH, wrap
 from doctor.render.untrusted import md_code, md_fence, md_text
 
@@ -34,9 +34,40 @@ def _numbers(m: MatchGroup) -> str:
     return ", ".join(f"{k}={v}" for k, v in m.numbers.items())
 
 
+def engine_line(e: LogEngine) -> str:
+    """Which engine the fixes speak for, and what showed it."""
+    if e.engine is None:
+        return f"engine: not named by the log ({e.why}); fixes are worded for any engine" + (
+            " (the log shows PyTorch)" if e.torch else "")
+    shown = "; ".join(f"line {x.line}: {x.why}" for x in e.lines[:2])
+    return f"engine: {e.label}, from {e.why}" + (f" ({shown})" if shown else "")
+
+
+def causes_first(a: LogAnalysis) -> list[tuple[MatchGroup, list[MatchGroup]]]:
+    """Each match that follows from no other, in line order, with the matches that follow from it (directly or not)."""
+    by = {m.signature: m for m in a.matches}
+
+    def root(m: MatchGroup) -> MatchGroup:
+        seen = {m.signature}
+        while m.consequence_of in by and m.consequence_of not in seen:
+            m = by[m.consequence_of]
+            seen.add(m.signature)
+        return m
+
+    groups: dict[str, list[MatchGroup]] = {}
+    for m in sorted(a.matches, key=lambda m: m.first_line):
+        top = root(m)
+        groups.setdefault(top.signature, [])
+        if top is not m:
+            groups[top.signature].append(m)
+    return [(by[sig], after) for sig, after in sorted(groups.items(), key=lambda kv: by[kv[0]].first_line)]
+
+
 def summary_line(a: LogAnalysis) -> str:
     verdicts = [m.confirmation.verdict for m in a.matches if m.confirmation]
-    parts = [f"{len(a.matches)} known pitfall message(s)"]
+    knock_on = sum(1 for m in a.matches if m.consequence_of)
+    parts = [f"{len(a.matches)} known pitfall message(s)" + (f" ({knock_on} of them consequences of another)" if knock_on
+                                                              else "")]
     for v in ("confirmed", "ruled-out", "cannot-tell"):
         if verdicts.count(v):
             parts.append(f"{verdicts.count(v)} {VERDICT[v]}")
@@ -48,13 +79,14 @@ def summary_line(a: LogAnalysis) -> str:
 def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> str:
     """Every line wraps at `width` on whole words (the terminal's width on a terminal); commands stay whole."""
     out = wrap(f"v100-doctor explain — {header(a)}", "", "  ", width)
+    out += wrap(engine_line(a.engine), "", "  ", width)
     if a.plan_hints:
         out += wrap("plan read from the log: " + ", ".join(f"{h.field} {h.value} (line {h.line})" for h in a.plan_hints),
                     "", "  ", width)
     out.append("")
     if a.matches:
         out.append("Known pitfalls:")
-    for m in sorted(a.matches, key=lambda m: m.first_line):
+    for m, after in causes_first(a):
         out += wrap(f"line {m.first_line}: {m.text.strip()[:160]}", f"[{SYMBOL[m.severity]}] ", "    ", width)
         out += wrap(f"{m.check} — {m.title}", "    pitfall: ", "             ", width)
         if m.confirmation:
@@ -64,6 +96,9 @@ def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> st
         if m.numbers:
             out += wrap(f"numbers: {_numbers(m)}", "    ", "      ", width)
         out += wrap(f"seen {_lines(m)} · {m.engine} · reported at {m.source}", "    ", "      ", width)
+        for c in after:
+            out += wrap(f"line {c.first_line}: {c.text.strip()[:140]}", "    then ", "         ", width)
+            out += wrap(f"{c.check} — {c.title} (a consequence of the above: the same fix)", "         ", "           ", width)
     u = a.unexplained
     out += [""] + wrap(f"Unexplained: {u.error_lines} error-looking, {u.warning_lines} warning-looking line(s) in "
                        f"{len(u.groups)} kind(s); the other {a.log.ordinary_lines + a.log.framing_lines:,} line(s) are "
@@ -86,16 +121,19 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(a: LogAnalysis) -> str:
-    out = [f"### v100-doctor explain: {md_text(summary_line(a))}", "", f"_{md_text(header(a))}_", ""]
+    out = [f"### v100-doctor explain: {md_text(summary_line(a))}", "", f"_{md_text(header(a))}_", "",
+           md_text(engine_line(a.engine)), ""]
     if a.plan_hints:
         out += ["Plan read from the log: " + ", ".join(f"`{h.field}` {h.value} (line {h.line})" for h in a.plan_hints), ""]
     if a.matches:
         out += ["| | line | pitfall | machine | message |", "|---|---|---|---|---|"]
         for m in sorted(a.matches, key=lambda m: m.first_line):
             verdict = VERDICT[m.confirmation.verdict] if m.confirmation else "not checked"
-            out.append(f"| {SYMBOL[m.severity]} | {m.first_line} | `{m.check}` | {verdict} | {md_code(m.matched.strip())} |")
+            after = f" (follows from `{m.consequence_of}`)" if m.consequence_of else ""
+            out.append(f"| {SYMBOL[m.severity]} | {m.first_line} | `{m.check}`{after} | {verdict} | "
+                       f"{md_code(m.matched.strip())} |")
         out += ["", "<details><summary>Fixes and evidence</summary>", ""]
-        for m in sorted(a.matches, key=lambda m: m.first_line):
+        for m in sorted((m for m in a.matches if not m.consequence_of), key=lambda m: m.first_line):
             out += [f"#### line {m.first_line}: {md_code(m.signature)} ({md_text(m.engine)})", "", f"- **pitfall**: {_cell(m.title)}"]
             if m.confirmation:
                 out.append(f"- **machine**: {VERDICT[m.confirmation.verdict]} — {_cell(m.confirmation.reason)}")

@@ -383,6 +383,54 @@ CASES = [
     ("ollama-inference-on-cpu", "https://github.com/ollama/ollama/issues/16970",
      "time=2026-06-30T15:57:39.302+08:00 level=INFO source=types.go:50 msg=\"inference compute\" id=cpu library=cpu "
      "compute=\"\" name=cpu description=cpu libdirs=ollama driver=\"\" pci_id=\"\" type=\"\" total=\"15.8 GiB\"", {}),
+    # issue 35: wordings the team had not seen, each quoted from the thread named
+    ("ggml-no-device-code", "https://github.com/mozilla-ai/llamafile/issues/434",
+     "ggml-cuda.cu:1412: ERROR: CUDA kernel vec_dot_q4_K_q8_1_impl_vmmq has no device code compatible with CUDA arch 600. "
+     "ggml-cuda.cu was compiled for: 500,600,700,800,900",
+     {"kernel": "vec_dot_q4_K_q8_1_impl_vmmq", "arch": 600, "compiled_for": "500,600,700,800,900"}),
+    ("ggml-no-device-code", "https://github.com/nextcloud/llm2/issues/52",
+     "/tmp/tmpd_qzn3c8/llama_cpp_python-0.3.6/vendor/llama.cpp/ggml/src/ggml-cuda/mmv.cu:53: ERROR: CUDA kernel "
+     "mul_mat_vec has no device code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 520",
+     {"kernel": "mul_mat_vec", "arch": 520}),
+    ("ggml-kernel-image-invalid", "https://github.com/theroyallab/YALS/issues/23",
+     "ggml_cuda_compute_forward: SCALE failed\nCUDA error: device kernel image is invalid", {}),
+    ("ggml-kernel-image-invalid", "https://github.com/ollama/ollama/issues/16449",
+     "Ollama v0.30.0 fails on Tesla V100: `CUDA error: device kernel image is invalid`", {}),
+    ("llama-cpu-only-build", "https://github.com/ggml-org/llama.cpp/issues/9153",
+     "warning: not compiled with GPU offload support, --gpu-layers option will be ignored", {}),
+    ("llama-cpu-only-build", "https://github.com/ggml-org/llama.cpp/issues/22748",
+     "[58713] warning: no usable GPU found, --gpu-layers option will be ignored", {}),
+    ("llama-zero-layers-offloaded", "https://github.com/ollama/ollama/issues/12303",
+     "offloaded 0/35 layers to GPU on gfx1103", {"layers": 35}),
+    ("ggml-cuda-init-failed", "https://github.com/abetlen/llama-cpp-python/issues/1890",
+     "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
+     {"cuda_error": "no CUDA-capable device is detected"}),
+    ("lmstudio-no-cuda-gpus", "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1758",
+     "CUDA runtime versions (v2.10.0, v2.11.0) report \"No supported Cuda GPUs found on device\"", {}),
+    ("lmstudio-no-cuda-gpus", "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/197",
+     "GPU - Error trying to query CUDA gpus: No CUDA devices found!", {"cuda_error": "No CUDA devices found"}),
+    ("ollama-no-compatible-gpus", "https://github.com/claraverse-space/ClaraVerse/issues/49",
+     "time=2025-04-29T20:11:09.132Z level=INFO source=gpu.go:377 msg=\"no compatible GPUs were discovered\"", {}),
+    ("ollama-driver-too-old", "https://github.com/ollama/ollama/issues/16415",
+     "msg=\"NVIDIA driver too old\" device=\"NVIDIA GeForce GTX 1070 Ti\" compute=6.1 driver=535 "
+     "required_driver=\"570 or newer\"", {"card_cc": "6.1", "driver": 535, "required_driver": "570 or newer"}),
+    ("vllm-cc-below-7", "https://github.com/vllm-project/vllm/issues/463",
+     "RuntimeError: GPUs with compute capability less than 7.0 are not supported.", {}),
+    ("vllm-gemma2-soft-cap", "https://github.com/vllm-project/vllm/issues/7060",
+     "ValueError: Please use Flashinfer backend for models with logits_soft_cap (i.e., Gemma-2). Otherwise, the output "
+     "might be wrong. Set Flashinfer backend by export VLLM_ATTENTION_BACKEND=FLASHINFER.", {}),
+    ("vllm-gemma2-soft-cap", "https://github.com/vllm-project/vllm/issues/9922",
+     "ValueError: XFormers does not support attention logits soft capping for GPU Quadro RTX 4000", {}),
+    ("libcudart-missing", "https://github.com/vllm-project/vllm/issues/1738",
+     "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+     {"library": "libcudart.so.12", "cuda_major": 12}),
+    ("hf-trainer-bf16-needs-ampere", "https://github.com/tatsu-lab/stanford_alpaca/issues/133",
+     "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0", {}),
+    ("bnb-4bit-float32-compute", "https://github.com/bigcode-project/bigcode-evaluation-harness/issues/192",
+     "UserWarning: Input type into Linear4bit is torch.float16, but bnb_4bit_compute_dtype=torch.float32 (default). "
+     "This will lead to slow inference or training speed.", {}),
+    ("bnb-named-symbol-not-found", "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/382",
+     "Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu", {"file": "bitsandbytes/csrc/ops.cu"}),
 ]
 
 
