@@ -27,7 +27,7 @@ OLLAMA_NO_GPU_CAUSES = ("ollama-skipping-cuda-device", "ollama-cuda-driver-unloa
                         "cuda-driver-insufficient", "ggml-cuda-init-failed")
 # what leaves llama.cpp without a CUDA device: "offloaded 0/N layers" and "no usable GPU found" follow from them
 LLAMA_NO_GPU_CAUSES = ("ggml-cuda-init-failed", "cuda-driver-insufficient", "no-cuda-gpus-available",
-                       "ggml-no-cuda-arch") + OLLAMA_NO_GPU_CAUSES[:3]
+                       "ggml-no-cuda-arch", "lmstudio-no-cuda-gpus") + OLLAMA_NO_GPU_CAUSES[:3]
 
 ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
     dict(id="llama-partial-offload", engine="llama.cpp", anchor="layers to gpu",

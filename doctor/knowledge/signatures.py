@@ -636,7 +636,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "new enough for the runtime (CUDA 12.x needs >= 525.60.13, 13.x >= 580.65.06; Volta/Pascal stop at R580); in a "
         "container run it with the NVIDIA runtime (`docker run --gpus all`).",
         "https://github.com/ollama/ollama/issues/7666", "S",
-        fix_class="driver"),
+        fix_class="driver",
+        consequence_of=("ollama-driver-too-old",)),
     Signature(
         "cuda-compat-unsupported-hw", "CUDA forward compatibility (cuda-compat)",
         ("forward compatibility was attempted", "compatibility mode is unavailable"),

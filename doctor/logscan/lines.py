@@ -5,7 +5,7 @@ The rules, in order (they are the documented meaning of "unexplained" in `explai
    such as vLLM's "[engine.py:448]", a rank ("[rank0]:"), a container or process tag
    ("vllm-1  | ", "(VllmWorker pid=42) "), docker build steps ("#9 88.16 "), journald/syslog
    ("Dec 03 05:31:07 host kernel: ", "... unit[pid]: "), the kernel's "[   34.190000] " and
-   text-generation-webui's "16:01:22-482919 INFO ". ANSI colour codes (SGR: "ESC[31m") are removed
+   text-generation-webui's "16:01:22-482919 INFO ", Ollama's logfmt "time=… level=INFO source=routes.go:1 ". ANSI colour codes (SGR: "ESC[31m") are removed
    before anything is read, and the text is shown without them (strip_sgr).
 2. Framing is never a problem by itself: Python traceback frames and their source lines, the
    "During handling of the above exception" joints, a bare "...Warning:" header whose message follows
@@ -37,6 +37,7 @@ PREFIX = re.compile(
       | \s*[\w.-]+\s+\|\ ?                                    # docker compose: "vllm-1  | " (one space: the rest
       | \s*\(\w+\ pid=\d+(?:,\ ip=[\d.]+)?\)\ ?               # is the message's indentation) "(VllmWorkerProcess pid=90) "
       | \s*\[rank\d+\]:\ ?                                    # torch distributed
+      | \s*time=\S+\ level=[A-Z]+\ (?:source=\S+\ )?           # Go's logfmt (Ollama): "time=… level=INFO source=x.go:1 "
       | \s*\d{4}-\d\d-\d\d[ T][\d:.,]+\ +                     # 2025-10-11 15:53:02.991
       | \s*\d\d-\d\d\ [\d:.]+\ +                              # vLLM's 05-18 03:54:51
       | \s*\[[\d\-:., T]+\]\ +                                # [2024-06-01 12:00:01]

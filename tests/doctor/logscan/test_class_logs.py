@@ -1,0 +1,101 @@
+"""Issue 35's classes, one whole paste each (fixtures/logs/classes/, sources in FILE.log.src): the pitfall is named as
+the cause with its knock-on messages under it, the engine is read from the log's own lines, and the fix is in that
+engine's terms (no torch for llama.cpp and Ollama, no cmake for Ollama, the llama-cpp-python and LM Studio fixes for
+those); the healthy start-ups give nothing."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from doctor.commands.log_input import open_log
+from doctor.engines import adapter
+from doctor.logscan.scanner import Scanner
+
+CLASSES = ROOT / "fixtures" / "logs" / "classes"
+
+# log -> (engine id, flavour, {signature: the signature it follows from}, a phrase the cause's fix must hold)
+LOGS: dict[str, tuple[str | None, str, dict[str, str | None], str]] = {
+    "llamafile-p100-no-device-code.log": ("llama.cpp", "", {"ggml-no-device-code": None}, "-DCMAKE_CUDA_ARCHITECTURES=60"),
+    "ollama-v100-kernel-image-invalid.log": ("ollama", "", {"ggml-kernel-image-invalid": None,
+                                                            "ggml-cuda-op-failed": "ggml-kernel-image-invalid"},
+                                             "OLLAMA_VERSION="),
+    "llama-cli-cpu-only-build.log": ("llama.cpp", "", {"llama-cpu-only-build": None}, "-DGGML_CUDA=ON"),
+    "llama-cpp-python-zero-layers.log": ("llama.cpp", "llama-cpp-python", {"llama-zero-layers-offloaded": None},
+                                         "n_gpu_layers=-1"),
+    "llama-server-cuda-init-failed.log": ("llama.cpp", "", {"ggml-cuda-init-failed": None,
+                                                            "llama-zero-layers-offloaded": "ggml-cuda-init-failed"},
+                                          "nvidia-smi -L"),
+    "lmstudio-v100-no-supported-cuda.log": ("llama.cpp", "LM Studio", {"lmstudio-no-cuda-gpus": None,
+                                                                      "llama-zero-layers-offloaded": "lmstudio-no-cuda-gpus"},
+                                            "Vulkan"),
+    "ollama-no-compatible-gpus-docker.log": ("ollama", "", {"ollama-no-compatible-gpus": None,
+                                                            "ollama-inference-on-cpu": "ollama-no-compatible-gpus"},
+                                             "--gpus all"),
+    "ollama-p40-driver-too-old.log": ("ollama", "", {"ollama-driver-too-old": None,
+                                                     "cuda-driver-insufficient": "ollama-driver-too-old",
+                                                     "ollama-inference-on-cpu": "ollama-driver-too-old"}, "required_driver"),
+    "vllm-p100-cc-below-7.log": ("vllm", "", {"vllm-cc-below-7": None}, "GGUF"),
+    "vllm-v100-gemma2-soft-cap.log": ("vllm", "", {"vllm-gemma2-soft-cap": None}, "vllm>=0.7,<0.20"),
+    "vllm-libcudart-missing.log": ("vllm", "", {"libcudart-missing": None}, "vllm<0.20"),
+    "hf-trainer-v100-bf16.log": ("transformers", "", {"hf-trainer-bf16-needs-ampere": None}, "fp16=True"),
+    "bnb-4bit-float32-compute-t4.log": ("transformers", "", {"bnb-4bit-float32-compute": None},
+                                        "bnb_4bit_compute_dtype=torch.float16"),
+    "bnb-named-symbol-not-found.log": (None, "", {"bnb-named-symbol-not-found": None}, "pip install -U bitsandbytes"),
+}
+HEALTHY = {"ollama-v100-healthy-journald.log": ("ollama", ""),
+           "llama-cpp-python-v100-healthy.log": ("llama.cpp", "llama-cpp-python"),
+           "lmstudio-v100-vulkan-healthy.log": ("llama.cpp", "LM Studio")}
+
+
+def scan(name: str, **kw):
+    source = open_log(str(CLASSES / name))
+    try:
+        return Scanner(**kw).scan(source)
+    finally:
+        source.close()
+
+
+def test_every_log_is_tested_and_has_its_sources():
+    logs = {p.name for p in CLASSES.glob("*.log")}
+    assert logs == set(LOGS) | set(HEALTHY)
+    for log in logs:
+        assert "https://" in (CLASSES / f"{log}.src").read_text(), log
+
+
+@pytest.mark.parametrize("log", sorted(LOGS))
+def test_the_cause_is_named_with_its_consequences_under_it_in_the_engines_terms(log):
+    engine, flavour, findings, phrase = LOGS[log]
+    result = scan(log)
+    assert (result.engine.engine, result.engine.flavour) == (engine, flavour)
+    assert engine is None or result.engine.lines, "the engine's evidence lines are reported"
+    assert {m.signature: m.consequence_of for m in result.matches} == findings
+    cause = next(m for m in result.matches if m.consequence_of is None)
+    assert phrase in cause.fix + " ".join(cause.commands), cause.fix
+    assert result.stats.lines > result.stats.matched_lines + 3  # a paste, not a quote
+    if engine is not None and not adapter(engine).uses_torch:
+        for m in result.matches:
+            assert "torch" not in m.fix.lower() and "exllama" not in m.fix.lower(), (m.signature, m.fix)
+            assert engine != "ollama" or ("cmake" not in m.fix and "-ngl" not in m.fix), (m.signature, m.fix)
+
+
+@pytest.mark.parametrize("log", sorted(HEALTHY))
+def test_healthy_startups_give_nothing_and_name_their_engine(log):
+    result = scan(log)
+    assert result.matches == ()
+    assert result.unexplained.error_lines == 0 and result.unexplained.warning_lines == 0
+    assert (result.engine.engine, result.engine.flavour) == HEALTHY[log]
+
+
+def test_engine_flag_words_a_shared_fault_for_that_engine():
+    """--engine overrides the log: the same cudaMalloc failure gets Ollama's settings or llama-server's flags."""
+    oom = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8192.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+    import io
+
+    def fix(engine):
+        return Scanner(engine=engine).scan(open_log("-", stdin=io.BytesIO(oom.encode()))).matches[0].fix
+
+    assert "num_ctx" in fix("ollama") and "-ngl" not in fix("ollama")
+    assert "-ngl" in fix("llama.cpp") and "--max-model-len" in fix("vllm")
+    neutral = Scanner().scan(open_log("-", stdin=io.BytesIO(oom.encode()))).matches[0]
+    assert "--engine NAME" in neutral.fix and "max_seq_len" not in neutral.fix
