@@ -103,8 +103,15 @@ def run(ctx: CheckContext) -> Finding:
     a = ctx.adapter
     names = a.format_runtimes or ("ExLlamaV2",)
     evidence["engine"] = str(ctx.engine.engine)
-    status, key_row = _verdict(rows, names)
     on = f" on cc {cc}" if cc else ""
+    if not any(runs_in(r, names) for r in rows):  # no kernel-path row of this engine's: its own word on the format
+        judged = a.judge_format(q.method, cc or "")
+        if judged is None:  # it loads the format on its ordinary (torch) path
+            return CHECK.finding(Status.PASS, f"{_describe(q)}{on}: {a.label} loads it on its own kernels (no measured "
+                                 "kernel-path row for it here)", evidence)
+        return CHECK.finding(judged.status, f"{_describe(q)}{on}: {judged.summary}", evidence,
+                             judged.fix or a.vocabulary.fast_format)
+    status, key_row = _verdict(rows, names)
     summary = f"{what}{on}: {key_row.runtime} {key_row.outcome} ({key_row.kernel})" if key_row else what
     if key_row and key_row.detail:
         summary += f"; {key_row.detail}"

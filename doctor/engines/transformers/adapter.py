@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
-from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4
+from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4, cc_tuple
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.unknown import Unknown, known
 
 
 class Transformers(EngineAdapter):
@@ -30,6 +31,14 @@ class Transformers(EngineAdapter):
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         t = TRANSFORMERS_BNB_NF4
+        m = facts.model
+        method = m.quant.method if m is not None and m.quant is not None else None
+        bnb = method in ("bnb-4bit", "bnb-8bit") or (method is None and known(facts.python.packages.get("bitsandbytes",
+                                                                                                       Unknown("not gathered"))))
+        if not bnb:  # FP16 (or another format) on torch's own kernels: runs, at its own pace
+            dtype = "; below cc 8.0 load it with torch_dtype=torch.float16 (no native bf16)" if cc_tuple(cc) < (8, 0) else ""
+            return Judgement(Status.PASS, f"Transformers runs on {card_name} (cc {cc}) on torch's kernels{dtype}",
+                             evidence={"bitsandbytes": False})
         return Judgement(
             Status.WARN, f"Transformers runs on cc {cc}, but with bitsandbytes 4-bit it decodes about x{t.decode_time_factor:g} "
             f"slower than the ceiling ({t.what}; {t.card}).",

@@ -148,7 +148,7 @@ def test_target_gpu_changes_the_verdict():
     p40 = findings(MODELS / "tiny-exl2", target_gpu="p40")["quant-format"]
     assert p40.status is WARN and "1/64 of FP32" in p40.summary
     t4 = findings(MODELS / "tiny-awq", target_gpu="t4")["quant-format"]
-    assert any("vLLM: works" in p for p in t4.evidence["paths"])
+    assert any("vLLM: fast" in p for p in t4.evidence["paths"])
 
 
 def test_one_severity_when_the_engine_cannot_load_the_model():
@@ -156,7 +156,7 @@ def test_one_severity_when_the_engine_cannot_load_the_model():
     the engines that can, with their support on this card; on a V100 none can (issue 24)."""
     t4 = findings(MODELS / "tiny-awq", target_gpu="t4")["quant-format"]
     assert t4.status is FAIL and t4.evidence["plan_engine"] == "ExLlamaV2"
-    assert t4.evidence["engines_that_can"] == ["vLLM: works via AWQ kernel [P]"] and "vLLM: works" in t4.fix
+    assert t4.evidence["engines_that_can"] == ["vLLM: fast via AWQ kernel [P]"] and "vLLM: fast" in t4.fix
     v100 = findings(MODELS / "tiny-awq")["quant-format"]
     assert v100.status is FAIL and v100.evidence["engines_that_can"] == [] and "no engine known" in v100.summary
     gguf = findings(MODELS / "tiny-gguf")["quant-format"]  # judged as llama.cpp's, which runs it: not this failure
