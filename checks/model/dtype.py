@@ -59,7 +59,7 @@ def run(ctx: CheckContext) -> Finding:
     if cc_at_least(cc, NUMBER_FORMATS["bf16"][0]):
         return CHECK.finding(Status.PASS, f"{what} on cc {cc}: native BF16", evidence)
     return CHECK.finding(Status.WARN, f"{what} on cc {cc}, which has no native BF16: {BF16_EMULATION[0]}",
-                         evidence, fix,
+                         evidence, fix, [own] if (own := ctx.adapter.vocabulary.fp16_weights) else
                          ["# transformers: AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)",
                           "# vLLM: vllm serve PATH --dtype half"])
 

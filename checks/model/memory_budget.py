@@ -134,6 +134,11 @@ def run(ctx: CheckContext) -> Finding:
     m = ctx.facts.model
     if m is None or not m.exists or (m.problem and m.weights is None and m.config is None):
         return CHECK.finding(Status.SKIP, f"skipped: {unreadable_reason(m, ctx.plan)}")
+    a = ctx.adapter
+    if not a.uses_exllamav2 and not ctx.engine.assumed:  # this budget is ExLlamaV2's loader and cache
+        where = "gguf-budget budgets it" if "gguf" in a.formats else "its memory is not modelled by the doctor"
+        return CHECK.finding(Status.SKIP, f"skipped: this is ExLlamaV2's VRAM budget; the engine judged is {a.label} "
+                             f"({where})", {"engine": str(ctx.engine.engine)})
     if m.quant and m.quant.method in NOT_EXLLAMAV2:
         return CHECK.finding(Status.SKIP, f"skipped: ExLlamaV2 cannot load {m.quant.method}, so its VRAM budget does not "
                              "apply (see quant-format for the runtimes that can)")

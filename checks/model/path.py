@@ -95,7 +95,8 @@ def run(ctx: CheckContext) -> Finding:
     if m.kind == "safetensors-file":
         warns.append(m.problem)
         fix_parts.append(f"Use the directory: --model {shlex.quote(posixpath.dirname(path) or '.')}")
-    q = quirks(path)
+    # a glob pattern breaks ExLlamaV2's weight search; llama.cpp and Ollama open the GGUF file by its name
+    q = [x for x in quirks(path) if x.kind != "glob" or "gguf" not in ctx.adapter.formats or ctx.engine.assumed]
     for quirk in q:
         evidence[f"path_{quirk.kind}"] = quirk.chars
         (fails if quirk.severity == "fail" and m.gguf is None else warns).append(f"path contains {quirk.kind} ({quirk.chars}): {quirk.breaks}")

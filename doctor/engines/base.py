@@ -46,6 +46,7 @@ class FixVocabulary:
     smaller_model: str = "a smaller quant of the model"  # what a user of this engine downloads instead
     restart: str = ""  # what makes a changed setting take effect ("restart the server")
     fast_format: str = ""  # the quant to get for this engine's fast path, as a sentence
+    fp16_weights: str | None = None  # how it is told to run BF16 weights as FP16 below cc 8.0 (a command or a comment)
     flash_attn_on: str | None = None  # how its own flash attention is switched on: "-fa on (or leave -fa auto)"
 
     def fewer_bytes(self, n_ctx: int | None = None) -> str:

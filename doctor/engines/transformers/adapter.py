@@ -22,6 +22,7 @@ class Transformers(EngineAdapter):
         settings_live_in="your from_pretrained(...) and generate(...) arguments",
         context="max_new_tokens / the prompt length you pass", kv_cache=None,
         smaller_model="a smaller model, or the same model as a GGUF under llama.cpp", restart="rerun your script",
+        fp16_weights="# transformers: AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)",
         fast_format="For speed run the model as a GGUF under llama.cpp or as EXL2 under ExLlamaV2: Transformers has no "
                     "fused quantized decode kernel.")
     format_runtimes = ("transformers",)

@@ -36,6 +36,7 @@ class Vllm(EngineAdapter):
     vocabulary = FixVocabulary(
         settings_live_in="`vllm serve` arguments", context="--max-model-len {n}", kv_cache="--kv-cache-dtype {type}",
         smaller_model="a smaller AWQ/GPTQ quant of the model", restart="restart `vllm serve`",
+        fp16_weights="# vLLM: vllm serve PATH --dtype half",
         fast_format="Use a 4-bit GPTQ quant of the model (AWQ needs cc 7.5+).")
     format_runtimes = ("vLLM",)
     flash_attn_use = "own"
