@@ -12,13 +12,13 @@ import os
 import signal
 import sys
 from types import FrameType
-from typing import TYPE_CHECKING, Sequence, TypeGuard
+from typing import TYPE_CHECKING, Any, Sequence, TypeGuard
 
 from doctor import start_guard_handed_back
 from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, source_from_args, wants_tui
 from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
-from doctor.facts.children import interrupts_ignored, stop_all
+from doctor.facts.children import INTERRUPTS, interrupts_ignored, stop_all
 from doctor.model.errors import InputError, Interrupted, OutputFailed
 from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
 from doctor.render.untrusted import visible
@@ -118,6 +118,7 @@ def _discard_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    in_process = argv is not None  # the console script and `python -m doctor` pass none
     argv = list(sys.argv[1:] if argv is None else argv)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupted)
@@ -126,9 +127,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         prepare_streams()
         return _main(argv)
     except KeyboardInterrupt:  # before _main's own handler took over (start-up): 130, no traceback
+        _stopping.update(_ignore_interrupts())
         return interrupt_exit(signal.SIGINT)
     finally:
         stop_all()  # whatever way the run ends, no child of the doctor outlives it
+        if in_process:  # a caller that goes on (a test) gets its handlers back; the program ends with them ignored
+            for sig, handler in _stopping.items():
+                signal.signal(sig, handler)
+            _stopping.clear()
+
+
+_stopping: dict[int, Any] = {}  # the handlers in force before an interrupt was handled, while the run ends
+
+
+def _ignore_interrupts() -> dict[int, Any]:
+    """After the first interrupt: later ones are ignored while the run ends (its exit code is already decided;
+    a second Ctrl-C would otherwise land in the clean-up as a traceback or a signal death)."""
+    old: dict[int, Any] = {}
+    for sig in INTERRUPTS:
+        if sig not in _stopping and signal.getsignal(sig) is not None:
+            old[sig] = signal.getsignal(sig)
+            signal.signal(sig, signal.SIG_IGN)
+    return old
 
 
 def _output_failed(exc: Exception) -> TypeGuard[OSError]:
@@ -157,6 +177,7 @@ def _main(argv: list[str]) -> int:
     except BrokenPipeError:
         return _exit_quietly_on_closed_stdout()
     except KeyboardInterrupt as exc:
+        _stopping.update(_ignore_interrupts())  # the exit code is decided: a second Ctrl-C cannot change it now
         stop_all()
         signum = getattr(exc, "signum", signal.SIGINT)
         try:

@@ -4,11 +4,13 @@ and judge the whole. Large fleets are read by a few worker processes; rows are s
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
+import signal
+from multiprocessing.connection import Connection
 from typing import Iterable
 
+from doctor.facts.children import interrupts_ignored
 from doctor.facts.fleet_reader import read_document, report_paths
 from doctor.facts.source import from_loaded
 from doctor.model.errors import ReplayError
@@ -20,7 +22,6 @@ from doctor.run.pipeline import diagnose
 from doctor.verdict.fleet import judge_fleet, rows_from_report, unreadable_row
 
 PARALLEL_FROM = 500  # below this many files one process is faster than starting workers
-CHUNK = 64
 
 
 def _replayed(doc: dict, source: str) -> dict:
@@ -53,15 +54,60 @@ def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
         yield items[i:i + size]
 
 
+WORKER_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGHUP", "SIGTERM") if hasattr(signal, n))
+
+
+def _worker(conn: Connection, sources: list[str], redact: bool) -> None:
+    """One worker's share of the reports, its rows sent back whole. It leaves signals to the doctor (a Ctrl-C or a
+    hang-up reaches the whole process group; the doctor ends its workers itself), and a doctor that went away
+    (its end of the pipe closed) ends it quietly."""
+    for sig in WORKER_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)
+    try:
+        conn.send(_rows_for_chunk(sources, redact))
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def _in_workers(sources: list[str], jobs: int, redact: bool) -> list[FleetRow]:
+    """The reports split in `jobs` runs, one process each, the rows joined in the reports' order. No lock or queue
+    is shared (a signal at any moment, once or twice, cannot leave one held): on any way out every worker still
+    running is killed and reaped, with later signals ignored meanwhile."""
+    workers: list[tuple[multiprocessing.Process, Connection]] = []
+    try:
+        for part in _chunks(sources, -(-len(sources) // jobs)):
+            receive, send = multiprocessing.Pipe(duplex=False)
+            # a signal between the fork and the worker's own handlers would be a traceback in the worker: held
+            signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_SIGNALS)
+            try:
+                worker = multiprocessing.Process(target=_worker, args=(send, part, redact), daemon=True)
+                worker.start()
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)
+            send.close()
+            workers.append((worker, receive))
+        rows: list[FleetRow] = []
+        for _, receive in workers:
+            rows += receive.recv()
+        return rows
+    finally:
+        with interrupts_ignored():
+            for worker, receive in workers:
+                if worker.is_alive():
+                    worker.kill()
+                worker.join()
+                receive.close()
+
+
 def collect(paths: list[str], jobs: int | None = None, redact: bool = True) -> Fleet:
     """Every report under `paths`, judged as one fleet (redacted per document unless `redact` is False)."""
     sources = list(report_paths(paths))
     jobs = jobs or min(4, os.cpu_count() or 1)
-    rows: list[FleetRow] = []
     if jobs > 1 and len(sources) >= PARALLEL_FROM:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for part in pool.map(_rows_for_chunk, _chunks(sources, CHUNK), repeat(redact)):
-                rows += part
+        rows = _in_workers(sources, jobs, redact)
     else:
         rows = _rows_for_chunk(sources, redact)
     return judge_fleet(rows, reports=len(sources))

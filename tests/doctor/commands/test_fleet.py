@@ -78,7 +78,6 @@ def test_parallel_workers_give_the_same_fleet(fleet_dir, monkeypatch):
     import doctor.run.fleet as engine
 
     monkeypatch.setattr(engine, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(engine, "CHUNK", 3)
     assert collect([str(fleet_dir)], jobs=2) == collect([str(fleet_dir)], jobs=1)
 
 
@@ -144,7 +143,6 @@ def test_parallel_workers_redact_too(tmp_path, monkeypatch):
 
     _unredacted_reports(tmp_path, 4)
     monkeypatch.setattr(engine, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(engine, "CHUNK", 1)
     fleet = collect([str(tmp_path)], jobs=2)
     assert fleet == collect([str(tmp_path)], jobs=1)
     assert TOKEN not in json.dumps(fleet_to_dict(fleet))
