@@ -132,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         stop_all()  # whatever way the run ends, no child of the doctor outlives it
         if in_process:  # a caller that goes on (a test) gets its handlers back; the program ends with them ignored
-            for sig, handler in _stopping.items():
-                signal.signal(sig, handler)
+            for signum, handler in _stopping.items():
+                signal.signal(signum, handler)
             _stopping.clear()
 
 
