@@ -59,9 +59,11 @@ def _run_main(args: argparse.Namespace) -> int:
         return ExitCode.OK
     if args.list_gpus:
         from doctor.knowledge.gpus import GPUS  # lazy: the GPU table (7 ms) only for --list-gpus, not --version
+        from doctor.model.confidence import confidence_legend  # lazy: as the table
 
         for s in GPUS:
             print(f"{s.key:<18} {s.name:<26} cc {s.cc:<4} {s.memory_gb:>5g} GB  {s.bandwidth_gbs:>6g} GB/s  [{s.confidence}]")
+        print(f"\n{confidence_legend()}")
         return ExitCode.OK
     if wants_tui(args):
         from doctor.cli.tui import run_tui  # lazy: the only road to textual: a terminal on both ends
