@@ -49,7 +49,8 @@ from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import LogInputError
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
-from doctor.model.log_analysis import LogAnalysis, PlanHint, analysis_to_json
+from doctor.model.ids import Engine
+from doctor.model.log_analysis import LogAnalysis, LogEngine, PlanHint, analysis_to_json
 from doctor.model.plan import Plan
 from doctor.model.source import SavedFile
 from doctor.render.redact import shareable_analysis
@@ -137,7 +138,7 @@ def explain(args: argparse.Namespace, facts: Facts | None = None, base_plan: Pla
         facts, base_plan, facts_source = _facts_for(args)
     elif not confirm:
         facts_source = "not gathered (--no-live)" if getattr(args, "no_live", False) else "not needed (no known pitfall in the log)"
-    plan = plan_with_hints(plan_from_args(args, base_plan), result.plan_hints, args)
+    plan = plan_with_engine(plan_with_hints(plan_from_args(args, base_plan), result.plan_hints, args), result.engine)
     if confirm:
         from doctor.run.confirm import confirm_matches  # lazy: the checks load only to confirm (--no-live never)
 
@@ -165,6 +166,13 @@ def plan_with_hints(plan: Plan, hints: Iterable[PlanHint], args: argparse.Namesp
     """Settings the log printed (max_seq_len, cache_mode) fill what the command line did not give."""
     changes = {h.field: h.value for h in hints if getattr(args, h.field, None) is None}
     return replace(plan, **changes) if changes else plan
+
+
+def plan_with_engine(plan: Plan, engine: LogEngine) -> Plan:
+    """The engine the log shows is the one the checks judge, unless --engine or the saved plan named one."""
+    if plan.engine is not None or engine.engine is None:
+        return plan
+    return replace(plan, engine=Engine(engine.engine))
 
 
 def _facts_for(args: argparse.Namespace) -> tuple[Facts | None, Plan | None, str]:

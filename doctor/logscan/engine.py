@@ -72,7 +72,7 @@ def _label(log: EngineLog, flavour: str) -> str:
 
 def worded(matches: Iterable[MatchGroup], signatures: dict[str, Signature], engine: LogEngine) -> tuple[MatchGroup, ...]:
     """Each match's fix in the engine's terms where its signature has a fault class the engine answers; a neutral fix
-    where the log names no engine and shows no torch; else the row's own fix."""
+    where the log names no engine (a torch program keeps torch's own wheel fix); else the row's own fix."""
     out = []
     for m in matches:
         sig = signatures.get(m.signature)
@@ -87,10 +87,15 @@ def worded(matches: Iterable[MatchGroup], signatures: dict[str, Signature], engi
     return tuple(out)
 
 
+# with no engine named but PyTorch in the log, these classes keep the row's own fix: it is torch's (a wheel with the
+# card's kernels); the others' row fixes speak ExLlamaV2 (max_seq_len, EXLLAMA_NO_FLASH_ATTN), so a neutral one is given
+TORCH_ROW_FIXES = frozenset({"no-kernel", "cuda-runtime-missing"})
+
+
 def _fix_for(fault: str, engine: LogEngine) -> LogFix | None:
     if engine.engine is not None:
         return BY_ENGINE[Engine(engine.engine)].fix(fault, engine.flavour)
-    return None if engine.torch else NEUTRAL.get(fault)
+    return None if engine.torch and fault in TORCH_ROW_FIXES else NEUTRAL.get(fault)
 
 
 def _arch(numbers: dict) -> str:

@@ -99,3 +99,33 @@ def test_engine_flag_words_a_shared_fault_for_that_engine():
     assert "-ngl" in fix("llama.cpp") and "--max-model-len" in fix("vllm")
     neutral = Scanner().scan(open_log("-", stdin=io.BytesIO(oom.encode()))).matches[0]
     assert "--engine NAME" in neutral.fix and "max_seq_len" not in neutral.fix
+
+
+def test_a_torch_program_that_names_no_engine_gets_neutral_fixes_but_torchs_own_wheel_fix():
+    """No ExLlamaV2 words (max_seq_len, EXLLAMA_NO_FLASH_ATTN) for a torch log whose engine is not named; a missing
+    kernel is still torch's (a wheel with the card's kernels)."""
+    import io
+
+    log = ("  File \"/venv/lib/python3.11/site-packages/torch/nn/functional.py\", line 5, in f\n"
+           "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "14.75 GiB of which 1.02 GiB is free.\n"
+           "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    result = Scanner().scan(open_log("-", stdin=io.BytesIO(log.encode())))
+    assert result.engine.engine is None and result.engine.torch
+    fixes = {m.signature: m.fix for m in result.matches}
+    assert "EXLLAMA" not in fixes["flash-attn-needs-ampere"] and "--engine NAME" in fixes["flash-attn-needs-ampere"]
+    assert "max_seq_len" not in fixes["cuda-oom"] and "--engine NAME" in fixes["cuda-oom"]
+    assert "torch" in fixes["no-kernel-image"]
+
+
+def test_the_engine_the_log_shows_is_the_one_the_checks_judge_unless_one_is_named():
+    from doctor.commands.explain import plan_with_engine
+    from doctor.model.ids import Engine
+    from doctor.model.log_analysis import UNKNOWN_ENGINE
+    from doctor.model.plan import Plan
+
+    ollama = scan("ollama-no-compatible-gpus-docker.log").engine
+    assert plan_with_engine(Plan(), ollama).engine == Engine.OLLAMA
+    assert plan_with_engine(Plan(engine=Engine.LLAMA_CPP), ollama).engine == Engine.LLAMA_CPP
+    assert plan_with_engine(Plan(), UNKNOWN_ENGINE).engine is None
