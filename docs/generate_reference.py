@@ -127,11 +127,18 @@ def signatures_page() -> str:
              "Every error text `v100-doctor explain LOG` recognises (`doctor/knowledge/signatures.py`), with the "
              "pitfall behind it (a check id: the live or replayed check that can confirm it), how bad it is, and the "
              "public issue or source line where the text was reported. Confidence: P quoted from the source, S a "
-             "user report. Rows marked *probe only* are read on a probe's exception text, never in a log.\n",
+             "user report. Rows marked *probe only* are read on a probe's exception text, never in a log. A row with a "
+             "*fault class* gets its fix in the words of the engine the log shows (`doctor/engines/<engine>/log.py`); "
+             "*follows from* names the rows it is a consequence of: with one of them in the same log, it is shown "
+             "under it, with its fix.\n",
              "| id | engine | what it means | pitfall | severity | source |", "|---|---|---|---|---|---|"]
     for s in SIGNATURES:
         pitfall = ", ".join(f"`{c.value}`" for c in s.checks)
         where = "" if s.in_logs else " (probe only)"
+        if s.fix_class:
+            where += f" *fault class: {s.fix_class}*"
+        if s.consequence_of:
+            where += " *follows from: " + ", ".join(f"`{c}`" for c in s.consequence_of) + "*"
         lines.append(f"| `{s.id}` | {cell(s.engine)} | {cell(s.title)}{where} | {pitfall} | {s.severity} | "
                      f"<{s.source}> ({s.confidence}) |")
     return "\n".join(lines) + "\n"
