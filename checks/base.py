@@ -49,12 +49,16 @@ class CheckContext:
 
 @dataclass(frozen=True)
 class Check:
-    id: CheckId
+    """One check, all of it declared in its module's CHECK: the registry (checks/manifest.py) is written from these."""
+
+    id: CheckId  # its module declares it by its text, CheckId("its-id"); everywhere else names the member
     title: str
     run: Callable[[CheckContext], Finding]
     depends_on: tuple[CheckId, ...] = ()
     # a dependency that did not pass blocks this check only when its status is in here
     blocked_by: tuple[Status, ...] = (Status.FAIL, Status.SKIP, Status.ERROR)
+    order: int = 0  # its place in its group (the package it lives in); the groups run in checks.GROUPS order
+    per_gpu: bool = False  # it looks at one card: on a host with several GPUs it runs once per GPU (checks/per_gpu.py)
 
     def __post_init__(self) -> None:
         # an id or a dependency that is no CheckId raises here, when the check's module loads

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from checks.base import Check
+from checks.manifest import ALL_CHECKS
 from checks.prescription.machine import machine_prescription
 from checks.runner import run_checks
 from doctor.knowledge.arithmetic.gpu_numbering import cuda_numbering
@@ -17,9 +18,8 @@ from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
 from doctor.model.unknown import show
 
-# the checks that look at one card; the others (host, model, numbering) run once
-PER_GPU_CHECK_IDS = (CheckId.COMPUTE_CAPABILITY, CheckId.CUDA_PAIRING, CheckId.FLASH_ATTN, CheckId.THERMAL,
-                     CheckId.GPU_PROCESSES, CheckId.PCIE_LINK, CheckId.GPU_MEMORY_HEALTH, CheckId.EXLLAMAV2_READY)
+# the checks that look at one card (Check.per_gpu); the others (host, model, numbering) run once
+PER_GPU_CHECK_IDS = tuple(c.id for c in ALL_CHECKS if c.per_gpu)
 
 
 def judged_indices(facts: Facts, plan: Plan) -> tuple[int, ...]:

@@ -1,26 +1,25 @@
-"""The one ordered list of checks. Each group lives in its own package; order is explicit here."""
+"""The one ordered list of checks: checks/manifest.py, written from the check modules by scripts/generate_registry.py,
+and which groups a run includes."""
 
 from __future__ import annotations
 
+from checks import manifest
 from checks.base import Check
-from checks.engine import ENGINE_CHECKS
 from checks.engine import applies as engine_checks_apply
-from checks.env import ENV_CHECKS
-from checks.model import MODEL_CHECKS
+from checks.manifest import ENGINE_CHECKS, ENV_CHECKS, MODEL_CHECKS, MULTI_GPU_CHECKS, PROBE_CHECKS, RUNTIME_CHECKS
 from checks.model import applies as model_checks_apply
-from checks.multi_gpu import MULTI_GPU_CHECKS
 from checks.multi_gpu import applies as multi_gpu_checks_apply
-from checks.probe import PROBE_CHECKS
-from checks.runtime import RUNTIME_CHECKS
 from doctor.model.facts import Facts
 from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
 
+__all__ = ["ENGINE_CHECKS", "ENV_CHECKS", "MODEL_CHECKS", "MULTI_GPU_CHECKS", "PROBE_CHECKS", "RUNTIME_CHECKS",
+           "all_checks", "check_ids", "checks_for"]
+
 
 def all_checks() -> tuple[Check, ...]:
-    """Environment first, then several GPUs, then model, then runtime health, then whether the timed probe can run."""
-    return (tuple(ENV_CHECKS) + tuple(MULTI_GPU_CHECKS) + tuple(MODEL_CHECKS) + tuple(ENGINE_CHECKS)
-            + tuple(RUNTIME_CHECKS) + tuple(PROBE_CHECKS))
+    """Every check, group by group in checks.GROUPS order, each group by its checks' `order`."""
+    return manifest.ALL_CHECKS
 
 
 def checks_for(plan: Plan, facts: Facts | None = None) -> tuple[Check, ...]:

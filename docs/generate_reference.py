@@ -17,12 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checks.env import ENV_CHECKS  # noqa: E402
-from checks.model import MODEL_CHECKS  # noqa: E402
-from checks.multi_gpu import MULTI_GPU_CHECKS  # noqa: E402
-from checks.probe import PROBE_CHECKS  # noqa: E402
+from checks.manifest import ENV_CHECKS, MODEL_CHECKS, MULTI_GPU_CHECKS, PROBE_CHECKS, RUNTIME_CHECKS  # noqa: E402
 from checks.registry import all_checks  # noqa: E402
-from checks.runtime import RUNTIME_CHECKS  # noqa: E402
 from doctor.engines import ADAPTERS  # noqa: E402
 from doctor.knowledge.signatures import SIGNATURES  # noqa: E402
 from doctor.model.exitcodes import INTERRUPT_NOTE, exit_code_table  # noqa: E402
@@ -34,7 +30,7 @@ URL = re.compile(r"https?://[^\s\"'`)\]>]+")
 GROUPS = ((ENV_CHECKS, "environment"), (MULTI_GPU_CHECKS, "several GPUs (only on hosts with 2+ GPUs)"),
           (MODEL_CHECKS, "model (with --model)"), (RUNTIME_CHECKS, "runtime health"), (PROBE_CHECKS, "probe"))
 WALKED = ("checks", "doctor.engines", "doctor.knowledge")  # a check's own code, the engine adapters it asks, the knowledge
-NOT_WALKED = {"checks.base", "checks.registry", "checks.runner"}  # shared by every check: not one check's sources
+NOT_WALKED = {"checks.base", "checks.manifest", "checks.registry", "checks.runner"}  # shared by every check: not one check's sources
 
 
 def cell(text: str) -> str:

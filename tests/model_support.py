@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import MACHINES, ROOT
 
-from checks.model import MODEL_CHECKS
+from checks.manifest import MODEL_CHECKS
 from checks.runner import run_checks
 from doctor.facts.model_dir import attach_model
 from doctor.facts.replay import load_document

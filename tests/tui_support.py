@@ -11,7 +11,7 @@ import time
 
 from conftest import MACHINES
 
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from doctor.facts.replay import load_document
 from doctor.facts.source import GatherOptions
 from doctor.model.source import SavedFile, ThisMachine

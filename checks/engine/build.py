@@ -73,5 +73,5 @@ def run(ctx: CheckContext) -> Finding:
                          f"{CUDA13_NOTE if int(sm) <= 70 else ''}".rstrip(), ev, fix, commands)
 
 
-CHECK = Check(id=CheckId.ENGINE_BUILD, title="The engine's CUDA build vs this card", run=run,
-              depends_on=(CheckId.COMPUTE_CAPABILITY,), blocked_by=(Status.ERROR,))
+CHECK = Check(id=CheckId("engine-build"), title="The engine's CUDA build vs this card", run=run,
+              depends_on=(CheckId.COMPUTE_CAPABILITY,), blocked_by=(Status.ERROR,), order=20)

@@ -106,5 +106,5 @@ def _layers_that_fit(g: GgufFacts, option: GgufOption, room: float) -> int:
     return 0
 
 
-CHECK = Check(id=CheckId.GGUF_BUDGET, title="GGUF memory budget under llama.cpp", run=run,
-              depends_on=(CheckId.MODEL_PATH,), blocked_by=(Status.SKIP, Status.ERROR))
+CHECK = Check(id=CheckId("gguf-budget"), title="GGUF memory budget under llama.cpp", run=run,
+              depends_on=(CheckId.MODEL_PATH,), blocked_by=(Status.SKIP, Status.ERROR), order=40)

@@ -82,5 +82,5 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, f"launch settings ({', '.join(launch.notes) or 'defaults'}) cost nothing on this card", ev)
 
 
-CHECK = Check(id=CheckId.ENGINE_LAUNCH, title="The engine's launch settings", run=run, depends_on=(CheckId.ENGINE,),
-              blocked_by=(Status.ERROR,))
+CHECK = Check(id=CheckId("engine-launch"), title="The engine's launch settings", run=run, depends_on=(CheckId.ENGINE,),
+              blocked_by=(Status.ERROR,), order=30)

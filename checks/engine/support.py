@@ -64,5 +64,5 @@ def likely_engines(ctx: CheckContext, cc: str, name: str) -> Finding:
                          f"format); on {name} (cc {cc}): {text}", ev)
 
 
-CHECK = Check(id=CheckId.ENGINE, title="The plan's engine on this card", run=run, depends_on=(CheckId.COMPUTE_CAPABILITY,),
-              blocked_by=(Status.ERROR,))
+CHECK = Check(id=CheckId("engine"), title="The plan's engine on this card", run=run, depends_on=(CheckId.COMPUTE_CAPABILITY,),
+              blocked_by=(Status.ERROR,), order=10)

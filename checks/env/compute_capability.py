@@ -81,5 +81,5 @@ def run(ctx: CheckContext) -> Finding:
 
 
 # gpu-present skips when planning for --target-gpu on a machine without a GPU: then this check judges the planned card
-CHECK = Check(id=CheckId.COMPUTE_CAPABILITY, title="Compute capability", run=run, depends_on=(CheckId.GPU_PRESENT,),
-              blocked_by=(Status.FAIL, Status.ERROR))
+CHECK = Check(id=CheckId("compute-capability"), title="Compute capability", run=run, depends_on=(CheckId.GPU_PRESENT,),
+              blocked_by=(Status.FAIL, Status.ERROR), order=20, per_gpu=True)

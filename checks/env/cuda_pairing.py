@@ -112,5 +112,5 @@ def driver_only(ctx: CheckContext, rx: Prescription, cc: str, name: str, driver:
                          "judged for it", ev)
 
 
-CHECK = Check(id=CheckId.CUDA_PAIRING, title="Driver, CUDA and PyTorch pairing", run=run, depends_on=(CheckId.GPU_PRESENT,),
-              blocked_by=(Status.FAIL, Status.ERROR))  # gpu-present skips only when planning for --target-gpu
+CHECK = Check(id=CheckId("cuda-pairing"), title="Driver, CUDA and PyTorch pairing", run=run, depends_on=(CheckId.GPU_PRESENT,),
+              blocked_by=(Status.FAIL, Status.ERROR), order=30, per_gpu=True)  # gpu-present skips only when planning for --target-gpu

@@ -91,4 +91,4 @@ def not_called(ctx: CheckContext, cc: str, version: Maybe[str] | None) -> Findin
                          f"{a.flash_attn_note}", ev)
 
 
-CHECK = Check(id=CheckId.FLASH_ATTN, title="flash-attn vs this card", run=run, depends_on=(CheckId.COMPUTE_CAPABILITY,))
+CHECK = Check(id=CheckId("flash-attn"), title="flash-attn vs this card", run=run, depends_on=(CheckId.COMPUTE_CAPABILITY,), order=40, per_gpu=True)

@@ -123,4 +123,4 @@ def run(ctx: CheckContext) -> Finding:
                          f"(supports CUDA up to {show(nvml.cuda_driver_version)})", evidence)
 
 
-CHECK = Check(id=CheckId.GPU_PRESENT, title="NVIDIA GPU and driver", run=run)
+CHECK = Check(id=CheckId("gpu-present"), title="NVIDIA GPU and driver", run=run, order=10)

@@ -121,4 +121,4 @@ def _gguf_tensors(m: ModelFacts, card: Card) -> Finding:
                           "source": GGUF_SOURCE})
 
 
-CHECK = Check(id=CheckId.CEILING, title="Physical decode ceiling", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId("ceiling"), title="Physical decode ceiling", run=run, **AFTER_MODEL_PATH, order=50)

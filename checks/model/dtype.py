@@ -64,4 +64,4 @@ def run(ctx: CheckContext) -> Finding:
                           "# vLLM: vllm serve PATH --dtype half"])
 
 
-CHECK = Check(id=CheckId.DTYPE, title="Weight dtype vs this card", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId("dtype"), title="Weight dtype vs this card", run=run, **AFTER_MODEL_PATH, order=30)

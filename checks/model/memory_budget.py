@@ -189,4 +189,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, summary, ev)
 
 
-CHECK = Check(id=CheckId.MEMORY_BUDGET, title="VRAM budget: weights, KV cache, scratch", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId("memory-budget"), title="VRAM budget: weights, KV cache, scratch", run=run, **AFTER_MODEL_PATH, order=40)

@@ -124,4 +124,4 @@ def run(ctx: CheckContext) -> Finding:
                          evidence)
 
 
-CHECK = Check(id=CheckId.MODEL_PATH, title="Model path and files", run=run)
+CHECK = Check(id=CheckId("model-path"), title="Model path and files", run=run, order=10)

@@ -147,4 +147,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(status, summary, evidence, fix)
 
 
-CHECK = Check(id=CheckId.QUANT_FORMAT, title="Weight format and kernel path", run=run, **AFTER_MODEL_PATH)
+CHECK = Check(id=CheckId("quant-format"), title="Weight format and kernel path", run=run, **AFTER_MODEL_PATH, order=20)

@@ -67,4 +67,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, f"CUDA and NVML number the GPUs alike: {summary}", evidence)
 
 
-CHECK = Check(id=CheckId.GPU_NUMBERING, title="GPU numbering (NVML vs CUDA)", run=run, depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId("gpu-numbering"), title="GPU numbering (NVML vs CUDA)", run=run, depends_on=(CheckId.GPU_PRESENT,), order=10)

@@ -59,4 +59,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, summary, evidence)
 
 
-CHECK = Check(id=CheckId.GPU_TOPOLOGY, title="GPU topology and P2P", run=run, depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId("gpu-topology"), title="GPU topology and P2P", run=run, depends_on=(CheckId.GPU_PRESENT,), order=20)

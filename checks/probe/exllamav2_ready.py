@@ -130,4 +130,4 @@ def run(ctx: CheckContext) -> Finding:
                          {**ev, "probe_can_run": True, "jit_build_pending": True})
 
 
-CHECK = Check(id=CheckId.EXLLAMAV2_READY, title="ExLlamaV2 ready to probe", run=run, depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId("exllamav2-ready"), title="ExLlamaV2 ready to probe", run=run, depends_on=(CheckId.GPU_PRESENT,), order=10, per_gpu=True)

@@ -190,4 +190,4 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(worst.status, summary, evidence, fix)
 
 
-CHECK = Check(id=CheckId.CPU_OFFLOAD, title="Weights or cache in host memory (CPU offload)", run=run)
+CHECK = Check(id=CheckId("cpu-offload"), title="Weights or cache in host memory (CPU offload)", run=run, order=20)

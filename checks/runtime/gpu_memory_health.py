@@ -73,5 +73,5 @@ def run(ctx: CheckContext) -> Finding:
     return CHECK.finding(Status.PASS, "; ".join(parts), ev)
 
 
-CHECK = Check(id=CheckId.GPU_MEMORY_HEALTH, title="GPU memory health (ECC, retired pages, remapped rows)", run=run,
-              depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId("gpu-memory-health"), title="GPU memory health (ECC, retired pages, remapped rows)", run=run,
+              depends_on=(CheckId.GPU_PRESENT,), order=50, per_gpu=True)

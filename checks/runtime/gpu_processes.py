@@ -124,4 +124,4 @@ def run(ctx: CheckContext) -> Finding:
                          evidence)
 
 
-CHECK = Check(id=CheckId.GPU_PROCESSES, title="Other processes on the GPU", run=run, depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId("gpu-processes"), title="Other processes on the GPU", run=run, depends_on=(CheckId.GPU_PRESENT,), order=30, per_gpu=True)

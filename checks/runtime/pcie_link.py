@@ -85,4 +85,4 @@ def run(ctx: CheckContext) -> Finding:
                           "sudo lspci -vv | grep -E 'LnkCap|LnkSta'   # what the slot itself offers"])
 
 
-CHECK = Check(id=CheckId.PCIE_LINK, title="PCIe link generation and width", run=run, depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId("pcie-link"), title="PCIe link generation and width", run=run, depends_on=(CheckId.GPU_PRESENT,), order=40, per_gpu=True)

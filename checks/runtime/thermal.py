@@ -214,4 +214,4 @@ def run(ctx: CheckContext) -> Finding:
     return _at_rest(ctx, gpu)
 
 
-CHECK = Check(id=CheckId.THERMAL, title="Thermal and power throttling", run=run, depends_on=(CheckId.GPU_PRESENT,))
+CHECK = Check(id=CheckId("thermal"), title="Thermal and power throttling", run=run, depends_on=(CheckId.GPU_PRESENT,), order=10, per_gpu=True)

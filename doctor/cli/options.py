@@ -17,6 +17,7 @@ from doctor.cli.suggest import closest, unrecognized
 from doctor.knowledge.kv_cache import CACHE_MODE_ORDER
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import EXIT_CODE_HELP
+from doctor.model.ids import Engine
 from doctor.version import __version__
 
 if TYPE_CHECKING:
@@ -196,7 +197,7 @@ def gpu_split(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected GB per GPU like 16 or 10,14; got {text!r}: {exc}") from None
 
 
-ENGINE_CHOICES = ["exllamav2", "llama.cpp", "ollama", "transformers", "tabbyapi", "vllm"]  # doctor/model/ids.py Engine
+ENGINE_CHOICES = [str(e) for e in Engine]  # one per package in doctor/engines/ (doctor/model/ids.py Engine)
 
 
 def engine_config(text: str) -> EngineLaunch:

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from checks.env import ENV_CHECKS
-from checks.probe import PROBE_CHECKS
+from checks.manifest import ENV_CHECKS, PROBE_CHECKS
 from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
 from doctor.cli.output import ReportOutputs

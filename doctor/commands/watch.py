@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
-from checks.runtime import RUNTIME_CHECKS
+from checks.manifest import RUNTIME_CHECKS
 from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, seconds_timeout, watch_seconds
 from doctor.cli.output import emit
 from doctor.facts import engine_servers

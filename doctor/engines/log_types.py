@@ -46,6 +46,8 @@ class EngineLog:
     fixes: dict[str, LogFix]  # fault class -> fix
     flavour_fixes: dict[str, dict[str, LogFix]] = field(default_factory=dict)  # flavour -> fault class -> fix
     uses_torch: bool = False  # its fixes may name torch (mirrors the adapter)
+    # lower first: a wrapper's decisive line wins over the engine it wraps (doctor/engines/logs.py ENGINE_LOGS)
+    precedence: int = 100
 
     def fix(self, fault: str, flavour: str = "") -> LogFix | None:
         return self.flavour_fixes.get(flavour, {}).get(fault) or self.fixes.get(fault)

@@ -3,18 +3,13 @@ and the neutral fixes for a log that names no engine."""
 
 from __future__ import annotations
 
-from doctor.engines.exllamav2.log import LOG as EXLLAMAV2
-from doctor.engines.llamacpp.log import LOG as LLAMA_CPP
+from doctor.engines import manifest
 from doctor.engines.log_types import EngineLog, LogFix
-from doctor.engines.ollama.log import LOG as OLLAMA
-from doctor.engines.tabbyapi.log import LOG as TABBYAPI
-from doctor.engines.transformers.log import LOG as TRANSFORMERS
-from doctor.engines.vllm.log import LOG as VLLM
 from doctor.model.ids import Engine
 
-# a wrapper's decisive line wins in this order (Ollama's logs carry llama.cpp's loader lines, vLLM's carry torch's); among
-# the rest, the engine with the most lines, ties in this order
-ENGINE_LOGS: tuple[EngineLog, ...] = (OLLAMA, LLAMA_CPP, VLLM, TABBYAPI, EXLLAMAV2, TRANSFORMERS)
+# a wrapper's decisive line wins in the order of each log's precedence (Ollama's logs carry llama.cpp's loader lines,
+# vLLM's carry torch's); among the rest, the engine with the most lines, ties in this order
+ENGINE_LOGS: tuple[EngineLog, ...] = tuple(sorted(manifest.ENGINE_LOGS, key=lambda log: log.precedence))
 BY_ENGINE: dict[Engine, EngineLog] = {e.engine: e for e in ENGINE_LOGS}
 
 NAME_IT = "The log does not show which engine ran; `v100-doctor explain LOG --engine NAME` words the fix for it."

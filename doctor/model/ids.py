@@ -22,30 +22,32 @@ class _TextId(str, Enum):
 
 
 class CheckId(_TextId):
-    """The id of every finding: the registered checks, then the findings only the probe stage makes."""
+    """The id of every finding: the checks (each declared by its module, CheckId("its-id"), and written here by
+    scripts/generate_registry.py), then the findings only the probe stage makes."""
 
-    GPU_PRESENT = "gpu-present"
-    COMPUTE_CAPABILITY = "compute-capability"
-    CUDA_PAIRING = "cuda-pairing"
-    FLASH_ATTN = "flash-attn"
-    GPU_NUMBERING = "gpu-numbering"
-    GPU_TOPOLOGY = "gpu-topology"
-    MODEL_PATH = "model-path"
-    DTYPE = "dtype"
-    QUANT_FORMAT = "quant-format"
-    MEMORY_BUDGET = "memory-budget"
-    CEILING = "ceiling"
-    CPU_OFFLOAD = "cpu-offload"
-    GPU_MEMORY_HEALTH = "gpu-memory-health"
-    PCIE_LINK = "pcie-link"
-    THERMAL = "thermal"
-    GPU_PROCESSES = "gpu-processes"
-    EXLLAMAV2_READY = "exllamav2-ready"
-    # the engine the plan runs (checks/engine/): llama.cpp, Ollama, ExLlamaV2, Transformers
-    ENGINE = "engine"
-    ENGINE_BUILD = "engine-build"
-    ENGINE_LAUNCH = "engine-launch"
-    GGUF_BUDGET = "gguf-budget"
+    # --- written by scripts/generate_registry.py from the check modules; do not edit by hand ---
+    GPU_PRESENT = "gpu-present"  # checks.env.gpu_present
+    COMPUTE_CAPABILITY = "compute-capability"  # checks.env.compute_capability
+    CUDA_PAIRING = "cuda-pairing"  # checks.env.cuda_pairing
+    FLASH_ATTN = "flash-attn"  # checks.env.flash_attn
+    GPU_NUMBERING = "gpu-numbering"  # checks.multi_gpu.numbering
+    GPU_TOPOLOGY = "gpu-topology"  # checks.multi_gpu.topology
+    MODEL_PATH = "model-path"  # checks.model.path
+    QUANT_FORMAT = "quant-format"  # checks.model.quant_format
+    DTYPE = "dtype"  # checks.model.dtype
+    MEMORY_BUDGET = "memory-budget"  # checks.model.memory_budget
+    CEILING = "ceiling"  # checks.model.ceiling
+    ENGINE = "engine"  # checks.engine.support
+    ENGINE_BUILD = "engine-build"  # checks.engine.build
+    ENGINE_LAUNCH = "engine-launch"  # checks.engine.launch
+    GGUF_BUDGET = "gguf-budget"  # checks.engine.gguf_fit
+    THERMAL = "thermal"  # checks.runtime.thermal
+    CPU_OFFLOAD = "cpu-offload"  # checks.runtime.cpu_offload
+    GPU_PROCESSES = "gpu-processes"  # checks.runtime.gpu_processes
+    PCIE_LINK = "pcie-link"  # checks.runtime.pcie_link
+    GPU_MEMORY_HEALTH = "gpu-memory-health"  # checks.runtime.gpu_memory_health
+    EXLLAMAV2_READY = "exllamav2-ready"  # checks.probe.exllamav2_ready
+    # --- end of the written part ---
     # findings of the probe stage (doctor/run/probe_stage.py, doctor/verdict/): no registered check has these
     MODEL_LOAD = "model-load"
     PROBE = "probe"
@@ -86,14 +88,17 @@ class FailureKind(_TextId):
 
 
 class Engine(_TextId):
-    """The inference engines a plan can name (--engine); each has its adapter in doctor/engines/."""
+    """The inference engines a plan can name (--engine); each is a package in doctor/engines/ whose adapter declares
+    its id, Engine("its-id"), written here by scripts/generate_registry.py."""
 
-    EXLLAMAV2 = "exllamav2"
-    LLAMA_CPP = "llama.cpp"
-    OLLAMA = "ollama"
-    TRANSFORMERS = "transformers"
-    TABBYAPI = "tabbyapi"  # TabbyAPI's main branch (EXL3 only); its exl2-checkpoint branch runs exllamav2
-    VLLM = "vllm"
+    # --- written by scripts/generate_registry.py from the engine packages; do not edit by hand ---
+    EXLLAMAV2 = "exllamav2"  # doctor.engines.exllamav2
+    LLAMA_CPP = "llama.cpp"  # doctor.engines.llamacpp
+    OLLAMA = "ollama"  # doctor.engines.ollama
+    TABBYAPI = "tabbyapi"  # doctor.engines.tabbyapi
+    TRANSFORMERS = "transformers"  # doctor.engines.transformers
+    VLLM = "vllm"  # doctor.engines.vllm
+    # --- end of the written part ---
 
 
 class CauseId(_TextId):

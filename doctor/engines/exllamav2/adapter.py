@@ -11,7 +11,7 @@ from doctor.model.ids import Engine
 
 
 class ExLlamaV2(EngineAdapter):
-    id = Engine.EXLLAMAV2
+    id = Engine("exllamav2")
     label = "ExLlamaV2"
     formats = ("exl2", "gptq")
     uses_torch = True

@@ -11,4 +11,4 @@ MARKERS = (
     LogMarker(r"\bTabbyAPI\b|\btabbyAPI\b|\btabbyapi-\d+ +\|", "TabbyAPI's lines", flavour="TabbyAPI"),
 )
 
-LOG = EngineLog(ExLlamaV2.id, "ExLlamaV2", MARKERS, {}, uses_torch=True)
+LOG = EngineLog(ExLlamaV2.id, "ExLlamaV2", MARKERS, {}, uses_torch=True, precedence=50)

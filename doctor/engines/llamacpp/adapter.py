@@ -17,7 +17,7 @@ PYTHON_DOC = "https://github.com/abetlen/llama-cpp-python#installation-configura
 
 
 class LlamaCpp(EngineAdapter):
-    id = Engine.LLAMA_CPP
+    id = Engine("llama.cpp")
     label = "llama.cpp"
     formats = ("gguf",)
     uses_torch = False

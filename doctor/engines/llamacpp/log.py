@@ -84,4 +84,4 @@ FLAVOUR_FIXES = {
     },
 }
 
-LOG = EngineLog(LlamaCpp.id, "llama.cpp", MARKERS, FIXES, FLAVOUR_FIXES)
+LOG = EngineLog(LlamaCpp.id, "llama.cpp", MARKERS, FIXES, FLAVOUR_FIXES, precedence=20)

@@ -30,7 +30,7 @@ RUNNERS = ("cuda_v12", "cuda_v13")
 
 
 class Ollama(EngineAdapter):
-    id = Engine.OLLAMA
+    id = Engine("ollama")
     label = "Ollama"
     formats = ("gguf",)
     uses_torch = False

@@ -47,4 +47,4 @@ FIXES = {
                      "container it must be started with --gpus all (NVIDIA Container Toolkit)" + LOOK + "."),
 }
 
-LOG = EngineLog(Ollama.id, "Ollama", MARKERS, FIXES)
+LOG = EngineLog(Ollama.id, "Ollama", MARKERS, FIXES, precedence=10)

@@ -10,7 +10,7 @@ from doctor.model.ids import Engine
 
 
 class TabbyApiMain(EngineAdapter):
-    id = Engine.TABBYAPI
+    id = Engine("tabbyapi")
     label = "TabbyAPI (main branch)"
     formats = ("exl3",)
     uses_torch = True

@@ -7,4 +7,4 @@ from doctor.engines.tabbyapi.adapter import TabbyApiMain
 
 MARKERS = (LogMarker(r"\bexllamav3\b|\bExllamaV3\b|\bExLlamaV3\b", "ExLlamaV3 (TabbyAPI main) lines", decisive=True),)
 
-LOG = EngineLog(TabbyApiMain.id, "TabbyAPI (main branch, ExLlamaV3)", MARKERS, {}, uses_torch=True)
+LOG = EngineLog(TabbyApiMain.id, "TabbyAPI (main branch, ExLlamaV3)", MARKERS, {}, uses_torch=True, precedence=40)

@@ -11,7 +11,7 @@ from doctor.model.unknown import Unknown, known
 
 
 class Transformers(EngineAdapter):
-    id = Engine.TRANSFORMERS
+    id = Engine("transformers")
     label = "Transformers"
     formats = ("bnb-4bit", "bnb-8bit", "gptq", "awq", "fp16", "bf16", "fp32")
     uses_torch = True

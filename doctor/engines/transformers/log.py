@@ -23,4 +23,4 @@ FIXES = {
                    "TrainingArguments(fp16=True, bf16=False) when training; tf32=True also needs cc 8.0+."),
 }
 
-LOG = EngineLog(Transformers.id, "Transformers", MARKERS, FIXES, uses_torch=True)
+LOG = EngineLog(Transformers.id, "Transformers", MARKERS, FIXES, uses_torch=True, precedence=60)

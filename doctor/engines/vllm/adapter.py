@@ -26,7 +26,7 @@ def installed_version(facts: Facts) -> Version | None:
 
 
 class Vllm(EngineAdapter):
-    id = Engine.VLLM
+    id = Engine("vllm")
     label = "vLLM"
     formats = ("gptq", "awq", "fp16", "bf16", "fp32")
     uses_torch = True

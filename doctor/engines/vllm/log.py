@@ -33,4 +33,4 @@ FIXES = {
                                    f"('{LAST_FOR_SM70}' for cc 7.0), or use the vllm/vllm-openai image of that release."),
 }
 
-LOG = EngineLog(Vllm.id, "vLLM", MARKERS, FIXES, uses_torch=True)
+LOG = EngineLog(Vllm.id, "vLLM", MARKERS, FIXES, uses_torch=True, precedence=30)

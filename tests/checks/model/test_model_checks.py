@@ -237,7 +237,7 @@ def test_model_checks_are_left_out_without_model():
 
 
 def test_asked_for_explicitly_without_model_they_skip_and_say_why():
-    from checks.model import MODEL_CHECKS
+    from checks.manifest import MODEL_CHECKS
 
     got = run_checks(V100, Plan(), MODEL_CHECKS)
     assert got[0].status is SKIP and "no --model given" in got[0].summary

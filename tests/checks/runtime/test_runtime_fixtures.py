@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
-from checks.runtime import RUNTIME_CHECKS
+from checks.manifest import RUNTIME_CHECKS
 from doctor.facts.replay import load_document
 from doctor.model.findings import Status
 from doctor.model.source import replayed

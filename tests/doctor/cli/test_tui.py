@@ -13,7 +13,7 @@ import time
 from conftest import MACHINES, ROOT, run_cli
 from tui_support import HEALTHY, recorded_probe, run_app, settle
 
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from doctor.cli.options import build_parser
 from doctor.cli.tui import session_from_args
 from doctor.facts.replay import load_document

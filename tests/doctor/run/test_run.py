@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import MACHINES
 
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from doctor.facts.replay import load_document
 from doctor.facts.source import GatherOptions
 from doctor.model.events import CheckFinished, ChecksChosen, CheckStarted, ReportReady
@@ -52,7 +52,7 @@ def test_a_target_card_is_this_host_planning_for_that_card():
 def test_an_asked_probe_is_part_of_the_run_and_a_probe_that_cannot_run_fails_it():
     """`v100-doctor probe` is a subscriber of the Run too: on a machine without a GPU the asked probe is a failure
     (a probe after the plain run's checks would only be skipped), reported before the report event."""
-    from checks.probe import PROBE_CHECKS
+    from checks.manifest import PROBE_CHECKS
     from doctor.model.findings import Status
     from doctor.probe.runner import SyntheticRequest
     from doctor.run.run import ProbeRequest

@@ -9,7 +9,7 @@ from conftest import MACHINES
 from tui_support import HEALTHY, TORCH_211, alive, fixture_session, hanging_probe, run_app, settle, until, wait_gone
 
 from checks.base import Check
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from checks.registry import checks_for
 from doctor.cli.options import build_parser
 from doctor.cli.tui import session_from_args

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from tui_support import HEALTHY, TORCH_211, fixture_session, live_without_gpu, run_app, settle
 
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from doctor.model.findings import Status
 from doctor.tui.app import DoctorApp
 from doctor.tui.help_screen import HelpScreen
