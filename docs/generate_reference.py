@@ -21,7 +21,7 @@ from checks.manifest import ENV_CHECKS, MODEL_CHECKS, MULTI_GPU_CHECKS, PROBE_CH
 from checks.registry import all_checks  # noqa: E402
 from doctor.engines import ADAPTERS  # noqa: E402
 from doctor.knowledge.signatures import SIGNATURES  # noqa: E402
-from doctor.model.exitcodes import INTERRUPT_NOTE, exit_code_table  # noqa: E402
+from doctor.model.exitcodes import COMMAND_CODES, INTERRUPT_NOTE, command_code_table, exit_code_table  # noqa: E402
 from doctor.tui.keys import FULL_TEXT_KEYS, MAIN_KEYS, PLAN_KEYS, STORY_KEYS  # noqa: E402
 
 REFERENCE = ROOT / "docs" / "reference"
@@ -156,8 +156,12 @@ def keys_page() -> str:
 
 
 def exit_codes_page() -> str:
-    return (HEADER + "# Exit codes\n\nFrom `doctor/model/exitcodes.py` (the one table: `--help` prints it too).\n\n"
-            + exit_code_table() + "\n\n" + INTERRUPT_NOTE + ".\n")
+    parts = [HEADER + "# Exit codes\n\nFrom `doctor/model/exitcodes.py`: the main command's table (`v100-doctor --help` "
+             "prints it), then each subcommand's own (its `--help` prints it).\n\n" + exit_code_table() + "\n\n"
+             + INTERRUPT_NOTE + ".\n"]
+    for command in COMMAND_CODES:
+        parts.append(f"\n## `v100-doctor {command}`\n\n" + command_code_table(command) + "\n")
+    return "".join(parts)
 
 
 def schema_rows(schema: dict) -> list[str]:

@@ -20,7 +20,7 @@ from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args
 from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
 from doctor.facts.children import INTERRUPTS, interrupts_ignored, stop_all
 from doctor.model.errors import InputError, Interrupted, OutputFailed
-from doctor.model.exitcodes import EXIT_CODE_HELP, ExitCode, interrupt_exit
+from doctor.model.exitcodes import ExitCode, command_exit_help, interrupt_exit
 from doctor.render.untrusted import visible
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def _main(argv: list[str]) -> int:
         if argv and argv[0] in SUBCOMMANDS:
             module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
             sub = Parser(prog=f"v100-doctor {argv[0]}", description=module.__doc__,
-                         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXIT_CODE_HELP)
+                         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=command_exit_help(argv[0]))
             module.add_arguments(sub)
             code = int(module.run(sub.parse_args(argv[1:])))
         else:

@@ -69,4 +69,7 @@ def open_in_tui(chosen: list[str], named: bool) -> ExitCode:
     one's full report); `demo NAME` opens that example's report, the story one escape away."""
     args = options.build_parser().parse_args([])
     args.story, args.story_start = True, (chosen[0] if named else None)  # doctor.run.session.session_from_args
-    return ExitCode(cli_tui.run_tui(args))  # type: ignore[call-arg]  # a lookup by value, as above
+    code = ExitCode(cli_tui.run_tui(args))  # type: ignore[call-arg]  # a lookup by value, as above
+    if not named and code in (ExitCode.WARNINGS, ExitCode.FAILURES):  # the tour exits 0 on a screen as in plain text:
+        return ExitCode.OK  # its examples' findings are recorded cases, not this machine's
+    return code

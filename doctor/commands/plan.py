@@ -17,8 +17,7 @@ examples:
   v100-doctor plan ./config.json --context 16384 --min-tok-s 30
   v100-doctor plan ORG/MODEL --draft ORG/SMALL-MODEL --json        a draft model in the budget; JSON (v100-doctor/plan/1)
 
-exit codes of plan: 0 an option fits; 1 nothing fits the asked context on some card; 3 bad input (MODEL not
-found, not readable, unknown card); 4 the doctor itself failed.
+exit codes: below (and docs/reference/exit-codes.md).
 """
 
 from __future__ import annotations

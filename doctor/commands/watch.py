@@ -14,12 +14,7 @@ examples:
                                                  compare the process's VRAM with the model's size
   v100-doctor watch --json -o watch.json         the whole GPU (no --pid), JSON for a support ticket
 
-exit codes of watch: 0/1/2 as for the main command (all passed / warnings / a check failed);
-2 also when NVML stops answering or crashes during the window (NVML is read in a child, each sample
-within --nvml-timeout: the window ends there, gpu-present fails and the report of what was sampled
-is still printed); 3 when the pid does not exist, belongs to another user, or exits before the window
-ends (the report of what was sampled is still printed), or another input is wrong; 4 a doctor bug; 130
-when interrupted with Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (the report of what was sampled is still printed).
+exit codes: below (and docs/reference/exit-codes.md).
 """
 
 from __future__ import annotations

@@ -89,12 +89,27 @@ def test_demo_on_a_terminal_opens_the_story_view_over_every_example(monkeypatch)
     seen = []
     monkeypatch.setattr(doctor.cli.options, "wants_tui", lambda args: True)
     monkeypatch.setattr(doctor.cli.tui, "run_tui", lambda args, checks=None: seen.append(session_from_args(args, checks)) or 1)
-    assert main(["demo"]) == 1 and main(["demo", "seed-3-q8-cache-8192"]) == 1
+    assert main(["demo"]) == 0 and main(["demo", "seed-3-q8-cache-8192"]) == 1  # the tour exits 0, as its help says
     story, named = seen
     assert [name for name, _ in story.story] == example_names() and story.story_start is None
     assert story.run.source == BundledExample("seed-1-transformers-bnb")
     assert named.story_start == "seed-3-q8-cache-8192" and named.run.source == BundledExample("seed-3-q8-cache-8192")
     assert all(report.verdict is not None for _, report in story.story)  # today's verdict on each
+
+
+@pytest.mark.parametrize("screen,tour,named", [(0, 0, 0), (1, 0, 1), (2, 0, 2), (130, 130, 130), (129, 129, 129)])
+def test_the_tour_on_a_screen_exits_as_its_help_says(monkeypatch, screen, tour, named):
+    """Issue 39: `q` in the demo's story view exited 1 (an example's warnings) while its help says the tour exits 0;
+    an interrupt stays an interrupt, and `demo NAME` exits as --replay of it."""
+    import doctor.cli.options
+    import doctor.cli.tui
+    from doctor.cli import main
+    from doctor.model.exitcodes import command_codes
+
+    monkeypatch.setattr(doctor.cli.options, "wants_tui", lambda args: True)
+    monkeypatch.setattr(doctor.cli.tui, "run_tui", lambda args, checks=None: screen)
+    assert main(["demo"]) == tour and main(["demo", "seed-2-exl2-4.25bpw"]) == named
+    assert {int(c) for c, _ in command_codes("demo")} >= {tour, named}
 
 
 def test_demo_list_prints_every_note_whole(capsys):

@@ -84,7 +84,7 @@ def free_pid() -> int:
 
 def test_help_teaches_read_only_use():
     r = run_cli("watch", "--help")
-    assert r.returncode == 0 and "never signalled" in r.stdout and "--pid PID" in r.stdout and "exit codes of watch" in r.stdout
+    assert r.returncode == 0 and "never signalled" in r.stdout and "--pid PID" in r.stdout and "exit codes of watch:" in r.stdout
 
 
 def test_a_pid_that_does_not_exist_is_a_usage_error():
