@@ -17,6 +17,7 @@ from doctor.render.common import (
     source_line,
     summary_counts,
 )
+from doctor.render.panels import no_probe_hint
 from doctor.render.samples import render_series
 from doctor.render.untrusted import md_fence, md_text
 from doctor.render.verdict_text import report_probe_lines
@@ -42,6 +43,8 @@ def render_markdown(report: Report) -> str:
             out += [""] + [f"**Fix:** {_cell(fix)}" for fix in fixes] if fixes else []
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict, as measured
         out += ["", *md_fence(report_probe_lines(report), "text")]
+    elif hint := no_probe_hint(report):  # a live run without --model: why there is no verdict, and what to add
+        out += ["", md_text(hint)]
     out += [f"> **Partial report:** {_cell(e)}" for e in report.errors]
     out += ["", "<details><summary>Evidence and fixes</summary>", ""]
     cared = [(f, f"{gpu_label(report, g)}: ") for g, findings in gpus_needing_care(report) for f in findings]

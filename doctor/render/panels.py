@@ -232,3 +232,14 @@ def no_gpu_hint(report: Any) -> str:
     if "nvml_stopped" in gpu.evidence:  # the GPU is here: its driver stopped answering while watch sampled it
         return ""
     return "No GPU here: plan for a card with --target-gpu NAME (see --list-gpus), or try `v100-doctor demo`."
+
+
+def no_probe_hint(report: Any) -> str:
+    """A live run with a GPU but no --model: why no probe ran and no verdict was given, and what to add."""
+    if report.source.recorded or report.plan.model_path or report.probe is not None or report.verdict is not None:
+        return ""
+    gpu = report.finding(CheckId.GPU_PRESENT)
+    if gpu is None or gpu.status is not Status.PASS:
+        return ""  # no GPU to time: no_gpu_hint says what the doctor can still do
+    return ("No timed probe, so no verdict on speed: add --model DIR (or ORG/NAME) to time your model on this card, "
+            "or run `v100-doctor probe --synthetic` to time ExLlamaV2 here without a download.")

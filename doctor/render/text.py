@@ -24,7 +24,7 @@ from doctor.render.common import (
     summary_counts,
     wrap,
 )
-from doctor.render.panels import no_gpu_hint
+from doctor.render.panels import no_gpu_hint, no_probe_hint
 from doctor.render.samples import render_series
 from doctor.render.verdict_text import report_probe_lines
 
@@ -55,6 +55,8 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
         lines += ["", route_heading(report) + ":"] + [f"  {c}" if c else "" for c in script]
     lines += [""] + wrap(f"Summary: {summary_counts(report)}.", "", "  ", width)
     if hint := no_gpu_hint(report):  # the TUI's first hint on a machine without a GPU, in the same words
+        lines += wrap(hint, "", "  ", width)
+    if hint := no_probe_hint(report):  # a live run without --model: why there is no verdict, and what to add
         lines += wrap(hint, "", "  ", width)
     return "\n".join(lines) + "\n"
 
