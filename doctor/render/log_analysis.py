@@ -39,7 +39,8 @@ def engine_line(e: LogEngine) -> str:
     if e.engine is None:
         return f"engine: not named by the log ({e.why}); fixes are worded for any engine" + (
             " (the log shows PyTorch)" if e.torch else "")
-    shown = "; ".join(f"line {x.line}: {x.why}" for x in e.lines[:2])
+    distinct = {x.why: x for x in reversed(e.lines)}  # the first line of each kind of evidence
+    shown = "; ".join(f"line {x.line}: {x.why}" for x in sorted(distinct.values(), key=lambda x: x.line)[:2])
     return f"engine: {e.label}, from {e.why}" + (f" ({shown})" if shown else "")
 
 

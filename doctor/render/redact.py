@@ -286,7 +286,7 @@ def redact_report_dict(data: dict, redactor: Redactor) -> dict:
 def redact_analysis_dict(data: dict, redactor: Redactor) -> dict:
     """A log analysis: the log's lines are read (learned and pattern-checked), its titles and fixes are prose."""
     out = dict(data)
-    redactor.learn_json({k: v for k, v in data.items() if k in ("log", "plan_hints", "facts_source", "plan_used")})
+    redactor.learn_json({k: v for k, v in data.items() if k in ("log", "plan_hints", "facts_source", "plan_used", "engine")})
     for group in (data.get("matches") or []):
         redactor.learn_json({k: v for k, v in group.items() if k in LOG_ANALYSIS_READ})
     for group in ((data.get("unexplained") or {}).get("groups") or []):

@@ -157,3 +157,19 @@ def test_help_and_bad_flags(flag):
     assert run_cli("explain", "--help").returncode == 0
     bad = run_cli("explain", str(LOGS / "oom-max-seq-len-32768.log"), flag, "--no-live", "--replay", V100_CU130)
     assert bad.returncode == 3 and "not allowed with argument" in bad.stderr
+
+
+def test_the_engine_and_its_evidence_lines_are_in_the_json_and_redacted_like_the_log(tmp_path):
+    """Issue 35: which engine, and the lines that showed it; those lines are the log's, so a secret in them is hidden."""
+    log = tmp_path / "ollama.log"
+    log.write_text("time=2026-07-21T10:02:14.205+02:00 level=INFO source=images.go:476 msg=\"total blobs: 9\" "
+                   "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123456789\n"
+                   "time=2026-07-21T10:02:15.904+02:00 level=INFO source=gpu.go:377 msg=\"no compatible GPUs were "
+                   "discovered\"\n")
+    proc = run_cli("explain", str(log), "--json", "--no-live")
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["engine"]["engine"] == "ollama" and doc["engine"]["lines"][0]["line"] == 1
+    assert "hf_abcdefghijklmnopqrstuvwxyz0123456789" not in proc.stdout
+    text = run_cli("explain", str(log), "--no-live").stdout
+    assert "engine: Ollama, from the log's own lines (line 1: Ollama's logfmt lines" in text
