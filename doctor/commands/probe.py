@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import argparse
 
-from checks.manifest import ENV_CHECKS, PROBE_CHECKS
 from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
 from doctor.cli.output import ReportOutputs
-from doctor.commands import probe_llamacpp, probe_transformers
+from doctor.commands import probe_transformers
 from doctor.facts.model_dir import gather_model
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
+from doctor.model.ids import Engine
 from doctor.model.source import ThisMachine
 from doctor.probe.runner import SyntheticRequest
 from doctor.probe.synthetic import FORMATS
+from doctor.run.probe_stage import probe_checks
 from doctor.run.run import ProbeRequest, Run
 
 FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like layers, ExLlamaV2's quantized kernels and "
@@ -69,30 +70,27 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)
     refuse_non_model(args, plan)  # as the main command: a path that names no model is one line and exit 3, first
-    if args.compare_engines and not probe_transformers.wants_transformers(plan):
-        if not args.synthetic:
-            raise UsageError("--compare-engines with this engine needs --synthetic: every engine is measured on the "
-                             "doctor's synthetic model of the same shape (with --engine transformers, on your model's)")
-        return probe_transformers.run_compare(args, plan)
-    if probe_transformers.wants_transformers(plan):  # Transformers (+ bitsandbytes): its own probe and verdict
-        model = gather_model(plan.model_path) if plan.model_path else None
-        if model is not None and model.kind in ("missing", "unreadable"):
-            raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
-        return probe_transformers.run(args, plan, model)
     if plan.model_path:  # a path that names nothing is the user's mistake (3), as in the main command
         model = gather_model(plan.model_path)
         if model.kind in ("missing", "unreadable"):
             raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
-        if probe_llamacpp.wants_llamacpp(plan, model):  # a GGUF, or --engine llama.cpp/ollama: llama.cpp's probe
-            return probe_llamacpp.run(args, plan, model)
+    gguf = (plan.model_path or "").lower().endswith(".gguf")
+    if args.compare_engines and args.synthetic and plan.engine in (None, Engine.EXLLAMAV2, Engine.TABBYAPI) and not gguf:
+        return probe_transformers.run_compare(args, plan)  # ExLlamaV2's side of the gap (its own JSON, for now)
+    if args.compare_engines and plan.model_path and plan.engine != Engine.TRANSFORMERS:
+        raise UsageError("--compare-engines with this engine needs --synthetic: every engine is measured on the "
+                         "doctor's synthetic model of the same shape (with --engine transformers, on your model's)")
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
     settings = (("prompt_tokens", args.prompt_tokens), ("warmup_tokens", args.warmup), ("runs", args.runs),
                 ("tokens", args.tokens), ("settle_pct", args.settle_pct), ("settle_budget_s", args.settle_budget),
                 ("second_pass", args.second_pass), ("measure_bandwidth", not args.no_bandwidth))
-    # the probe alone: only the checks that decide whether it can run, then the probe, in the one Run
-    run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=tuple(ENV_CHECKS) + tuple(PROBE_CHECKS),
-              probe=ProbeRequest(asked=True, synthetic=synthetic, sampling=not args.no_sampling, settings=settings))
+    engine_options = (("synthetic_gb", args.synthetic_gb), ("synthetic_layers", args.synthetic_layers),
+                      ("keep_dir", args.keep_synthetic), ("compare", args.compare_engines))
+    # the probe alone: only the checks that decide whether the engine in force can run, then its probe, in the one Run
+    run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=probe_checks,
+              probe=ProbeRequest(asked=True, synthetic=synthetic, sampling=not args.no_sampling, settings=settings,
+                                 engine_options=engine_options))
     outputs = ReportOutputs(args)  # progress on stderr, the report where asked; 130/143/129 when cancelled
     run.execute(outputs)
     return outputs.code if outputs.code is not None else ExitCode.INTERNAL  # ReportReady always comes last

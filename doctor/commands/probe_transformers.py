@@ -1,10 +1,9 @@
-"""`v100-doctor probe --engine transformers`: the Transformers probe (bitsandbytes NF4 when installed) and its verdict.
-
-On a Transformers model directory (--model DIR) or, with --synthetic, a random-weight model of the reference story's
-27B layer shape with --synthetic-layers layers (default 8). With --compare-engines the other installed engines run on
-the same shape in their own formats (llama.cpp: a Q4_K_M GGUF; ExLlamaV2: 4-bit GPTQ), and the verdict's engine gap
-says "measured" with both figures; an engine not installed stays an estimate with its source.
-Exit: 0 measured, 2 the engine died, failed or timed out, 3 Transformers (with torch) is not installed.
+"""`v100-doctor probe --synthetic --compare-engines` with ExLlamaV2 in force: every installed engine on the synthetic
+27B-shape model in its own format (Transformers: NF4; llama.cpp: a Q4_K_M GGUF; ExLlamaV2: 4-bit GPTQ), the gap seen
+from ExLlamaV2's side. The llama.cpp and Transformers probes themselves (and their --compare-engines) are stages of the
+one Run (doctor/run/engine_stage.py); this comparison still prints its own JSON (no report schema): left for issue 35's
+follow-up.
+Exit: 0 measured, 2 ExLlamaV2 failed here, 3 ExLlamaV2 is not installed.
 """
 
 from __future__ import annotations
@@ -28,13 +27,8 @@ from doctor.model.unknown import known
 from doctor.probe.engine_gap import measure_same_shape
 from doctor.probe.transformers import TransformersOptions
 from doctor.verdict.engine_gap import engine_gap
-from doctor.verdict.transformers import attribute
 
 DEFAULT_LAYERS = 8  # 27B-shape layers of the synthetic model: ~6.4 GB in FP16, ~1.8 GB in NF4
-
-
-def wants_transformers(plan: Plan) -> bool:
-    return plan.engine == Engine.TRANSFORMERS
 
 
 def card(gpu_index: int) -> tuple[GpuSpec | None, str | None]:
@@ -66,32 +60,6 @@ def _measure(args: argparse.Namespace, plan: Plan, model: ModelFacts | None, com
     finally:
         if not args.keep_synthetic:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def run(args: argparse.Namespace, plan: Plan, model: ModelFacts | None) -> int:
-    doc = _measure(args, plan, model, args.compare_engines)
-    if isinstance(doc, int):
-        return doc
-    t = doc["transformers"]
-    spec, cc = card(plan.gpu_index)
-    line = f"{t.backend}: {t.outcome}"
-    if t.median_tok_s:
-        line += (f", {t.median_tok_s:g} tok/s median of {len(t.runs) - t.dropped_runs} runs (spread {t.spread_pct}%"
-                 + (f", probe clock vs CUDA events {t.wall_vs_perf_pct:+.2f}%" if t.wall_vs_perf_pct is not None else "")
-                 + f"), {t.layers} layers, {(t.bytes_per_token or 0) / 1e9:.2f} GB read per token")
-    verdict = None
-    if spec is not None and cc:
-        verdict = attribute(t, spec.bandwidth_gbs, cc, spec.fp16_slow, tuple(doc["measurements"][1:]))
-        line += f"\n  verdict: {verdict.summary}" + "".join(f"\n  - {c['text']} [{c['source']}]" for c in verdict.causes)
-        if verdict.engine_gap is not None:
-            line += f"\n  other engines here: {verdict.engine_gap.summary}"
-    elif t.error:
-        line += f"\n  {t.error}"
-    emit_engine_probe(args, line, {"probe": to_jsonable(t), "measurements": to_jsonable(doc["measurements"]),
-                                   "verdict": to_jsonable(verdict) if verdict else None})
-    if t.outcome == "ok":
-        return ExitCode.OK
-    return ExitCode.USAGE if t.outcome == "not-installed" else ExitCode.FAILURES
 
 
 def run_compare(args: argparse.Namespace, plan: Plan) -> int:

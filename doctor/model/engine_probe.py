@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from doctor.model.gguf import GgufShape, GgufWeights
+
 
 @dataclass(frozen=True)
 class LlamaCppRun:
@@ -15,6 +17,8 @@ class LlamaCppRun:
     tokens: int
     tok_s_wall: float  # the probe's own clock around each llama_decode + logits read
     tok_s_perf: float | None = None  # llama.cpp's llama_perf_context over the same window (None: llama-bench path)
+    t_start_s: float | None = None  # the window on the sampler's clock (seconds since it started), so the NVML
+    t_end_s: float | None = None  # samples of the decode itself are told from those of loading and prefill
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,13 @@ class LlamaCppProbe:
     error: str = ""  # one line: why it stopped
     log_tail: str = ""  # the engine's last log lines (a silent death's only evidence)
     seconds: float = 0.0
+    asked_runs: int = 0  # the runs asked for; more were run while their spread stayed over the settle line
+    gpu_mem_clock_mhz: float | None = None  # median while decoding (NVML)
+    gpu_decode_samples: int = 0  # NVML samples inside the timed windows (the medians above are over these)
+    shape: GgufShape | None = None  # the GGUF's header, read when it was probed: the verdict's ceiling on a replay
+    weights: GgufWeights | None = None
+    env: dict[str, str] = field(default_factory=dict)  # the engine's environment switches (GGML_CUDA_*) it ran with
+    synthetic: str = ""  # what the synthetic model was, when the doctor wrote it
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,11 @@ class TransformersProbe:
     error: str = ""
     log_tail: str = ""
     seconds: float = 0.0
+    timing: str = "generate()"  # what each window times: generate() with a streamer, as users run it
+    asked_runs: int = 0
+    gpu_mem_clock_mhz: float | None = None
+    gpu_decode_samples: int = 0
+    synthetic: str = ""
 
 
 @dataclass(frozen=True)

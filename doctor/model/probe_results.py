@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe, TransformersProbe
 from doctor.model.ids import FailureKind
 from doctor.model.samples import SampleSeries
 from doctor.model.unknown import Maybe, Unknown
@@ -209,7 +210,20 @@ class ProbeReport:
     windows: tuple[PhaseWindow, ...] = ()
     seconds: float = 0.0
     interrupted_by: int = 0  # the signal that cancelled it (15 SIGTERM, 1 SIGHUP); 0: Ctrl-C, a cancel, or none
+    # the engine probed: "" is ExLlamaV2 (the doctor's own probe, `result`); the engines' own probes keep what they
+    # measured beside it (doctor/probe/llamacpp.py, transformers.py), judged by doctor/verdict/engine_probe.py
+    engine: str = ""  # "" | "llama.cpp" | "ollama" | "transformers" | "vllm"
+    llamacpp: tuple[LlamaCppProbe, ...] = ()  # llama-cpp-python's run, and llama-bench's after a silent death
+    transformers: TransformersProbe | None = None
+    measurements: tuple[EngineMeasurement, ...] = ()  # --compare-engines: the other engines on the same shape
+    asked: bool = False  # `probe` asked for it: an engine's probe that could not run is a failure, not a skip
 
     @property
     def ok(self) -> bool:
+        """The ExLlamaV2 probe measured (an engine's own probe is `of_engine`, its verdict Report.engine_verdict)."""
         return self.status == "ok" and self.result is not None
+
+    @property
+    def of_engine(self) -> bool:
+        """An engine's own probe (llama.cpp, Transformers, a server) rather than the ExLlamaV2 probe."""
+        return bool(self.engine) and self.engine not in ("exllamav2", "tabbyapi")

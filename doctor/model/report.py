@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.engines import InForce
 from doctor.model.errors import ReplayError
 from doctor.model.facts import Facts
@@ -44,6 +45,7 @@ class Report:
     prescription: Prescription | None = None  # the machine's one route (checks/prescription/), shown once at the end
     gpus: tuple[GpuJudgement, ...] = ()  # per-GPU findings when several GPUs were judged (worst first)
     engine_in_force: InForce | None = None  # the engine the checks judged and why (absent in reports before issue 35)
+    engine_verdict: EngineVerdict | None = None  # an engine's own probe judged (llama.cpp, Transformers, a server)
 
     def all_findings(self) -> tuple[Finding, ...]:
         """Host findings and every GPU's own: what the exit code and a fleet judge."""

@@ -91,6 +91,24 @@ def measure_exllamav2(folder: str, shape: Shape, say: Callable[[str], Any], runs
                              m.label, "" if tok_s else report.summary)
 
 
+def measure_others(folder: str, shape: Shape, mine: str, say: Callable[[str], Any]) -> list[EngineMeasurement]:
+    """The installed engines other than `mine` on the same layer shape, each in its own format (the engine gap,
+    measured); an engine not installed is left out (the verdict estimates it, with its source)."""
+    out: list[EngineMeasurement] = []
+    if mine != "transformers" and util.find_spec("transformers") is not None:
+        say(f"writing a random-weight FP16 model of the same shape ({shape.layers} layers) for Transformers ...")
+        built = synthetic_model(os.path.join(folder, "synthetic-fp16"), shape.layers, shape)
+        out.append(replace(of_transformers(run_child(built.path, TransformersOptions())), label=built.label))
+    for name, measure in (("llama.cpp", measure_llamacpp), ("exllamav2", measure_exllamav2)):
+        if name != mine:
+            m = measure(folder, shape, say)
+            if m is not None:
+                out.append(m)
+    for m in out:
+        say(f"{m.engine}: {m.outcome} {m.tok_s} tok/s, {m.bytes_per_token} bytes/token ({m.label}) {m.error}")
+    return out
+
+
 def measure_same_shape(folder: str, model_dir: str | None, layers: int | None, o: Any, compare: bool,
                        say: Callable[[str], Any] = print, shape: Shape | None = None) -> dict[str, Any]:
     """Transformers on the user's model (or a synthetic one of `layers` layers of the 27B shape, or of `shape`), then,

@@ -28,7 +28,10 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, TransformersProbe
+from doctor.model.sample_summary import is_busy
 from doctor.model.serialize import to_jsonable
+from doctor.probe.more_runs import SETTLE_BUDGET_S
+from doctor.probe.more_runs import SETTLE_PCT as MORE_RUNS_PCT
 
 BUFFER = re.compile(r"(?P<dev>[\w.-]+) (?P<kind>model|KV|compute) buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
 OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
@@ -48,6 +51,8 @@ class ProbeOptions:
     runs: int = 5
     timeout_s: float = 300.0
     gpu_index: int = 0
+    settle_pct: float = MORE_RUNS_PCT  # more runs while the last `runs` spread over this (doctor/probe/more_runs.py)
+    settle_budget_s: float = SETTLE_BUDGET_S
 
 
 def parse_log(text: str) -> tuple[dict[str, dict[str, float]], str]:
@@ -79,9 +84,13 @@ def settle(runs: list[LlamaCppRun], pct: float = SETTLE_PCT) -> tuple[tuple[Llam
 P = TypeVar("P", LlamaCppProbe, TransformersProbe)
 
 
-def summarize(probe: P, runs: list[LlamaCppRun]) -> P:
-    """The settled runs' median, spread and wall-vs-engine-clock difference, for any engine's probe result."""
-    kept, dropped = settle(runs)
+def summarize(probe: P, runs: list[LlamaCppRun], asked: int = 0) -> P:
+    """The settled runs' median, spread and wall-vs-engine-clock difference, for any engine's probe result. When the
+    child ran more than the `asked` runs (their spread was over the settle line), the last `asked` are the window."""
+    if asked and len(runs) > asked:
+        kept, dropped = tuple(runs[-asked:]), len(runs) - asked
+    else:
+        kept, dropped = settle(runs)
     if not kept:
         return probe
     wall = [r.tok_s_wall for r in kept]
@@ -89,21 +98,32 @@ def summarize(probe: P, runs: list[LlamaCppRun]) -> P:
     perf = [r.tok_s_perf for r in kept if r.tok_s_perf]
     vs = round(100 * (med / statistics.median(perf) - 1), 2) if perf else None
     return replace(probe, runs=tuple(runs), dropped_runs=dropped, median_tok_s=round(med, 2),
-                   spread_pct=round(100 * (max(wall) - min(wall)) / med, 2), wall_vs_perf_pct=vs)
+                   spread_pct=round(100 * (max(wall) - min(wall)) / med, 2), wall_vs_perf_pct=vs, asked_runs=asked)
 
 
-def _gpu_summary(series: Any, index: int) -> dict:
-    try:
-        gpu = next(g for g in series.gpus if g.index == index)
-    except (StopIteration, AttributeError):
+def gpu_summary(series: Any, index: int, runs: list[LlamaCppRun] | tuple[LlamaCppRun, ...] = ()) -> dict:
+    """NVML while decoding: the samples inside the timed windows when the child said when they ran (every engine's
+    probe child does), else the samples where the card was not idle (llama-bench says nothing of its windows).
+    Medians of the SM and memory clocks and utilisation, whatever the utilisation: a launch-bound engine that keeps
+    the card 20% busy is exactly what the verdict must see (the filter at 50% left Transformers' null over 558 samples)."""
+    gpu = series.gpu(index) if series is not None and hasattr(series, "gpu") else None
+    if gpu is None:
         return {}
-    busy = [s for s in gpu.samples if (s.util_gpu_pct or 0) >= 50]
-    clocks = [s.sm_clock_mhz for s in busy if s.sm_clock_mhz]
-    util = [s.util_gpu_pct for s in busy if s.util_gpu_pct is not None]
-    used = [s.memory_used_mib for s in gpu.samples if s.memory_used_mib is not None]
-    return {"gpu_sm_clock_mhz": statistics.median(clocks) if clocks else None,
-            "gpu_util_pct": statistics.median(util) if util else None,
-            "gpu_memory_used_mib": max(used) if used else None, "gpu_samples": len(gpu.samples)}
+    spans = [(r.t_start_s, r.t_end_s) for r in runs if r.t_start_s is not None and r.t_end_s is not None]
+    if spans:
+        decoding = [x for x in gpu.samples if any(a <= x.t_s <= b for a, b in spans)]
+    else:
+        decoding = [x for x in gpu.samples if is_busy(x)]
+
+    def med(values: list) -> float | None:
+        return round(statistics.median(values), 1) if values else None
+
+    used = [x.memory_used_mib for x in gpu.samples if x.memory_used_mib is not None]
+    return {"gpu_sm_clock_mhz": med([x.sm_clock_mhz for x in decoding if x.sm_clock_mhz]),
+            "gpu_mem_clock_mhz": med([x.mem_clock_mhz for x in decoding if x.mem_clock_mhz]),
+            "gpu_util_pct": med([x.util_gpu_pct for x in decoding if x.util_gpu_pct is not None]),
+            "gpu_memory_used_mib": max(used) if used else None, "gpu_samples": len(gpu.samples),
+            "gpu_decode_samples": len(decoding)}
 
 
 def _sampler(index: int, pid: int) -> Any:
@@ -140,7 +160,8 @@ def run_python(model: str, o: ProbeOptions, python: str = sys.executable, extra_
     """The llama-cpp-python way in: the child times each window with its own clock and llama.cpp's counters."""
     cmd = [python, "-X", "faulthandler", "-m", "doctor.probe.llamacpp_child", "--model", model, "--n-ctx", str(o.n_ctx),
            "--ngl", str(o.n_gpu_layers), "--fa", o.flash_attn, "--ctk", o.cache_type_k, "--ctv", o.cache_type_v,
-           "--prompt", str(o.prompt), "--warmup", str(o.warmup), "--tokens", str(o.tokens), "--runs", str(o.runs)]
+           "--prompt", str(o.prompt), "--warmup", str(o.warmup), "--tokens", str(o.tokens), "--runs", str(o.runs),
+           "--settle-pct", str(o.settle_pct), "--settle-budget", str(o.settle_budget_s)]
     return _run(cmd, "llama-cpp-python", model, o, _child_events, extra_env, sampler)
 
 
@@ -155,15 +176,25 @@ def run_bench(model: str, o: ProbeOptions, binary: str = "llama-bench", extra_en
     return _run(cmd, "llama-bench", model, o, _bench_events, extra_env, sampler)
 
 
-def _child_events(lines: list[str]) -> tuple[list[LlamaCppRun], str, bool]:
+def sample_run(ev: dict, mono0: float | None) -> LlamaCppRun:
+    """A child's `sample` event as a run, its window moved onto the sampler's clock (both are CLOCK_MONOTONIC)."""
+    a, b = ev.get("t0_mono"), ev.get("t1_mono")
+    on = mono0 is not None and isinstance(a, (int, float)) and isinstance(b, (int, float))
+    return LlamaCppRun(int(ev["tokens"]), float(ev["tok_s_wall"]), ev.get("tok_s_perf"),
+                       round(a - mono0, 3) if on else None, round(b - mono0, 3) if on else None)
+
+
+def _child_events(lines: list[str], mono0: float | None = None) -> tuple[list[LlamaCppRun], str, bool]:
     runs, error, done = [], "", False
     for line in lines:
         try:
             ev = json.loads(line)
         except ValueError:
             continue
+        if not isinstance(ev, dict):
+            continue
         if ev.get("event") == "sample":
-            runs.append(LlamaCppRun(int(ev["tokens"]), float(ev["tok_s_wall"]), ev.get("tok_s_perf")))
+            runs.append(sample_run(ev, mono0))
         elif ev.get("event") == "error":
             error = f"{ev.get('kind')}: {ev.get('message')}"
         elif ev.get("event") == "done":
@@ -171,14 +202,14 @@ def _child_events(lines: list[str]) -> tuple[list[LlamaCppRun], str, bool]:
     return runs, error, done
 
 
-def _bench_events(lines: list[str]) -> tuple[list[LlamaCppRun], str, bool]:
+def _bench_events(lines: list[str], mono0: float | None = None) -> tuple[list[LlamaCppRun], str, bool]:
     runs: list[LlamaCppRun] = []
     for line in lines:
         try:
             row = json.loads(line)
         except ValueError:
             continue
-        if row.get("n_gen") and not row.get("n_prompt"):
+        if isinstance(row, dict) and row.get("n_gen") and not row.get("n_prompt"):
             runs += [LlamaCppRun(int(row["n_gen"]), float(x)) for x in row.get("samples_ts", [])]
     return runs, "", bool(runs)
 
@@ -191,17 +222,18 @@ def _run(cmd: list[str], backend: str, model: str, o: ProbeOptions, read: Callab
     ran = spawn_engine_child(cmd, o.timeout_s, o.gpu_index, extra_env, sampler)
     if isinstance(ran, str):
         return replace(base, outcome="not-installed", error=ran)
-    runs, error, done = read(ran.lines)
+    runs, error, done = read(ran.lines, ran.mono0)
+    asked = o.runs if backend == "llama-cpp-python" else 0
     buffers, offloaded = parse_log(ran.log)
     probe = replace(base, returncode=ran.returncode, buffers_mib=buffers, offloaded=offloaded, log_tail=ran.tail,
-                    seconds=ran.seconds, **(_gpu_summary(ran.series, o.gpu_index) if ran.series else {}))
+                    seconds=ran.seconds, **gpu_summary(ran.series, o.gpu_index, runs))
     if ran.ended:
-        return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), runs)
+        return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), runs, asked)
     if error:
         return replace(probe, outcome="error", error=error)
     if not done or ran.returncode != 0:
-        return summarize(replace(probe, outcome="died-silently", error=_died(ran.returncode, ran.tail)), runs)
-    return summarize(replace(probe, outcome="ok"), runs)
+        return summarize(replace(probe, outcome="died-silently", error=_died(ran.returncode, ran.tail)), runs, asked)
+    return summarize(replace(probe, outcome="ok"), runs, asked)
 
 
 @dataclass(frozen=True)
@@ -214,6 +246,7 @@ class ChildRun:
     series: Any
     returncode: int | None
     seconds: float
+    mono0: float | None = None  # time.monotonic() as the sampler started: its samples' zero
 
     @property
     def tail(self) -> str:
@@ -233,27 +266,29 @@ def spawn_engine_child(cmd: list[str], timeout_s: float, gpu_index: int, extra_e
             proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, text=True)
         except OSError as exc:
             return f"{cmd[0]}: {exc.strerror}"
+        mono0 = time.monotonic()
         s = sampler(gpu_index, proc.pid)
         ended = _ended(proc, timeout_s, started)
         series = s.stop() if s is not None else None
         out.seek(0)
         err.seek(0)
         lines, log = out.read().splitlines(), err.read()
-    return ChildRun(lines, log, ended, series, proc.returncode, round(time.monotonic() - started, 2))
+    return ChildRun(lines, log, ended, series, proc.returncode, round(time.monotonic() - started, 2), mono0)
 
 
-def probe(model: str, o: ProbeOptions = ProbeOptions(), backend: str = "auto") -> list[LlamaCppProbe]:
+def probe(model: str, o: ProbeOptions = ProbeOptions(), backend: str = "auto",
+          sampler: Callable[[int, int], Any] = _sampler) -> list[LlamaCppProbe]:
     """Run the probe the way that is installed; with `auto`, a silent death of llama-cpp-python is followed by
     llama-bench when it is installed (both results are returned, the death first)."""
     has_python = util.find_spec("llama_cpp") is not None
     bench = shutil.which("llama-bench")
     results: list[LlamaCppProbe] = []
     if backend in ("auto", "python") and has_python:
-        results.append(run_python(model, o))
+        results.append(run_python(model, o, sampler=sampler))
         if results[-1].outcome == "ok" or backend == "python":
             return results
     if backend in ("auto", "bench") and bench:
-        results.append(run_bench(model, o, bench))
+        results.append(run_bench(model, o, bench, sampler=sampler))
     if not results:
         results.append(LlamaCppProbe(backend=backend, outcome="not-installed", model_path=model,
                                      error="neither llama-cpp-python nor llama-bench is installed"))

@@ -3,9 +3,9 @@
 Runs only as `python -X faulthandler -m doctor.probe.llamacpp_child ...` (doctor/probe/llamacpp.py starts it):
 llama.cpp's own logger writes to stderr (llama_log_set(NULL); the parent parses its buffer lines from there),
 one JSON object per line goes to stdout. Protocol, as the ExLlamaV2 probe's: a prompt twice (the first settles
-the prompt path), a warm-up window, then `runs` windows of `tokens` tokens, each from an empty cache; each step
-is llama_decode of one token and a read of its logits (which synchronizes), timed by this process's clock and
-by llama.cpp's perf counters (llama_perf_context) over the same window.
+the prompt path), a warm-up window, then `runs` windows of `tokens` tokens, each from an empty cache (more while
+their spread is over the settle line, doctor/probe/more_runs.py); each step is llama_decode of one token and a
+read of its logits (which synchronizes), timed by this process's clock and by llama.cpp's perf counters (llama_perf_context) over the same window.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import json
 import os
 import sys
 import time
+
+from doctor.probe.more_runs import SETTLE_BUDGET_S, SETTLE_PCT, timed_runs
 
 FA = {"auto": -1, "off": 0, "on": 1}
 
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=64)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--settle-pct", type=float, default=SETTLE_PCT)
+    ap.add_argument("--settle-budget", type=float, default=SETTLE_BUDGET_S)
     a = ap.parse_args(argv)
     say(event="phase", phase="import")
     try:
@@ -104,9 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     say(event="phase", phase="warmup")
     window(a.warmup)
     say(event="phase", phase="decode", total=a.runs)
-    for i in range(a.runs):
-        w = window(a.tokens)
-        say(event="sample", run=i, **w)
+    timed_runs(window, a.runs, a.tokens, say, a.settle_pct, a.settle_budget)
     llama_cpp.llama_free(ctx)
     llama_cpp.llama_model_free(model)
     say(event="done")

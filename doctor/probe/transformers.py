@@ -2,9 +2,10 @@
 card, in a child with a deadline, as the other probes do.
 
 The child (doctor/probe/transformers_child.py) loads the model, counts the bytes it reads per token, prefills a
-prompt, runs a warm-up window (its speed and page faults: a first-use cost shows there), then timed windows with two
-clocks. Here: NVML is sampled while it runs, leading runs off the later median are dropped and counted (settling),
-the spread is reported, a child that dies without a word is "died-silently" with its signal and last log lines.
+prompt, runs a warm-up generation (its speed and page faults: a first-use cost shows there), then timed
+`generate()` calls, as users run it, each on two clocks (more while their spread is over the settle line). Here:
+NVML is sampled while it runs, leading runs off the later median are dropped and counted (settling), the spread is
+reported, a child that dies without a word is "died-silently" with its signal and last log lines.
 No download: `--synthetic-layers N` writes a random-weight FP16 Llama of the reference story's 27B layer shape
 (doctor/probe/synthetic.py) with N layers, which bitsandbytes quantizes to NF4 as it loads.
 Run it, with the other installed engines on the same shape, through doctor/probe/engine_gap.py or
@@ -18,8 +19,9 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from doctor.model.engine_probe import LlamaCppRun, TransformersProbe
-from doctor.probe.llamacpp import _died, _gpu_summary, _sampler, spawn_engine_child, summarize
+from doctor.model.engine_probe import TransformersProbe
+from doctor.probe.llamacpp import _died, _sampler, gpu_summary, sample_run, spawn_engine_child, summarize
+from doctor.probe.more_runs import SETTLE_BUDGET_S, SETTLE_PCT
 
 
 @dataclass(frozen=True)
@@ -31,9 +33,11 @@ class TransformersOptions:
     runs: int = 5
     timeout_s: float = 600.0
     gpu_index: int = 0
+    settle_pct: float = SETTLE_PCT  # more runs while the last `runs` spread over this (doctor/probe/more_runs.py)
+    settle_budget_s: float = SETTLE_BUDGET_S
 
 
-def read_events(lines: list[str]) -> dict[str, Any]:
+def read_events(lines: list[str], mono0: float | None = None) -> dict[str, Any]:
     """The child's JSON lines, gathered: samples, the warm-up window, versions, bytes, error, done."""
     got: dict[str, Any] = {"runs": [], "faults": [], "error": "", "done": False}
     for line in lines:
@@ -45,7 +49,7 @@ def read_events(lines: list[str]) -> dict[str, Any]:
             continue
         kind = ev.get("event")
         if kind == "sample":
-            got["runs"].append(LlamaCppRun(int(ev["tokens"]), float(ev["tok_s_wall"]), ev.get("tok_s_perf")))
+            got["runs"].append(sample_run(ev, mono0))
             got["faults"].append(round(float(ev.get("faults_per_token") or 0.0), 1))
         elif kind == "warmup":
             got["warmup"] = ev
@@ -65,13 +69,14 @@ def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), py
               extra_env: dict | None = None, sampler: Callable[[int, int], Any] = _sampler) -> TransformersProbe:
     cmd = [python, "-X", "faulthandler", "-m", "doctor.probe.transformers_child", "--model", model_dir,
            "--quant", o.quant, "--gpu", str(o.gpu_index), "--prompt", str(o.prompt), "--warmup", str(o.warmup),
-           "--tokens", str(o.tokens), "--runs", str(o.runs)]
+           "--tokens", str(o.tokens), "--runs", str(o.runs),
+           "--settle-pct", str(o.settle_pct), "--settle-budget", str(o.settle_budget_s)]
     base = TransformersProbe(backend="transformers", outcome="error", model_path=model_dir, prompt_tokens=o.prompt,
                              warmup_tokens=o.warmup)
     ran = spawn_engine_child(cmd, o.timeout_s, o.gpu_index, extra_env, sampler)
     if isinstance(ran, str):
         return replace(base, outcome="not-installed", error=ran)
-    got = read_events(ran.lines)
+    got = read_events(ran.lines, ran.mono0)
     quant = got.get("quant", "")
     loaded, warm = got.get("loaded") or {}, got.get("warmup") or {}
     probe = replace(base, backend="transformers+bitsandbytes" if quant == "nf4" else "transformers", quant=quant,
@@ -80,15 +85,15 @@ def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), py
                     warmup_tok_s=round(float(warm["tok_s_wall"]), 2) if warm.get("tok_s_wall") else None,
                     warmup_faults_per_token=round(float(warm.get("faults_per_token") or 0.0), 1) if warm else None,
                     faults_per_token=tuple(got["faults"]), returncode=ran.returncode, log_tail=ran.tail,
-                    seconds=ran.seconds, **(_gpu_summary(ran.series, o.gpu_index) if ran.series else {}))
+                    seconds=ran.seconds, **gpu_summary(ran.series, o.gpu_index, got["runs"]))
     if ran.ended:
-        return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), got["runs"])
+        return summarize(replace(probe, outcome="timeout", error=f"no result within {o.timeout_s:g} s"), got["runs"], o.runs)
     if got["error"]:
         outcome = "not-installed" if got.get("kind") == "not-installed" else "error"
         return replace(probe, outcome=outcome, error=got["error"])
     if not got["done"] or ran.returncode != 0:
-        return summarize(replace(probe, outcome="died-silently", error=_died(ran.returncode, ran.tail)), got["runs"])
-    return summarize(replace(probe, outcome="ok"), got["runs"])
+        return summarize(replace(probe, outcome="died-silently", error=_died(ran.returncode, ran.tail)), got["runs"], o.runs)
+    return summarize(replace(probe, outcome="ok"), got["runs"], o.runs)
 
 
 def synthetic_model(out_dir: str, layers: int, shape: Any = None) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from doctor.model.engine_probe import LlamaCppProbe
+from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
 from doctor.model.units import MIB, gb
@@ -10,7 +12,63 @@ from doctor.render.common import WIDTH
 from doctor.render.common import wrap as _wrap
 
 
+def engine_probe_lines(probe: ProbeReport, verbose: bool = False, width: int = WIDTH) -> list[str]:
+    """An engine's own probe (llama.cpp, Transformers, a server): what ran, each way in, the NVML summary."""
+    what = probe.synthetic or probe.model_path or "model"
+    lines = _wrap(f"Probe ({probe.engine}): {what}", "", "  ", width)
+    measured = list(probe.llamacpp) + ([probe.transformers] if probe.transformers is not None else [])
+    if not measured:
+        return lines + _wrap(f"not measured: {probe.summary}", "  ", "    ", width)
+    for m in measured:
+        if m.outcome == "ok" and m.median_tok_s:
+            kept = len(m.runs) - m.dropped_runs
+            more = f", {len(m.runs) - m.asked_runs} more runs while they spread" if m.asked_runs and len(m.runs) > m.asked_runs else ""
+            clock = f"; probe clock vs the engine's own {m.wall_vs_perf_pct:+.2f}%" if m.wall_vs_perf_pct is not None else ""
+            lines += _wrap(f"decode {m.median_tok_s:g} tok/s ({m.backend}, median of {kept} x "
+                           f"{m.runs[-1].tokens if m.runs else 0} tokens, spread {m.spread_pct}%{more}){clock}",
+                           "  ", "    ", width)
+        else:
+            lines += _wrap(f"{m.backend}: {m.outcome}: {m.error}", "  ", "    ", width)
+        if isinstance(m, LlamaCppProbe):
+            setup = f"ctx {m.n_ctx}, flash attention {m.flash_attn}, K/V {m.cache_type_k}/{m.cache_type_v}"
+            lines += _wrap(setup + (f", {m.offloaded}" if m.offloaded else ""), "  ", "    ", width)
+        else:
+            lines += _wrap(f"{m.timing} timed, {m.quant or '?'} weights, {m.layers} layers, "
+                           f"{(m.bytes_per_token or 0) / 1e9:.2f} GB read per token"
+                           + (f"; warm-up {m.warmup_tok_s:g} tok/s" if m.warmup_tok_s else ""), "  ", "    ", width)
+        if m.gpu_samples:
+            nvml = (f"NVML while decoding ({m.gpu_decode_samples} of {m.gpu_samples} samples): SM "
+                    f"{_or(m.gpu_sm_clock_mhz, ' MHz')}, memory {_or(m.gpu_mem_clock_mhz, ' MHz')}, busy "
+                    f"{_or(m.gpu_util_pct, '%')}, most memory used {_or(m.gpu_memory_used_mib, ' MiB')}")
+        else:
+            nvml = "NVML: not sampled (--no-sampling, or NVML unreadable)"
+        lines += _wrap(nvml, "  ", "    ", width)
+        if verbose and m.runs:
+            lines.append("  runs: " + ", ".join(f"{r.tok_s_wall:.1f}" for r in m.runs) + " tok/s")
+    for x in probe.measurements:
+        lines += _wrap(f"same shape, {x.engine} ({x.format}): {x.outcome}" + (f", {x.tok_s:g} tok/s" if x.tok_s else "")
+                       + (f"; {x.error}" if x.error else ""), "  ", "    ", width)
+    return lines
+
+
+def _or(value: float | None, unit: str) -> str:
+    return f"{value:g}{unit}" if value is not None else "unknown"
+
+
+def engine_verdict_lines(v: EngineVerdict, width: int = WIDTH) -> list[str]:
+    lines = _wrap(v.summary, f"Verdict ({v.engine}): ", "  ", width)
+    for c in v.causes:
+        lines += _wrap(f"{c.get('text', '')} [{c.get('source', '')}]", "  - ", "    ", width)
+    if v.unsettled:
+        lines += _wrap(v.unsettled, "  spread: ", "    ", width)
+    if v.engine_gap is not None:
+        lines += _wrap(v.engine_gap.summary, "  other engines here: ", "    ", width)
+    return lines
+
+
 def probe_lines(probe: ProbeReport, verbose: bool = False, width: int = WIDTH) -> list[str]:
+    if probe.of_engine:
+        return engine_probe_lines(probe, verbose, width)
     what = probe.synthetic or probe.model_path or "model"
     if not probe.ok:
         return [f"Probe ({what}): {probe.status} during {probe.error_phase or '?'}: {probe.summary}"]
@@ -93,4 +151,6 @@ def report_probe_lines(report: Report, verbose: bool = False, width: int = WIDTH
         out += probe_lines(report.probe, verbose, width)
     if isinstance(report.verdict, Verdict):
         out += verdict_lines(report.verdict, verbose, width)
+    if isinstance(report.engine_verdict, EngineVerdict) and report.engine_verdict.outcome == "ok":
+        out += engine_verdict_lines(report.engine_verdict, width)
     return out

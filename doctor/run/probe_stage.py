@@ -13,9 +13,11 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from checks.prescription.probe_install import probe_install_commands
+from doctor.engines.in_force import in_force
 from doctor.model.events import ProbeEvent
+from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
-from doctor.model.ids import CheckId
+from doctor.model.ids import CheckId, Engine
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
@@ -25,14 +27,38 @@ from doctor.model.verdict import NoCeiling
 from doctor.probe.protocol import ProbeSpec, screen_events
 from doctor.probe.runner import SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
 from doctor.probe.synthetic import target_bytes_for
+from doctor.run.engine_stage import ENGINE_PROBES, EngineRequest, run_engine_probe, with_engine_probe
 from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, verdict_finding
 from doctor.verdict.failures import failure_finding, merge_findings
 
 ProbeSink = Callable[[ProbeEvent], None]  # a run's subscriber for the probe's typed events (the console, the TUI)
 
 
-def skip_reason(report: Report, synthetic: bool = False) -> str | None:
-    """Why the probe cannot run here, in one line; None when it can."""
+def engine_in_force(report: Report) -> tuple[str, str]:
+    """(the engine the plan runs, why): --engine, the launch config, the model's format, what is installed."""
+    chosen = report.engine_in_force or in_force(report.plan, report.facts)  # the engine the checks judged, as they did
+    return ("exllamav2" if chosen.engine in (Engine.EXLLAMAV2, Engine.TABBYAPI) else str(chosen.engine)), chosen.why
+
+
+def probe_checks(plan: Plan, facts: Facts | None) -> tuple:
+    """`probe`'s checks, those that decide whether the engine in force can run: the card's for every engine, torch's
+    pairing for the torch engines, ExLlamaV2's readiness (and flash-attn) for ExLlamaV2 alone. Before the facts are
+    read, from the plan: a GGUF or --engine names the engine. A replay of a `probe` report makes the same choice."""
+    from checks.manifest import COMPUTE_CAPABILITY, CUDA_PAIRING, ENV_CHECKS, GPU_PRESENT, PROBE_CHECKS
+
+    if facts is not None:
+        engine = in_force(plan, facts).engine
+    elif plan.engine is not None:
+        engine = Engine(plan.engine)
+    else:
+        engine = Engine.LLAMA_CPP if (plan.model_path or "").lower().endswith(".gguf") else Engine.EXLLAMAV2
+    if engine in (Engine.EXLLAMAV2, Engine.TABBYAPI):
+        return tuple(ENV_CHECKS) + tuple(PROBE_CHECKS)
+    return (GPU_PRESENT, COMPUTE_CAPABILITY) + ((CUDA_PAIRING,) if engine == Engine.TRANSFORMERS else ())
+
+
+def skip_reason(report: Report, synthetic: bool = False, engine: str = "exllamav2") -> str | None:
+    """Why the probe of `engine` cannot run here, in one line; None when it can."""
     if not synthetic and not report.plan.model_path:
         return "no model was given (--model PATH); `v100-doctor probe --synthetic` measures the engine without one"
     model = report.facts.model
@@ -51,10 +77,12 @@ def skip_reason(report: Report, synthetic: bool = False) -> str | None:
     if gpu is None and not report.facts.nvml.gpus:
         return f"no usable GPU ({report.facts.nvml.reason or 'NVML reports none'}){elsewhere}"
     pairing = report.finding(CheckId.CUDA_PAIRING)
+    if engine in ("llama.cpp", "ollama"):  # no torch, no ExLlamaV2: the probe itself says whether llama.cpp runs
+        return None
     if pairing is not None and pairing.status is Status.FAIL:
         return f"torch cannot run on this card yet (cuda-pairing: {pairing.summary}); its fix first, then the probe"
     ready = report.finding(CheckId.EXLLAMAV2_READY)
-    if ready is not None and ready.evidence.get("probe_can_run") is False:
+    if engine == "exllamav2" and ready is not None and ready.evidence.get("probe_can_run") is False:
         return f"ExLlamaV2 is not ready (exllamav2-ready: {ready.summary}); its fix first, then the probe"
     return None
 
@@ -67,13 +95,30 @@ def skip_finding(reason: str, asked: bool) -> Finding:
 
 def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticRequest | None = None,
                  on_event: ProbeSink | None = None, cancel: threading.Event | None = None, sampling: bool = True,
-                 **spec_overrides: Any) -> Report:
-    """Run the probe when it can run; otherwise say why, as the `probe` finding."""
+                 engine_options: tuple[tuple[str, object], ...] = (), **spec_overrides: Any) -> Report:
+    """Run the probe of the engine in force when it can run; otherwise say why, as the `probe` finding."""
+    engine, chosen = engine_in_force(report)
+    if engine in ENGINE_PROBES:  # llama.cpp, Ollama, Transformers: the engine's own probe, in the same Report
+        why = skip_reason(report, synthetic=synthetic is not None, engine=engine)
+        if why:
+            probe = ProbeReport(status="skipped", summary=why, engine=engine, asked=asked)
+        else:
+            request = EngineRequest(engine=engine, why=chosen, synthetic=synthetic is not None, asked=asked,
+                                    **{"sampling": sampling, **_engine_settings(spec_overrides), **dict(engine_options)})
+            probe = run_engine_probe(report, request, on_event=on_event)
+        return with_engine_probe(report, probe)
     why = skip_reason(report, synthetic=synthetic is not None)
     if why:
         return replace(report, findings=report.findings + (skip_finding(why, asked),))
-    return run_stage(report, spec_for(report.plan, budgeted_seq_len(report), **spec_overrides), synthetic, on_event=on_event, cancel=cancel,
-                     sampling=sampling)
+    done = run_stage(report, spec_for(report.plan, budgeted_seq_len(report), **spec_overrides), synthetic, on_event=on_event,
+                     cancel=cancel, sampling=sampling)
+    return replace(done, probe=replace(done.probe, asked=True)) if asked and done.probe is not None else done
+
+
+def _engine_settings(spec: dict) -> dict:
+    """The ExLlamaV2 probe's settings that mean the same for an engine's own probe."""
+    names = {"tokens": "tokens", "runs": "runs", "warmup_tokens": "warmup", "prompt_tokens": "prompt"}
+    return {names[k]: v for k, v in spec.items() if k in names}
 
 
 def budgeted_seq_len(report: Report) -> int | None:
@@ -134,6 +179,8 @@ def _install_commands(report: Report) -> tuple[str, ...]:
 
 def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
+    if probe.of_engine:  # an engine's own probe, live or recorded: judged by today's engine verdict
+        return with_engine_probe(report, probe)
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
     if not probe.ok:
         finding = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report))

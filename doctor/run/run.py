@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from doctor.probe.runner import SyntheticRequest
 
 Subscriber = Callable[[RunEvent], None]
+ChooseChecks = Callable[[Plan, "Facts | None"], "tuple[Check, ...]"]
 
 
 @dataclass(frozen=True)
@@ -35,13 +36,15 @@ class ProbeRequest:
     synthetic: SyntheticRequest | None = None  # measure a random-weight model sized for the card instead of --model
     sampling: bool = True  # NVML sampled during the timed runs
     settings: tuple[tuple[str, Any], ...] = ()  # ProbeSpec fields the user set (tokens, runs, warm-up, ...)
+    engine_options: tuple[tuple[str, object], ...] = ()  # EngineRequest fields for an engine's own probe (doctor/run/engine_stage.py)
 
 
 @dataclass(frozen=True)
 class Run:
     source: Source = ThisMachine()
     plan_overrides: Callable[[Plan], Plan] | None = None  # the user's flags over the source's own plan
-    checks: tuple[Check, ...] | None = None  # None: the checks that apply to the plan and the GPUs seen
+    checks: tuple[Check, ...] | ChooseChecks | None = None  # None: the checks that apply to the plan and the GPUs
+    # seen; a function of (plan, facts): `probe`'s checks for the engine in force (facts None before they are read)
     options: GatherOptions = GatherOptions()  # how a live source is gathered
     probe: ProbeRequest | None = None  # a live run: the timed probe after the checks, or a `probe` line saying why not
 
@@ -52,25 +55,37 @@ class Run:
     def planned(self, plan: Plan) -> Plan:
         return self.plan_overrides(plan) if self.plan_overrides is not None else plan
 
+    def _checks(self, plan: Plan, facts: Facts | None) -> tuple[Check, ...]:
+        from doctor.run.pipeline import default_checks  # lazy: as in execute
+
+        if callable(self.checks):
+            return tuple(self.checks(plan, facts))
+        return self.checks if self.checks is not None else default_checks(plan, facts)
+
     def control(self) -> RunControl:
         """A handle a screen keeps to stop this run's gathering when the user quits."""
         return RunControl()
 
     def execute(self, on_event: Subscriber | None = None, control: RunControl | None = None) -> Report:
         """Resolve the source, run the checks, fold in a recorded probe; every step an event, the report last."""
-        from doctor.run.pipeline import default_checks, diagnose  # lazy: the checks load when the run executes, after the TUI's first frame
+        from doctor.run.pipeline import diagnose  # lazy: the checks load when the run executes, after the TUI's first frame
 
         emit = on_event or (lambda event: None)
         options = self.options
         if self.live:
-            emit(ChecksChosen(_ids(self.checks or default_checks(self.planned(base_plan(self.source)), None)), True))
+            emit(ChecksChosen(_ids(self._checks(self.planned(base_plan(self.source)), None)), True))
             if options.torch_gatherer is None and control is not None:  # a screen may stop it when the user quits
                 options = control.started(options)
         resolved = resolve(self.source, options)
         plan = self.planned(resolved.plan)
         if resolved.provenance.recorded:
             require_recorded_gpus(plan, resolved.facts)
-        checks = self.checks if self.checks is not None else default_checks(plan, resolved.facts)
+        if self.checks is None and resolved.probe is not None and resolved.probe.asked:  # a `probe` report: its checks
+            from doctor.run.probe_stage import probe_checks  # lazy: as the probe stage
+
+            checks = probe_checks(plan, resolved.facts)
+        else:
+            checks = self._checks(plan, resolved.facts)
         emit(ChecksChosen(_ids(checks), False, resolved.provenance))
         report = diagnose(plan, resolved.facts, source=resolved.provenance, note=resolved.note, checks=checks,
                           on_event=emit)
@@ -82,7 +97,8 @@ class Run:
             from doctor.run.probe_stage import after_checks  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe
 
             report = after_checks(report, asked=self.probe.asked, synthetic=self.probe.synthetic, on_event=emit,
-                                  sampling=self.probe.sampling, **dict(self.probe.settings))  # measured here, now
+                                  sampling=self.probe.sampling, engine_options=self.probe.engine_options,
+                                  **dict(self.probe.settings))  # measured here, now
         emit(ReportReady(report))
         return report
 

@@ -9,41 +9,16 @@ This is the reference story's stage 1 (Transformers + bitsandbytes 4 tok/s, ExLl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from doctor.knowledge.engine_efficiency import expected_share
 from doctor.model.engine_probe import EngineMeasurement
+from doctor.model.engine_verdict import EngineGap, OtherEngine
 
 ENGINES = ("exllamav2", "llama.cpp", "transformers")
 FORMAT = {"exllamav2": "EXL2/GPTQ 4-bit", "llama.cpp": "GGUF Q4_K_M", "transformers": "bitsandbytes NF4"}
 NOTABLE = 1.2  # another engine this much faster is a gap worth a line of its own
-
-
-@dataclass(frozen=True)
-class OtherEngine:
-    engine: str
-    tok_s: float
-    basis: str  # "measured" | "estimated"
-    how: str  # the format and model it was measured on, or the share and ceiling it was estimated from
-    source: str
-
-
-@dataclass(frozen=True)
-class EngineGap:
-    engine: str  # the user's
-    tok_s: float  # the user's, measured
-    others: tuple[OtherEngine, ...] = field(default_factory=tuple)  # fastest first
-    summary: str = ""
-
-    @property
-    def fastest(self) -> OtherEngine | None:
-        return self.others[0] if self.others else None
-
-    @property
-    def gap(self) -> float:
-        """The fastest other engine over the user's (1.0: none faster)."""
-        best = self.fastest
-        return max(best.tok_s / self.tok_s, 1.0) if best is not None and self.tok_s > 0 else 1.0
+__all__ = ["ENGINES", "FORMAT", "EngineGap", "OtherEngine", "engine_gap", "estimate"]
 
 
 def estimate(engine: str, fam: str, ceiling_tok_s: float) -> OtherEngine:

@@ -6,28 +6,16 @@ same architecture. A probe that did not finish gets no attribution: its outcome 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, decode_ceiling, gguf_budget
 from doctor.knowledge.engine_efficiency import efficiency, family
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, llama_cpp_path
 from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe
+from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.gguf import GgufShape, GgufWeights
 from doctor.model.ids import CauseId
-from doctor.verdict.engine_gap import EngineGap, engine_gap
+from doctor.verdict.engine_gap import engine_gap
 
-
-@dataclass(frozen=True)
-class LlamaCppVerdict:
-    outcome: str
-    summary: str
-    ceiling_tok_s: float | None = None
-    measured_tok_s: float | None = None
-    efficiency: float | None = None  # measured / ceiling
-    expected_efficiency: float | None = None  # llama.cpp's published or measured share on this architecture
-    expected_source: str = ""
-    causes: tuple[dict, ...] = field(default_factory=tuple)  # {"cause", "text", "source"}
-    engine_gap: EngineGap | None = None  # the other engines here: measured (--compare-engines) or estimated
+LlamaCppVerdict = EngineVerdict  # the name its callers knew
 
 
 def _offload(probe: LlamaCppProbe) -> tuple[int, int] | None:
@@ -41,7 +29,8 @@ def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, band
     if probe.outcome != "ok" or not probe.median_tok_s:
         what = {"died-silently": "llama.cpp died without an error of its own (not a slow engine)",
                 "timeout": "llama.cpp gave no result in time", "not-installed": "llama.cpp is not installed"}
-        return LlamaCppVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}")
+        return EngineVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}",
+                             engine="llama.cpp")
     env = env or {}
     off = _offload(probe)
     ngl = None if off is None or off[0] >= off[1] else off[0]
@@ -52,8 +41,9 @@ def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, band
     if ngl is not None:
         causes.append({"cause": CauseId.CPU_OFFLOAD.value, "text": f"partial offload: {probe.offloaded}; the other layers "
                        "decode from host memory, whose bandwidth then sets the speed", "source": "the probe's llama.cpp log"})
-        return LlamaCppVerdict("ok", f"{probe.median_tok_s:g} tok/s with {probe.offloaded}: the layers in host memory set "
-                               "the speed, not the card", measured_tok_s=probe.median_tok_s, causes=tuple(causes))
+        return EngineVerdict("ok", f"{probe.median_tok_s:g} tok/s with {probe.offloaded}: the layers in host memory set "
+                             "the speed, not the card", measured_tok_s=probe.median_tok_s, causes=tuple(causes),
+                             engine="llama.cpp", spread_pct=probe.spread_pct)
     ceiling = decode_ceiling(budget, bandwidth_gbs)
     eff = probe.median_tok_s / ceiling
     expected, assumed = efficiency("llama.cpp", family(cc, fp16_slow))
@@ -74,8 +64,8 @@ def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, band
                    "text": f"llama.cpp itself: {eff:.0%} of the ceiling, {verdict} ({expected.low:.0%}-{expected.high:.0%}"
                            f"{'; ' + assumed if assumed else ''})", "source": expected.source})
     gap = engine_gap("llama.cpp", probe.median_tok_s, family(cc, fp16_slow), ceiling, measured)
-    return LlamaCppVerdict("ok", f"{probe.median_tok_s:g} tok/s = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "
-                           f"({bandwidth_gbs:g} GB/s / {budget.read_gpu_bytes / 1e9:.2f} GB per token), {verdict}",
-                           ceiling_tok_s=round(ceiling, 1), measured_tok_s=probe.median_tok_s, efficiency=round(eff, 3),
-                           expected_efficiency=expected.mid, expected_source=expected.source, causes=tuple(causes),
-                           engine_gap=gap)
+    return EngineVerdict("ok", f"{probe.median_tok_s:g} tok/s = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "
+                         f"({bandwidth_gbs:g} GB/s / {budget.read_gpu_bytes / 1e9:.2f} GB per token), {verdict}",
+                         ceiling_tok_s=round(ceiling, 1), measured_tok_s=probe.median_tok_s, efficiency=round(eff, 3),
+                         expected_efficiency=expected.mid, expected_source=expected.source, causes=tuple(causes),
+                         engine_gap=gap, engine="llama.cpp", spread_pct=probe.spread_pct)

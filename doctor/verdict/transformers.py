@@ -8,27 +8,18 @@ that did not finish gets no attribution: its outcome is the finding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from doctor.knowledge.engine_efficiency import efficiency, family
+from doctor.knowledge.engine_efficiency import efficiency, expected_share, family
 from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4
 from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
+from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.ids import CauseId
-from doctor.verdict.engine_gap import EngineGap, engine_gap
+from doctor.verdict.engine_gap import engine_gap
 
 BUSY_PCT = 70.0  # below this median utilisation while decoding, the host (Python launching ops) sets the speed
 FIRST_USE_RATIO = 0.8  # a warm-up this much slower than the settled runs paid a first-use cost
 
 
-@dataclass(frozen=True)
-class TransformersVerdict:
-    outcome: str
-    summary: str
-    ceiling_tok_s: float | None = None
-    measured_tok_s: float | None = None
-    efficiency: float | None = None  # measured / ceiling
-    causes: tuple[dict, ...] = field(default_factory=tuple)  # {"cause", "text", "source"}
-    engine_gap: EngineGap | None = None  # the other engines here: measured (--compare-engines) or estimated
+TransformersVerdict = EngineVerdict  # the name its callers knew
 
 
 def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow: bool = False,
@@ -36,11 +27,12 @@ def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow
     if probe.outcome != "ok" or not probe.median_tok_s:
         what = {"died-silently": "Transformers died without an error of its own (not a slow engine)",
                 "timeout": "Transformers gave no result in time", "not-installed": "Transformers is not installed"}
-        return TransformersVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}")
+        return EngineVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}",
+                             engine="transformers")
     tok_s = probe.median_tok_s
     if not probe.bytes_per_token:
-        return TransformersVerdict("ok", f"{tok_s:g} tok/s; the bytes read per token were not counted, so no ceiling",
-                                   measured_tok_s=tok_s)
+        return EngineVerdict("ok", f"{tok_s:g} tok/s; the bytes read per token were not counted, so no ceiling",
+                             measured_tok_s=tok_s, engine="transformers", spread_pct=probe.spread_pct)
     ceiling = bandwidth_gbs * 1e9 / probe.bytes_per_token
     eff = tok_s / ceiling
     causes: list[dict] = []
@@ -69,7 +61,9 @@ def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow
                        "source": "the probe's warm-up window"})
     gap = engine_gap("transformers", tok_s, family(cc, fp16_slow), ceiling, measured)
     backend = "Transformers + bitsandbytes NF4" if probe.quant == "nf4" else f"Transformers {probe.quant or 'FP16'}"
-    return TransformersVerdict("ok", f"{tok_s:g} tok/s with {backend} = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "
-                               f"({bandwidth_gbs:g} GB/s / {probe.bytes_per_token / 1e9:.2f} GB per token)",
-                               ceiling_tok_s=round(ceiling, 1), measured_tok_s=tok_s, efficiency=round(eff, 3),
-                               causes=tuple(causes), engine_gap=gap)
+    share, _confidence, share_source = expected_share("transformers", family(cc, fp16_slow))
+    return EngineVerdict("ok", f"{tok_s:g} tok/s with {backend} = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "
+                         f"({bandwidth_gbs:g} GB/s / {probe.bytes_per_token / 1e9:.2f} GB per token)",
+                         ceiling_tok_s=round(ceiling, 1), measured_tok_s=tok_s, efficiency=round(eff, 3),
+                         expected_efficiency=round(share, 3), expected_source=share_source, causes=tuple(causes),
+                         engine_gap=gap, engine="transformers", spread_pct=probe.spread_pct)

@@ -21,7 +21,7 @@ from doctor.probe.transformers import TransformersOptions, read_events, run_chil
 FAKES = Path(__file__).parent / "probe_fakes" / "fake_hf"
 ROOT = Path(__file__).resolve().parents[3]
 NO_SAMPLER = {"sampler": lambda index, pid: None}
-QUICK = TransformersOptions(prompt=4, warmup=8, tokens=16, runs=3, timeout_s=60)
+QUICK = TransformersOptions(prompt=4, warmup=8, tokens=16, runs=3, timeout_s=60, settle_pct=1000.0)  # exactly 3 runs
 
 
 def fake_env(tmp_path, bnb: bool = True, **extra: str) -> dict:

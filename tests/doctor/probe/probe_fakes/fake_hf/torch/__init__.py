@@ -43,6 +43,10 @@ def tensor(rows, device=None):
     return _Tensor((len(rows), len(rows[0])), 8)
 
 
+def ones_like(t):
+    return _Tensor(t.shape, 8, value=1)
+
+
 def device(kind, index=0):
     return f"{kind}:{index}"
 

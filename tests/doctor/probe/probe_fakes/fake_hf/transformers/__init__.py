@@ -59,6 +59,21 @@ class _Model:
         return _Out()
 
 
+    def generate(self, input_ids, attention_mask=None, max_new_tokens=0, min_new_tokens=0, do_sample=True,
+                 streamer=None, pad_token_id=None):
+        """As generate() does with a streamer: the prompt handed over first, then each new token after its step."""
+        assert min_new_tokens == max_new_tokens and not do_sample  # the probe's greedy, EOS-proof generation
+        if streamer is not None:
+            streamer.put(input_ids)
+        for _ in range(max_new_tokens):
+            out = self(input_ids=input_ids, use_cache=True)
+            if streamer is not None:
+                streamer.put(out.logits.argmax(-1))
+        if streamer is not None:
+            streamer.end()
+        return input_ids
+
+
 class AutoModelForCausalLM:
     @staticmethod
     def from_pretrained(path, **kw):

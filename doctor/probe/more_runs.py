@@ -1,0 +1,42 @@
+"""Timed runs until they agree, for the engine probes' children (llama.cpp, Transformers), as the ExLlamaV2 probe
+does: the runs asked for, then more while the last ones spread over the settle line, within a time budget and a cap.
+A spread left over the flag line (doctor/verdict/engine_probe.py) is then reported with the runs it took, never hidden.
+
+No imports beyond the standard library: the children load it before the engine.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+SETTLE_PCT = 3.0  # the ExLlamaV2 probe's default (--settle-pct)
+SETTLE_BUDGET_S = 45.0  # seconds of extra runs (--settle-budget)
+MAX_FACTOR = 3  # at most this many times the runs asked for
+
+
+def spread_pct(speeds: list[float]) -> float:
+    """(max - min) / median, in percent."""
+    med = statistics.median(speeds) if speeds else 0.0
+    return 100.0 * (max(speeds) - min(speeds)) / med if len(speeds) > 1 and med else 0.0
+
+
+def timed_runs(window: Callable[[int], dict], runs: int, tokens: int, say: Callable[..., Any],
+               settle_pct: float = SETTLE_PCT, budget_s: float = SETTLE_BUDGET_S,
+               clock: Callable[[], float] = time.monotonic) -> list[float]:
+    """Run `window(tokens)` `runs` times, then more while the last `runs` spread over `settle_pct`; each run is said
+    as a `sample` event (its window on the monotonic clock, for the parent's NVML samples). Returns the speeds."""
+    speeds: list[float] = []
+    deadline = None
+    while True:
+        t0 = clock()
+        w = window(tokens)
+        say(event="sample", run=len(speeds), t0_mono=t0, t1_mono=clock(), **w)
+        speeds.append(float(w["tok_s_wall"]))
+        if len(speeds) < runs:
+            continue
+        if deadline is None:
+            deadline = clock() + budget_s
+        if spread_pct(speeds[-runs:]) <= settle_pct or len(speeds) >= MAX_FACTOR * runs or clock() >= deadline:
+            return speeds
