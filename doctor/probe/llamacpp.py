@@ -179,9 +179,10 @@ def run_bench(model: str, o: ProbeOptions, binary: str = "llama-bench", extra_en
 def sample_run(ev: dict, mono0: float | None) -> LlamaCppRun:
     """A child's `sample` event as a run, its window moved onto the sampler's clock (both are CLOCK_MONOTONIC)."""
     a, b = ev.get("t0_mono"), ev.get("t1_mono")
-    on = mono0 is not None and isinstance(a, (int, float)) and isinstance(b, (int, float))
-    return LlamaCppRun(int(ev["tokens"]), float(ev["tok_s_wall"]), ev.get("tok_s_perf"),
-                       round(a - mono0, 3) if on else None, round(b - mono0, 3) if on else None)
+    start = end = None
+    if mono0 is not None and isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        start, end = round(a - mono0, 3), round(b - mono0, 3)
+    return LlamaCppRun(int(ev["tokens"]), float(ev["tok_s_wall"]), ev.get("tok_s_perf"), start, end)
 
 
 def _child_events(lines: list[str], mono0: float | None = None) -> tuple[list[LlamaCppRun], str, bool]:

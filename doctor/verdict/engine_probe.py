@@ -116,22 +116,22 @@ def findings(probe: ProbeReport, verdict: EngineVerdict, asked: bool) -> list[Fi
     if verdict.outcome != "ok" or not verdict.measured_tok_s:
         not_run = verdict.outcome in ("not-installed", "not-run")
         install = INSTALL.get("llama.cpp" if probe.engine == "ollama" else probe.engine)
-        ev = {"engine": probe.engine, "outcome": verdict.outcome, "reason": probe.summary}
+        failed: dict[str, object] = {"engine": probe.engine, "outcome": verdict.outcome, "reason": probe.summary}
         if m is not None and m.log_tail:
-            ev["log_tail"] = m.log_tail[-1500:]
+            failed["log_tail"] = m.log_tail[-1500:]
         fix = ""
         commands: tuple[str, ...] = ()
         if verdict.outcome == "not-installed" and install:
             fix, commands = f"Install {name} with CUDA ({install[1]}), then run the same command.", (install[0],)
         status = Status.SKIP if not_run and not asked else Status.FAIL
         return [Finding(id=CheckId.PROBE, title=probe_title(probe.engine), status=status,
-                        summary=(f"not run: {probe.summary}" if not_run else verdict.summary), evidence=ev, fix=fix,
+                        summary=(f"not run: {probe.summary}" if not_run else verdict.summary), evidence=failed, fix=fix,
                         commands=commands)]
     below = verdict.expected_efficiency is not None and verdict.efficiency is not None and \
         verdict.efficiency < 0.85 * verdict.expected_efficiency
     offload = any(c.get("cause") == CauseId.CPU_OFFLOAD.value for c in verdict.causes)
     status = Status.INFO if probe.synthetic else Status.WARN if (below or offload or verdict.unsettled) else Status.PASS
-    ev = {"engine": probe.engine, "measured_tok_s": verdict.measured_tok_s, "ceiling_tok_s": verdict.ceiling_tok_s,
+    ev: dict[str, object] = {"engine": probe.engine, "measured_tok_s": verdict.measured_tok_s, "ceiling_tok_s": verdict.ceiling_tok_s,
           "efficiency": verdict.efficiency, "expected_efficiency": verdict.expected_efficiency,
           "spread_pct": verdict.spread_pct}
     if m is not None:
