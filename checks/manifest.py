@@ -19,6 +19,7 @@ from checks.model.memory_budget import CHECK as MEMORY_BUDGET
 from checks.model.path import CHECK as MODEL_PATH
 from checks.model.quant_format import CHECK as QUANT_FORMAT
 from checks.multi_gpu.numbering import CHECK as GPU_NUMBERING
+from checks.multi_gpu.tensor_parallel_mix import CHECK as TENSOR_PARALLEL_MIX
 from checks.multi_gpu.topology import CHECK as GPU_TOPOLOGY
 from checks.probe.exllamav2_ready import CHECK as EXLLAMAV2_READY
 from checks.runtime.cpu_offload import CHECK as CPU_OFFLOAD
@@ -28,7 +29,7 @@ from checks.runtime.pcie_link import CHECK as PCIE_LINK
 from checks.runtime.thermal import CHECK as THERMAL
 
 ENV_CHECKS: tuple[Check, ...] = (GPU_PRESENT, COMPUTE_CAPABILITY, CUDA_PAIRING, FLASH_ATTN)
-MULTI_GPU_CHECKS: tuple[Check, ...] = (GPU_NUMBERING, GPU_TOPOLOGY)
+MULTI_GPU_CHECKS: tuple[Check, ...] = (GPU_NUMBERING, GPU_TOPOLOGY, TENSOR_PARALLEL_MIX)
 MODEL_CHECKS: tuple[Check, ...] = (MODEL_PATH, QUANT_FORMAT, DTYPE, MEMORY_BUDGET, CEILING)
 ENGINE_CHECKS: tuple[Check, ...] = (ENGINE, ENGINE_BUILD, ENGINE_LAUNCH, GGUF_BUDGET)
 RUNTIME_CHECKS: tuple[Check, ...] = (THERMAL, CPU_OFFLOAD, GPU_PROCESSES, PCIE_LINK, GPU_MEMORY_HEALTH)

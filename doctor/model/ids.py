@@ -32,6 +32,7 @@ class CheckId(_TextId):
     FLASH_ATTN = "flash-attn"  # checks.env.flash_attn
     GPU_NUMBERING = "gpu-numbering"  # checks.multi_gpu.numbering
     GPU_TOPOLOGY = "gpu-topology"  # checks.multi_gpu.topology
+    TENSOR_PARALLEL_MIX = "tensor-parallel-mix"  # checks.multi_gpu.tensor_parallel_mix
     MODEL_PATH = "model-path"  # checks.model.path
     QUANT_FORMAT = "quant-format"  # checks.model.quant_format
     DTYPE = "dtype"  # checks.model.dtype
