@@ -83,10 +83,9 @@ def not_called(ctx: CheckContext, cc: str, version: Maybe[str] | None) -> Findin
         return CHECK.finding(Status.PASS, f"{where}; {a.flash_attn_note}", ev)
     ev.update(generation=gen.major, min_cc=gen.min_cc, source=gen.source)
     if a.flash_attn_use == "opt-in":
+        fix, commands = a.flash_attn_refusal(cc)
         return CHECK.finding(Status.WARN, f"flash-attn {version} is installed but needs cc {gen.min_cc}+ (this card: {cc}): "
-                             f"{a.flash_attn_note}, and asking for it here fails with \"{gen.error}\"", ev,
-                             "Load the model with attn_implementation=\"sdpa\" (the default), not \"flash_attention_2\"; "
-                             "or uninstall flash-attn, which nothing here can run.", ["pip uninstall -y flash-attn"])
+                             f"{a.flash_attn_note}, and asking for it here fails with \"{gen.error}\"", ev, fix, commands)
     return CHECK.finding(Status.PASS, f"flash-attn {version} is installed but cannot run on cc {cc}; harmless here: "
                          f"{a.flash_attn_note}", ev)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from doctor.model.engines import CudaLibrary, EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
@@ -114,6 +115,19 @@ class EngineAdapter:
     def driver_floor(self, cc: str, facts: Facts) -> DriverFloor | None:
         """The driver branch its bundled CUDA runtime needs on this card; None: the driver is judged by torch's CUDA."""
         return None
+
+    def flash_attn_refusal(self, cc: str | None = None) -> tuple[str, tuple[str, ...]]:
+        """(fix, commands) for "FlashAttention only supports Ampere GPUs or newer" (flash-attn 2 on a card below cc
+        8.0) in this engine's terms: the check, the probe's failure and `explain` can all print it."""
+        card = f"this card is cc {cc}" if cc else "this card is older than Ampere"
+        if self.flash_attn_use == "calls":
+            return flash_attn_fix(None, cc), FLASH_ATTN_COMMANDS
+        if self.flash_attn_use == "opt-in":
+            return (f"flash-attn 2 needs cc 8.0+; {card}. {self.flash_attn_note}: load the model with "
+                    "attn_implementation=\"sdpa\" (the default), not \"flash_attention_2\"; or uninstall flash-attn.",
+                    (FLASH_ATTN_COMMANDS[0],))
+        return (f"flash-attn 2 needs cc 8.0+; {card}. {self.flash_attn_note}, so the error came from another program in "
+                "this environment: uninstall flash-attn there.", (FLASH_ATTN_COMMANDS[0],))
 
     def launch_in_force(self, launch: EngineLaunch, facts: Facts) -> EngineLaunch:
         """The launch settings as the engine will run them: its server's environment under the user's settings."""
