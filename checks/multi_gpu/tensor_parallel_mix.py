@@ -34,8 +34,8 @@ def run(ctx: CheckContext) -> Finding:
         Status.WARN, f"tensor parallelism over GPUs of {', '.join(f'{m:.0f}' for m in gib.values())} GiB gives each an "
         f"equal share, so GPU {smallest} ({gib[smallest]:.0f} GiB) sets the budget: {usable:.0f} GiB usable of "
         f"{total:.0f} GiB", evidence,
-        "Run tensor parallelism over GPUs of one size (--gpu N for each), or use a layer split, which sizes each "
-        "card's share: ExLlamaV2's gpu_split, llama.cpp's --split-mode layer --tensor-split.")
+        "Run tensor parallelism over GPUs of one size (list only those in CUDA_VISIBLE_DEVICES), or use a layer "
+        "split, which sizes each card's share: ExLlamaV2's gpu_split, llama.cpp's --split-mode layer --tensor-split.")
 
 
 CHECK = Check(id=CheckId("tensor-parallel-mix"), title="Tensor parallelism over GPUs of one size", run=run,
