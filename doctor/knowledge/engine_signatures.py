@@ -54,10 +54,12 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_compute_forward)", confidence="P",
          fix_class="no-kernel", consequence_of=("no-kernel-image", "ggml-kernel-image-invalid", "ggml-no-device-code", "cuda-oom-plain")),
     dict(id="ggml-cuda-alloc-oom", engine="llama.cpp (ggml-cuda)", anchor="cudamalloc failed",
-         pattern=r"allocating (?P<size_mib>[\d.]+ ?MiB) on device (?P<device>\d+): cudaMalloc failed: out of memory",
+         pattern=r"allocating (?P<size_mib>[\d.]+ ?MiB) on device (?P<device>\d+): cudaMalloc failed: out of memory"
+                 r"|llama runner process has terminated: cudaMalloc failed: out of memory",
          checks=(CheckId.GGUF_BUDGET,),
          title="llama.cpp could not allocate a CUDA buffer of this size: model, K/V and compute buffers exceed free VRAM",
-         fix=FIT, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_backend_cuda_buffer_type_alloc_buffer)",
+         fix=FIT, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_backend_cuda_buffer_type_alloc_buffer) ; "
+                         f"{OLLAMA}/issues/9782 (Ollama's runner dying with it)",
          confidence="P",
          fix_class="oom"),
     dict(id="ggml-buffer-alloc-failed", engine="llama.cpp (ggml-backend)", anchor="failed to allocate",
@@ -140,13 +142,16 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          fix=REBUILD, source="https://github.com/ggml-org/llama.cpp/issues/9153 ; "
                              "https://github.com/ggml-org/llama.cpp/issues/22748", confidence="P", severity="warning",
          fix_class="cpu-build", consequence_of=LLAMA_NO_GPU_CAUSES),
-    dict(id="ggml-cuda-init-failed", engine="llama.cpp (ggml-cuda)", anchor="failed to initialize cuda",
-         pattern=r"ggml_cuda_init: failed to initialize CUDA: (?!CUDA driver version is insufficient)(?P<cuda_error>.+?)\s*$",
+    dict(id="ggml-cuda-init-failed", engine="llama.cpp (ggml-cuda)",
+         anchor=("failed to initialize cuda", "no cuda devices found, cuda will be disabled"),
+         pattern=r"ggml_cuda_init: failed to initialize CUDA: (?!CUDA driver version is insufficient)(?P<cuda_error>.+?)\s*$"
+                 r"|ggml_(?:init_cublas|cuda_init): no CUDA devices found, CUDA will be disabled",
          checks=(CheckId.GPU_PRESENT, CheckId.CUDA_PAIRING),
          title="llama.cpp's CUDA backend could not start (the CUDA error is named in the line), so it runs on the CPU",
          fix="Make the card visible to the process: `nvidia-smi -L` must list it for the same user; unset a "
              "CUDA_VISIBLE_DEVICES that hides it; in a container start it with --gpus all (NVIDIA Container Toolkit).",
-         source="https://github.com/abetlen/llama-cpp-python/issues/1890 ; https://github.com/janhq/cortex.cpp/issues/1470",
+         source="https://github.com/abetlen/llama-cpp-python/issues/1890 ; https://github.com/janhq/cortex.cpp/issues/1470 ; "
+                "https://github.com/ggml-org/llama.cpp/issues/6184",
          confidence="P", fix_class="no-gpu"),
     dict(id="ggml-no-device-code", engine="llama.cpp (ggml-cuda)", anchor="no device code compatible",
          pattern=r"CUDA kernel (?P<kernel>\w+) has no device code compatible with CUDA arch (?P<arch>\d+)\. "
@@ -186,13 +191,14 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          fix_class="no-gpu", rules_out_on_pass=False,
          pass_note="the checks see this machine's card, not what the Ollama process (a container, a service) could see",
          consequence_of=OLLAMA_NO_GPU_CAUSES),
-    dict(id="ollama-driver-too-old", engine="Ollama", anchor="nvidia driver too old",
+    dict(id="ollama-driver-too-old", engine="Ollama", anchor=("nvidia driver too old", "nvidia driver is too old or missing"),
          pattern=r"NVIDIA driver too old\"?(?:.*?compute=(?P<card_cc>[\d.]+))?(?:.*?driver=(?P<driver>[\d.]+))?"
-                 r"(?:.*?required_driver=\"(?P<required_driver>[^\"]+)\")?",
+                 r"(?:.*?required_driver=\"(?P<required_driver>[^\"]+)\")?"
+                 r"|your nvidia driver is too old or missing\.\s+If you have a CUDA GPU please upgrade to run ollama",
          checks=(CheckId.CUDA_PAIRING,),
          title="the NVIDIA driver is older than Ollama's CUDA runner needs, so Ollama leaves the card out and runs on the CPU",
          fix="Update the NVIDIA driver to the one the line names as required_driver (Volta and Pascal are supported "
              "through the R580 branch), or pin an Ollama release whose CUDA runner the installed driver runs; restart the "
              "service and look for library=cuda in its \"inference compute\" line.",
-         source=f"{OLLAMA}/issues/16415 ; {OLLAMA}/issues/17290", confidence="P", fix_class="driver"),
+         source=f"{OLLAMA}/issues/16415 ; {OLLAMA}/issues/17290 ; {OLLAMA}/issues/6604", confidence="P", fix_class="driver"),
 )

@@ -743,13 +743,16 @@ SIGNATURES: tuple[Signature, ...] = (
         "major), or use the project's container image.",
         f"{VLLM}/issues/31018 ; {VLLM}/issues/36099 ; {VLLM}/issues/1738", "P", fix_class="cuda-runtime-missing"),
     Signature(
-        "hf-trainer-bf16-needs-ampere", "transformers (TrainingArguments)", "doesn't support bf16/gpu",
-        r"Your setup doesn't support bf16/gpu\. You need (?:torch>=1\.10, using )?Ampere\+? GPU with cuda>=11\.0",
+        "hf-trainer-bf16-needs-ampere", "transformers (TrainingArguments)", ("doesn't support bf16/gpu", "--tf32 requires ampere"),
+        r"Your setup doesn't support bf16/gpu\. You need (?:torch>=1\.10, using )?Ampere\+? GPU with cuda>=11\.0"
+        r"|--tf32 requires Ampere or a newer GPU arch",
         (CheckId.DTYPE,),
-        "TrainingArguments(bf16=True) on a card without native bf16 (cc < 8.0): the Trainer refuses to start",
+        "TrainingArguments(bf16=True) or tf32=True on a card below cc 8.0 (no native bf16, no TF32): the Trainer refuses "
+        "to start",
         "Train in float16 instead: TrainingArguments(fp16=True, bf16=False) (--fp16 True --bf16 False on a command line), "
         "and drop tf32=True, which also needs cc 8.0+.",
-        "https://github.com/tatsu-lab/stanford_alpaca/issues/133 ; https://github.com/lm-sys/FastChat/issues/399", "P",
+        "https://github.com/tatsu-lab/stanford_alpaca/issues/133 ; https://github.com/lm-sys/FastChat/issues/399 ; "
+        "https://github.com/lm-sys/FastChat/issues/1191", "P",
         fix_class="bf16"),
     Signature(
         "bnb-4bit-float32-compute", "bitsandbytes (Linear4bit)", "linear4bit",

@@ -429,6 +429,16 @@ CASES = [
     ("bnb-4bit-float32-compute", "https://github.com/bigcode-project/bigcode-evaluation-harness/issues/192",
      "UserWarning: Input type into Linear4bit is torch.float16, but bnb_4bit_compute_dtype=torch.float32 (default). "
      "This will lead to slow inference or training speed.", {}),
+    ("ggml-cuda-init-failed", "https://github.com/ggml-org/llama.cpp/issues/6184",
+     "ggml_cuda_init: no CUDA devices found, CUDA will be disabled", {}),
+    ("ollama-driver-too-old", "https://github.com/ollama/ollama/issues/6604",
+     "time=2024-09-03T16:36:00.853+08:00 level=DEBUG source=gpu.go:537 msg=\"Unable to load cudart\" "
+     "library=C:\\Users\\asus\\AppData\\Local\\Programs\\Ollama\\lib\\ollama\\cudart64_12.dll error=\"your nvidia "
+     "driver is too old or missing.  If you have a CUDA GPU please upgrade to run ollama\"", {}),
+    ("ggml-cuda-alloc-oom", "https://github.com/ollama/ollama/issues/9782",
+     "Error: llama runner process has terminated: cudaMalloc failed: out of memory", {}),
+    ("hf-trainer-bf16-needs-ampere", "https://github.com/lm-sys/FastChat/issues/1191",
+     "ValueError: --tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7", {}),
     ("bnb-named-symbol-not-found", "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/382",
      "Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu", {"file": "bitsandbytes/csrc/ops.cu"}),
 ]
