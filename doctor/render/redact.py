@@ -17,6 +17,7 @@ themselves are never written anywhere.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -50,6 +51,15 @@ _HOME_IN_TEXT = re.compile(r"(?P<home>(?:/home|/Users)/(?P<user>[^/\s\"'\\:;,`]+
 _NAME_VALUE = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_-]*)[\"']?\s*[=:]\s*[\"']?(?P<value>[^\s\"',;]+)")
 _FLAG_VALUE = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?:=|\s+)[\"']?(?P<value>[^\s\"']+)")
 _SAYS_KEY = re.compile(r"(?i)\b(?:api key|admin key|token|password|secret)\s+is:\s+(?P<value>\S+)")
+# A secret given by context: a key word, then (after `=`, `:`, quotes or a few words of prose: "using secret X",
+# "token X", "aws_secret_access_key: X") a value that looks random (high_entropy). Yelp's detect-secrets was weighed
+# for this: its keyword plugin needs an assignment (`key = "v"`, `key: v`) and its entropy plugins a quoted string,
+# so the prose form a log line carries ("… using secret wJalr…") passes it; it would also bring requests along.
+_SECRET_WORD = (r"(?:aws_secret_access_key|aws_session_token|secret(?:[_ -]?(?:access[_ -]?)?key)?|client[_ -]?secret"
+                r"|(?:access|auth|api|refresh|session|bearer)?[_ -]?token|password|passwd|passphrase|api[_ -]?key"
+                r"|authorization|bearer|credentials?|private[_ -]?key)")
+_CONTEXT_SECRET = re.compile(r"(?i)(?<![\w-])" + _SECRET_WORD + r"(?![\w-])[\"'`]?\s*(?:[:=]>?|\s(?:is|was|of|set\s+to)?)?\s*"
+                             r"[\"'`]?(?P<value>[^\s\"'`,;]{16,})")
 _BEARER = re.compile(r"(?i)\b(?:authorization\s*[:=]\s*[\"']?(?:bearer|basic|token)?|bearer|basic)\s+"
                      r"(?P<value>[A-Za-z0-9._~+/=-]{8,})")
 _TOKEN_SHAPES = re.compile(r"\b(?:hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
@@ -78,6 +88,23 @@ def looks_secret(value: str) -> bool:
     return (len(value) >= 6 and not any(c.isspace() for c in value) and value.lower() not in NOT_SECRET_VALUES
             and not _NUMBER.fullmatch(value) and not value.startswith(("/", "~", "$", "*", "-", "<", "`", "{", "%"))
             and not _STAND_IN.fullmatch(value))
+
+
+def high_entropy(value: str) -> bool:
+    """Random-looking, as keys and tokens are: 16+ characters of two or more kinds (upper, lower, digit, symbol)
+    and a Shannon entropy of at least 3.0 bits a character for hex, 3.5 otherwise (detect-secrets' own limits are
+    3.0 for hex and 4.5 for base64 over longer strings; a 16-40 character key cannot reach 4.5). Words, numbers,
+    file names and dotted versions are not."""
+    if len(value) < 16 or "://" in value or value.count(".") > 2 or "=" in value.rstrip("="):
+        return False  # too short, a URL, a dotted name, or an assignment of its own (base64 pads with = at the end)
+    symbol = lambda c: not c.isalnum() and c not in "_.-"  # an identifier's or a file name's joints are no symbols
+    kinds = sum(any(test(c) for c in value) for test in (str.isupper, str.islower, str.isdigit, symbol))
+    if kinds < 2:
+        return False
+    counts = Counter(value)
+    bits = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    hex_only = all(c in "0123456789abcdefABCDEF" for c in value)
+    return bits >= (3.0 if hex_only else 3.5)
 
 
 class Redactor:
@@ -141,6 +168,10 @@ class Redactor:
                 if secret_name(m.group("name")) and looks_secret(m.group("value")):
                     self._add_secret(m.group("value"), "secret")
                     self.secret_names.add(m.group("name"))
+        for m in _CONTEXT_SECRET.finditer(text):
+            value = m.group("value").rstrip(".)]}>:!?")  # the sentence's own punctuation stays
+            if looks_secret(value) and high_entropy(value):
+                self._add_secret(value, "secret")
         for pattern, kind in ((_SAYS_KEY, "secret"), (_BEARER, "secret"), (_TOKEN_SHAPES, "secret"),
                               (_URL_PASSWORD, "secret"), (_MACHINE_ID, "machine id"), (_MAC, "MAC address"),
                               (_SERIAL_IN_TEXT, "GPU serial")):
