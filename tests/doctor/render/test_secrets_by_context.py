@@ -20,7 +20,7 @@ FORMS = [
     f'{{"aws_secret_access_key": "{AWS}", "region": "eu-west-1"}}',
     f"export AWS_SECRET_ACCESS_KEY='{AWS}'",
     f"the token {HEX} was refused (401)",
-    f"password is Zx9!qW3#eR5tY7uI8oP0",
+    "password is Zx9!qW3#eR5tY7uI8oP0",
     f"api_key={HEX}",
     f"Authorization: Bearer {AWS}",
     f"client secret: {AWS}.",
@@ -58,8 +58,8 @@ def test_high_entropy(value, random):
 @pytest.mark.parametrize("fmt", ["--json", "--markdown"])
 def test_explain_outputs_hold_no_secret_given_by_context(tmp_path, fmt):
     log = tmp_path / "run.log"
-    log.write_text("\n".join([f"ERROR: upload failed: {line}" for line in FORMS] + ["RuntimeError: CUDA error: no kernel image is available for execution on the device",
-                                      "ERROR: upload failed"]) + "\n")
+    known = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    log.write_text("\n".join([f"ERROR: upload failed: {line}" for line in FORMS] + [known, "ERROR: upload failed"]) + "\n")
     proc = run_cli("explain", str(log), "--no-live", fmt, "-o", str(tmp_path / "a.json"))
     assert proc.returncode in (1, 2), proc.stderr
     for shown in (proc.stdout, (tmp_path / "a.json").read_text()):
