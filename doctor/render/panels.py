@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.events import (
     GpuReading,
     ProbeCancelled,
@@ -79,6 +80,8 @@ def probe_view(probe: Any) -> ProbeView | None:
     probe = _as(ProbeReport, probe)
     if probe is None:
         return None
+    if probe.of_engine:
+        return _engine_probe_view(probe)
     state = {"ok": "done", "cancelled": "cancelled"}.get(probe.status, "failed")
     speeds = tuple(run.tok_s for p in probe.result.passes for run in p.runs) if probe.result else ()
     return ProbeView(state=state, phase="done", done=1.0, total=1.0, tok_s=speeds,
@@ -86,6 +89,38 @@ def probe_view(probe: Any) -> ProbeView | None:
                      result=probe.summary if state == "done" else "",
                      error=f"{probe.status}: {probe.summary}" if state == "failed" else "",
                      **_last_readings(probe))
+
+
+def _engine_probe_view(probe: ProbeReport) -> ProbeView:
+    """An engine's own probe (llama.cpp, Transformers, a server) in the same panel: its runs, its median."""
+    measured = probe.llamacpp[-1] if probe.llamacpp else probe.transformers
+    state = {"ok": "done", "cancelled": "cancelled", "skipped": "skipped"}.get(probe.status, "failed")
+    return ProbeView(state=state, phase="done", done=1.0, total=1.0,
+                     tok_s=tuple(r.tok_s_wall for r in measured.runs) if measured is not None else (),
+                     reported_tok_s=measured.median_tok_s if measured is not None else None,
+                     result=f"{probe.engine}: {probe.summary}" if state == "done" else "",
+                     error=f"{probe.engine}: {probe.summary}" if state != "done" else "", **_last_readings(probe))
+
+
+def engine_verdict_view(verdict: Any) -> VerdictView | None:
+    """An engine probe's verdict (doctor.model.engine_verdict.EngineVerdict, or its JSON) as the verdict panel's bars:
+    measured against the ceiling, the engine's causes named (no shares: the engine verdicts do not split the gap)."""
+    v = _as(EngineVerdict, verdict)
+    if v is None or v.measured_tok_s is None or v.ceiling_tok_s is None:
+        return None
+    labels = {str(k): label for k, label in CAUSE_LABELS.items()}
+    causes = tuple(CauseBar(labels.get(str(c.get("cause", "")), str(c.get("cause", ""))), None, str(c.get("text", "")))
+                   for c in v.causes)
+    return VerdictView(measured_tok_s=v.measured_tok_s, ceiling_tok_s=v.ceiling_tok_s,
+                       headline=f"{v.engine}: {v.summary}" + (f"; {v.unsettled}" if v.unsettled else ""), causes=causes)
+
+
+def report_verdict_view(report: Any) -> VerdictView | None:
+    """The verdict panel of a report: the ExLlamaV2 probe's verdict, or the engine's own probe's."""
+    if getattr(report, "verdict", None) is not None:
+        return verdict_view(report.verdict)
+    engine = getattr(report, "engine_verdict", None)
+    return engine_verdict_view(engine) if engine is not None else None
 
 
 def _last_readings(probe: Any) -> dict:

@@ -32,7 +32,9 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     by the stage, exactly as the CLI gets them."""
     from doctor.probe.runner import SyntheticRequest, run_probe, run_synthetic_probe  # lazy: the probe loads on `p`, after the first frame
     from doctor.run.probe_stage import (  # lazy: the probe stage loads when `p` is pressed, not before the TUI's first frame
+        ENGINE_PROBES,
         budgeted_seq_len,
+        engine_in_force,
         skip_finding,
         skip_reason,
         spec_for,
@@ -43,6 +45,8 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     from doctor.verdict.failures import merge_findings  # lazy: the verdict loads when `p` is pressed, not before the TUI's first frame
 
     synthetic = not report.plan.model_path
+    if engine_in_force(report)[0] in ENGINE_PROBES:  # llama.cpp, Transformers, a server: the engine's own probe
+        return _engine_probe_for_tui(report, on_event, cancel, synthetic)
     why = skip_reason(report, synthetic=synthetic)
     if why:  # as after the checks in the plain run: a `probe` line that says why
         on_event(ProbeSkipped(why))
@@ -58,6 +62,59 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     else:
         probe = run_probe(spec, on_event=relay, cancel=cancel, sampler_factory=factory)
     return with_probe(report, probe)
+
+
+def _engine_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], cancel: threading.Event,
+                          synthetic: bool) -> Report:
+    """The engine in force's own probe, as the plain run takes it after the checks (doctor/run/engine_stage.py), its
+    phases and the sampler's latest readings relayed to the screen; quitting kills its child."""
+    from doctor.model.probe_results import ProbeReport  # lazy: as the stage
+    from doctor.probe.llamacpp import _sampler  # lazy: NVML only while a probe runs
+    from doctor.run.engine_stage import EngineRequest, run_engine_probe, with_engine_probe  # lazy: on `p`
+    from doctor.run.probe_stage import engine_in_force, skip_reason  # lazy: as run_probe_for_tui
+
+    engine, chosen = engine_in_force(report)
+    why = skip_reason(report, synthetic=synthetic, engine=engine)
+    if why:
+        on_event(ProbeSkipped(why))
+        return with_engine_probe(report, ProbeReport(status="skipped", summary=why, engine=engine))
+    children: list[int] = []
+
+    def factory(index: int, pid: int) -> Any:
+        children.append(pid)
+        if cancel.is_set():
+            _kill(pid)
+        sampler = _sampler(index, pid)
+        return None if sampler is None else _Relay(sampler, index, on_event)
+
+    stop_watch = threading.Event()
+
+    def watch() -> None:  # a quit while the engine's child runs ends it, as the ExLlamaV2 runner does its worker
+        while not stop_watch.wait(0.2):
+            if cancel.is_set():
+                for pid in children:
+                    _kill(pid)
+                return
+
+    threading.Thread(target=watch, name="v100-doctor-engine-cancel", daemon=True).start()
+    try:
+        probe = run_engine_probe(report, EngineRequest(engine=engine, why=chosen, synthetic=synthetic, asked=False),
+                                 on_event=on_event, sampler=factory)
+    finally:
+        stop_watch.set()
+    if cancel.is_set():
+        probe = replace(probe, status="cancelled", summary="cancelled: the screen was closed")
+    return with_engine_probe(report, probe)
+
+
+def _kill(pid: int) -> None:
+    import os  # lazy: only when a quit ends an engine's child
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:  # it had ended already
+        pass
 
 
 def live_sampler_factory(on_event: Callable[[ProbeEvent], None]) -> Callable[[int, list[int]], Any]:

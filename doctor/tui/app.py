@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFailed, ProbePhase
 from doctor.model.source import BundledExample, Origin, SavedFile
 from doctor.render.panels import GPU_READINGS as LIVE_READINGS
-from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line, no_gpu_hint, probe_view, story_cases, verdict_view
+from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line, no_gpu_hint, probe_view, report_verdict_view, story_cases
 from doctor.render.untrusted import visible
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
@@ -309,7 +309,7 @@ class DoctorApp(App["Report | None"]):
     def _show_probe_of(self, report: Report) -> None:
         """The probe and verdict panels for a finished report (a replay's recorded probe, a story stage)."""
         probe = probe_view(report.probe) if report.probe is not None else None
-        verdict = verdict_view(report.verdict) if report.verdict is not None else None
+        verdict = report_verdict_view(report)
         self.main_screen.query_one("#probe-row").set_class(probe is not None or verdict is not None, "-shown")
         self.probe_state = probe or ProbeView()
         self._probe_panels()[0].show(self.probe_state)
@@ -648,7 +648,7 @@ class DoctorApp(App["Report | None"]):
         elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
             self.probe_state = replace(live, state=probe.state, error=probe.error)
         self._probe_panels()[0].show(self.probe_state)
-        self._show_verdict(verdict_view(report.verdict) if report.verdict is not None else None)
+        self._show_verdict(report_verdict_view(report))  # ExLlamaV2's verdict or the engine probe's
         self.banner.set_status(self._summary_text())
 
     def _show_probe_row(self) -> None:

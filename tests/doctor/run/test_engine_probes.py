@@ -217,3 +217,34 @@ def test_a_synthetic_transformers_model_without_tokenizers_says_so_in_the_report
         assert proc.returncode == 2 and "needs numpy and tokenizers" in proc.stdout
     else:  # tokenizers here: the synthetic model is written and probed by the stand-ins
         assert "Probe (transformers)" in proc.stdout
+
+
+def test_the_tuis_p_runs_the_engine_in_force_and_relays_its_phases(tmp_path, monkeypatch):
+    """doctor/run/live_probe.py: `p` on a llama.cpp plan runs llama.cpp's probe (here a stand-in llama-bench), not
+    ExLlamaV2's, with the stage's typed events for the probe panel."""
+    import threading
+    from dataclasses import replace
+
+    from doctor.model.events import ProbeFinished, ProbePhase
+    from doctor.model.source import SavedFile
+    from doctor.run.live_probe import run_probe_for_tui
+    from doctor.run.probe_stage import probe_checks
+    from doctor.run.run import Run
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "llama-bench"
+    exe.write_text(f"#!/bin/sh\necho 'load_tensors: offloaded 5/5 layers to GPU' >&2\necho '{json.dumps(ROW)}'\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)  # no llama-cpp-python: llama-bench
+    recorded = Run(SavedFile(str(REPORTS / "h200-llamacpp-q4km-probe.json")), checks=probe_checks).execute()
+    model = write_gguf(tmp_path / "m.gguf")
+    report = replace(recorded, plan=replace(recorded.plan, model_path=str(model)),
+                     facts=replace(recorded.facts, model=None), probe=None, engine_verdict=None)
+    events: list = []
+    done = run_probe_for_tui(report, events.append, threading.Event())
+    assert done.probe is not None and done.probe.engine == "llama.cpp" and done.probe.llamacpp[-1].backend == "llama-bench"
+    assert done.engine_verdict is not None and done.engine_verdict.measured_tok_s == 50.2
+    assert any(isinstance(e, ProbePhase) and "llama.cpp" in e.message for e in events)
+    assert isinstance(events[-1], ProbeFinished)
