@@ -72,12 +72,7 @@ class _Walker:
         elif vtype == 8:
             self.take(self.fixed(len_fmt))
         elif vtype == 9:
-            item, count = self.fixed("<I"), self.fixed(len_fmt)
-            if item in FIXED:
-                self.take(struct.calcsize(FIXED[item]) * count)
-            else:
-                for _ in range(count):
-                    self.skip_value(item, len_fmt)
+            self.array_len(len_fmt)
         else:
             raise ValueError(f"unknown metadata value type {vtype}")
 

@@ -54,9 +54,11 @@ def _int(d: dict, *keys: str) -> Maybe[int]:
     return MISSING
 
 
-def _float(v: object) -> Maybe[float]:
+def declared_float(v: object, missing: Unknown = MISSING) -> Maybe[float]:
+    """A declared number (a config's or a quantization's); one that is not finite or overflows is kept as inf for
+    scrub() to make unknown; anything else that is not a number is `missing`."""
     if not isinstance(v, (int, float)) or isinstance(v, bool):
-        return MISSING
+        return missing
     try:
         return float(v)
     except OverflowError:
@@ -125,7 +127,7 @@ def _parse_config(data: dict) -> ModelConfig:
         torch_dtype=str(dtype) if dtype else MISSING,
         max_position_embeddings=_int(text, "max_position_embeddings", "max_sequence_length", "n_positions"),
         sliding_window=window, sliding_layers=sliding_layers,
-        rope_theta=_float(theta),
+        rope_theta=declared_float(theta),
         rope_scaling=json.dumps(rope, sort_keys=True, separators=(",", ":")) if isinstance(rope, dict) else MISSING,
         num_experts=experts,
         attention_bias=bool(text.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe"),

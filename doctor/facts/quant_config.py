@@ -9,18 +9,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from doctor.facts.model_config import declared_float
 from doctor.model.model_dir import NOT_DECLARED, QuantFacts
 from doctor.model.unknown import Maybe, Unknown
 
 
 def _num(v: object) -> Maybe[float]:
-    """A declared number; one that is not finite or overflows is kept as inf for scrub() to make unknown."""
-    if not isinstance(v, (int, float)) or isinstance(v, bool):
-        return NOT_DECLARED
-    try:
-        return float(v)
-    except OverflowError:
-        return float("inf")
+    return declared_float(v, NOT_DECLARED)
 
 
 def _int(v: object) -> Maybe[int]:
