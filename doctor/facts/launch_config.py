@@ -30,10 +30,22 @@ def _gib(number: str, unit: str | None) -> float:
     return round(float(number) * _UNITS[unit.lower() if unit else None], 2)
 
 
-def _rules(line: str) -> list[tuple[str, str, str, float | None, float | None]]:
+Rule = tuple[str, str, str, float | None, float | None]  # setting, offload, meaning, offload_gib, gpu_gib
+
+
+def _sized(out: list[Rule], line: str, setting: str, before: str, meaning: str, host: bool) -> None:
+    """A setting that gives a size after `before`: `meaning` with {size} as written (GiB when no unit is given), the
+    size in GiB as what it lets go to host RAM (`host`) or what it caps the GPU at."""
+    if m := re.search(before + _SIZE, line, re.IGNORECASE):
+        gib = _gib(m.group(1), m.group(2))
+        out.append((setting, "possible", meaning.format(size=f"{m.group(1)} {m.group(2) or 'GiB'}"),
+                    gib if host else None, None if host else gib))
+
+
+def _rules(line: str) -> list[Rule]:
     """(setting, offload, meaning, offload_gib, gpu_gib) for each offload setting on one line."""
     low = line.lower()
-    out: list[tuple[str, str, str, float | None, float | None]] = []
+    out: list[Rule] = []
     if m := re.search(r"device_map['\"]?\s*[=:]\s*['\"]?(auto|balanced_low_0|balanced|sequential)\b", low):
         out.append(("device_map", "possible",
                     f"device_map={m.group(1)}: accelerate puts whatever does not fit in VRAM on the CPU (then disk) "
@@ -41,12 +53,8 @@ def _rules(line: str) -> list[tuple[str, str, str, float | None, float | None]]:
     if re.search(r"['\"]?[\w.\-]*['\"]?\s*[:=]\s*['\"](cpu|disk)['\"]", low) and not re.search(r"offload_folder", low):
         out.append(("device_map", "certain", "a module or the model is mapped to the CPU/disk", None, None))
     if "max_memory" in low or re.search(r"['\"]cpu['\"]\s*:", low):
-        if m := re.search(r"['\"]cpu['\"]\s*:\s*" + _SIZE, line, re.IGNORECASE):
-            out.append(("max_memory", "possible", f"max_memory allows {m.group(1)} {m.group(2) or 'GiB'} of weights "
-                        "in host RAM", _gib(m.group(1), m.group(2)), None))
-        if m := re.search(r"(?<![\w.])0\s*:\s*" + _SIZE, line, re.IGNORECASE):
-            out.append(("max_memory", "possible", f"max_memory caps GPU 0 at {m.group(1)} {m.group(2) or 'GiB'}",
-                        None, _gib(m.group(1), m.group(2))))
+        _sized(out, line, "max_memory", r"['\"]cpu['\"]\s*:\s*", "max_memory allows {size} of weights in host RAM", host=True)
+        _sized(out, line, "max_memory", r"(?<![\w.])0\s*:\s*", "max_memory caps GPU 0 at {size}", host=False)
     if re.search(r"offload_folder|offload_state_dict|offload_buffers", low):
         out.append(("offload_folder", "possible", "an offload target is configured for weights that do not fit",
                     None, None))
@@ -58,12 +66,9 @@ def _rules(line: str) -> list[tuple[str, str, str, float | None, float | None]]:
         if gb > 0:
             out.append(("cpu_offload_gb", "certain", f"vLLM keeps {m.group(1)} GiB of weights in host RAM and "
                         "streams them every step", gb, None))  # vLLM: "The space in GiB to offload to CPU, per GPU"
-    if m := re.search(r"--cpu-memory[= ]+" + _SIZE, line, re.IGNORECASE):
-        out.append(("cpu_memory", "possible", "text-generation-webui may place up to "
-                    f"{m.group(1)} {m.group(2) or 'GiB'} of weights in host RAM", _gib(m.group(1), m.group(2)), None))
-    if m := re.search(r"--gpu-memory[= ]+" + _SIZE, line, re.IGNORECASE):
-        out.append(("gpu_memory", "possible", f"GPU memory capped at {m.group(1)} {m.group(2) or 'GiB'}",
-                    None, _gib(m.group(1), m.group(2))))
+    _sized(out, line, "cpu_memory", r"--cpu-memory[= ]+", "text-generation-webui may place up to {size} of weights in host "
+           "RAM", host=True)
+    _sized(out, line, "gpu_memory", r"--gpu-memory[= ]+", "GPU memory capped at {size}", host=False)
     if re.search(r"--auto-devices\b", low):
         out.append(("auto_devices", "possible", "--auto-devices splits the model onto the CPU when VRAM runs short",
                     None, None))
