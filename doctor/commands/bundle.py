@@ -4,9 +4,13 @@ The bundle holds report.json (replayable: `v100-doctor --replay BUNDLE` opens th
 summary.md, samples.json and probe.json when the report has them, log-analysis.json and
 log-analysis.md when --log is given, and MANIFEST.json listing the files and what was redacted.
 
-By default every file is redacted: the home path and user name, hostnames, GPU serials and UUIDs,
-and values of variables whose names look like secrets (token, key, secret, password), plus common
-token shapes (hf_..., sk-..., ghp_...). What was replaced is counted in MANIFEST.json and printed;
+By default every file is redacted: the home path and user name; this machine's host names, and in logs and
+configs every host name of a site's own machine (under .corp, .internal, .lan, .local and the like, or a first
+label with a digit: gpu-node-17.example.com); private, shared and link-local IP addresses (10.x, 172.16-31.x,
+192.168.x, 100.64-127.x, 169.254.x); GPU serials and UUIDs; values of variables whose names look like secrets
+(token, key, secret, password), secrets given by context ("using secret X") and common token shapes (hf_...,
+sk-..., ghp_...). Kept: public services' host names (huggingface.co, pytorch.org, pypi.org, github.com, ...:
+the fixes cite them), loopback and public IP addresses. What was replaced is counted in MANIFEST.json and printed;
 the values themselves are not kept anywhere. --no-redact keeps everything as it is.
 
 It exits 0 once the bundle is written, whatever the findings (`bundle && upload` works); their status is printed
@@ -127,7 +131,9 @@ def _manifest(files: dict[str, object], redactor: Redactor | None, report: Repor
         "redacted": redactor is not None,
         "redactions": dict(sorted(redactor.counts.items())) if redactor else {},
         "secret_named_variables": sorted(redactor.secret_names) if redactor else [],
-        "note": ("home paths, user and host names, GPU serials/UUIDs and secret values were replaced; the values are "
+        "note": ("home paths, user names, this machine's and the site's host names, private IP addresses, GPU "
+                 "serials/UUIDs and secret values were replaced (public services' host names and public IP addresses "
+                 "are kept); the values are "
                  "not kept anywhere" if redactor else "not redacted (--no-redact)"),
     }
 

@@ -33,8 +33,27 @@ if TYPE_CHECKING:
 
 HOME = "~"
 USER, HOST, SERIAL, SECRET = "redacted-user", "redacted-host", "redacted-serial", "redacted-secret"
-MAC, MACHINE_ID = "redacted-mac", "redacted-machine-id"
-STAND_INS = (USER, HOST, SERIAL, SECRET, MAC, MACHINE_ID)
+MAC, MACHINE_ID, IP = "redacted-mac", "redacted-machine-id", "redacted-ip"
+STAND_INS = (USER, HOST, SERIAL, SECRET, MAC, MACHINE_ID, IP)
+# Host names in logs and configs: a site's own machines are redacted, public services kept (a fix's URL must still
+# work, and the doctor's own sources cite them). A site's machine: under a private suffix or label (.corp, .internal,
+# .lan, .local, ...), or a first label with a digit (gpu-node-17, worker03, ip-10-0-0-5) outside the public services
+PRIVATE_LABELS = frozenset({"internal", "local", "lan", "corp", "home", "intranet", "localdomain", "private", "test", "priv"})
+PUBLIC_DOMAINS = ("huggingface.co", "hf.co", "github.com", "githubusercontent.com", "github.io", "pytorch.org",
+                  "pypi.org", "pythonhosted.org", "python.org", "pypa.io", "nvidia.com", "nvcr.io", "docker.com",
+                  "docker.io", "ollama.com", "ollama.ai", "vllm.ai", "readthedocs.io", "readthedocs.org", "anaconda.org",
+                  "anaconda.com", "conda-forge.org", "ubuntu.com", "debian.org", "kernel.org", "microsoft.com",
+                  "google.com", "googleapis.com", "gitlab.com", "amazonaws.com", "cloudfront.net", "ggml.ai")
+# only names that end in a top-level domain (a Python path such as transformers.models.llama is no host)
+HOST_SUFFIXES = ("com", "net", "org", "io", "ai", "co", "dev", "app", "cloud", "edu", "gov", "mil", "int", "info", "biz",
+                 "uk", "de", "fr", "nl", "se", "ch", "cn", "jp", "kr", "in", "ru", "us", "ca", "au", "eu", "tw", "sg",
+                 *sorted(PRIVATE_LABELS))
+_HOSTNAME = re.compile(r"(?<![\w.@-])(?:(?<=//)|(?<!/))(?P<value>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+                       r"(?:" + "|".join(HOST_SUFFIXES) + r"))(?![\w-]|\.\w)", re.IGNORECASE)
+# Private, shared and link-local IPv4 addresses name a site's machines; loopback, 0.0.0.0 and public ones are kept
+# (a version such as 1.11.1.1 has the shape of a public address: a report's facts must replay the same)
+_IPV4 = re.compile(r"(?<![\w.])(?P<value>(?:10|127|169\.254|172\.(?:1[6-9]|2\d|3[01])|192\.168|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7]))"
+                   r"(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){1,3})(?![\w]|\.\d)")
 GENERIC = {"root", "user", "users", "admin", "home", "public", "shared", "default", "guest", "localhost",
            "server", "worker", "master", "main", "node", "host", "linux", "ubuntu", "debian", "runner"}
 SECRET_PARTS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS",
@@ -88,6 +107,14 @@ def looks_secret(value: str) -> bool:
     return (len(value) >= 6 and not any(c.isspace() for c in value) and value.lower() not in NOT_SECRET_VALUES
             and not _NUMBER.fullmatch(value) and not value.startswith(("/", "~", "$", "*", "-", "<", "`", "{", "%"))
             and not _STAND_IN.fullmatch(value))
+
+
+def site_host(name: str) -> bool:
+    """A host name that names a site's own machine (redacted), not a public service's (kept): see PRIVATE_LABELS."""
+    labels = name.lower().split(".")
+    if any(".".join(labels[i:]) in PUBLIC_DOMAINS for i in range(len(labels))):
+        return False
+    return bool(PRIVATE_LABELS & set(labels[1:])) or any(c.isdigit() for c in labels[0])
 
 
 def high_entropy(value: str) -> bool:
@@ -168,6 +195,12 @@ class Redactor:
                 if secret_name(m.group("name")) and looks_secret(m.group("value")):
                     self._add_secret(m.group("value"), "secret")
                     self.secret_names.add(m.group("name"))
+        for m in _HOSTNAME.finditer(text):
+            if site_host(m.group("value")):
+                self._add_host(m.group("value"))
+        for m in _IPV4.finditer(text):
+            if m.group("value").count(".") == 3 and not m.group("value").startswith("127."):
+                self._add_secret(m.group("value"), "IP address")
         for m in _CONTEXT_SECRET.finditer(text):
             value = m.group("value").rstrip(".)]}>:!?")  # the sentence's own punctuation stays
             if looks_secret(value) and high_entropy(value):
@@ -227,7 +260,7 @@ class Redactor:
         """The doctor's own text: only the learned values are replaced; nothing else changes by a byte."""
         for value, kind in sorted(self.secrets.items(), key=lambda kv: -len(kv[0])):
             s = self._literal(s, value, kind, MACHINE_ID if kind == "machine id" else MAC if kind == "MAC address"
-                              else SECRET)
+                              else IP if kind == "IP address" else SECRET)
         for uuid, alias in sorted(self._uuid_aliases.items(), key=lambda kv: -len(kv[0])):
             s = self._literal(s, uuid, "GPU UUID", alias)
         for serial in sorted(self.serials, key=len, reverse=True):
