@@ -42,7 +42,9 @@ class Session:
 
     @property
     def checks(self) -> tuple[Check, ...] | None:
-        return self.run.checks
+        """The checks the run names (chosen for this plan where the run chooses them by the engine in force)."""
+        chosen = self.run.checks
+        return chosen(self.plan, None) if callable(chosen) else chosen
 
     @staticmethod
     def save(path: str | os.PathLike, text: str) -> None:
