@@ -296,6 +296,8 @@ OLLAMA_DRIVER_FLOOR = EngineDriverFloor(
     "Ollama filters out every GPU (OLLAMA_DEBUG=2 logs \"NVIDIA driver too old\", supported=map[]) and runs the model "
     "on the CPU, without an error",
     "https://github.com/ollama/ollama/issues/17290 (from 0.30.0 a 535 driver filtered both GPUs out; 580 fixed it) ; "
+    "https://github.com/ollama/ollama/issues/16415 (0.30.0 logs \"NVIDIA driver too old\" required_driver=\"570 or newer\" "
+    "on cc 6.1) ; "
     "https://github.com/ollama/ollama/blob/main/docs/gpu.mdx (driver 550; compute capability 5.0 through 6.2: 570)", "S")
 
 # OLLAMA_LLM_LIBRARY names the runner Ollama loads, bypassing its GPU detection: a cpu* value keeps every layer on

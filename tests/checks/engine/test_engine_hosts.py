@@ -21,6 +21,7 @@ from doctor.model.ids import CheckId
 from doctor.model.report import Report
 from doctor.model.source import replayed
 from doctor.render.common import route_script
+from doctor.render.text import render_text
 from doctor.run.pipeline import diagnose
 
 HOSTS = MACHINES / "engine-hosts"
@@ -116,6 +117,9 @@ def test_the_report_states_the_engine_judged_and_why():
     assert "GGUF" in r.engine_in_force.why and not r.engine_in_force.assumed
     none = report(str(HOSTS / "v100-no-engine-no-torch.json")).engine_in_force
     assert none is not None and none.assumed
+    text = render_text(report(str(HOSTS / "v100-ollama-forced-cpu.json")))
+    assert "Judged as ollama: --engine" in text and "Engine: no engine named or found" in render_text(
+        report(str(HOSTS / "v100-no-engine-no-torch.json")))
 
 
 def test_every_host_fixture_is_what_its_generator_writes():
