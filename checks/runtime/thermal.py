@@ -103,7 +103,7 @@ def _at_rest(ctx: CheckContext, gpu: GpuFacts) -> Finding:
                 "sm_clock_mhz": value(gpu.sm_clock_mhz), "sm_clock_max_mhz": value(gpu.sm_clock_max_mhz),
                 "mem_clock_mhz": value(gpu.mem_clock_mhz), "mem_clock_max_mhz": value(gpu.mem_clock_max_mhz),
                 "power_draw_w": value(gpu.power_draw_w), "power_limit_w": lim["power_limit_w"],
-                "power_default_limit_w": lim["power_default_w"], "form_factor": form_factor(_name(gpu)),
+                "power_default_limit_w": lim["power_default_w"], "form_factor": form_factor(_name(gpu), lim["power_default_w"]),
                 "reason_causes": {r: REASONS[r].cause for r in (reasons or ()) if r in REASONS},
                 "reasons_source": NVML_REASONS}
     if reasons is None and temp is None:
@@ -146,7 +146,7 @@ def _under_load(ctx: CheckContext, gpu: GpuFacts | None, g: GpuSeries, s: GpuSum
         "memory_temperature_max_c": s.memory_temperature_max_c, "memory_max_temperature_c": lim["memory_max_c"],
         "power_mean_w": s.power_mean_w, "power_max_w": s.power_max_w, "power_source": s.power_source,
         "power_limit_w": lim["power_limit_w"], "power_default_limit_w": lim["power_default_w"],
-        "form_factor": form_factor(_name(gpu)), "reasons_source": NVML_REASONS,
+        "form_factor": form_factor(_name(gpu), lim["power_default_w"]), "reasons_source": NVML_REASONS,
         "reason_causes": {r: REASONS[r].cause for r in s.throttle_fraction_busy if r in REASONS},
     }
     if s.busy_samples == 0:

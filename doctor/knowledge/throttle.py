@@ -7,6 +7,7 @@ baseboard and chassis, a PCIe card by the slot, its power cables and the chassis
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 NVML_REASONS = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html"
@@ -63,11 +64,40 @@ REASONS: dict[str, ThrottleReason] = {r.key: r for r in (
 )}
 
 
-def form_factor(name: str) -> str:
-    """'sxm' for SXM modules (from the NVML name), else 'pcie'."""
-    return "sxm" if "SXM" in name.upper() else "pcie"
+# NVML names of SXM modules that do not say so: the PCIe and NVL boards of the same GPU carry "PCIe" or "NVL"
+# (NVIDIA H100 PCIe, NVIDIA H100 NVL, NVIDIA H200 NVL), the SXM ones not (NVIDIA H100 80GB HBM3, NVIDIA H200)
+# https://www.nvidia.com/en-us/data-center/h200/ (H200 SXM up to 700 W, H200 NVL, a PCIe card, up to 600 W)
+# https://www.nvidia.com/en-us/data-center/h100/ (H100 SXM up to 700 W, H100 NVL 350-400 W) (S)
+SXM_NAMES = ("NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 94GB HBM2e", "NVIDIA H800", "NVIDIA H20",
+             "NVIDIA B200", "NVIDIA B100", "NVIDIA GB200", "NVIDIA GH200")
+# Cards made only as PCIe boards: consumer and workstation lines, and the data-centre inference cards (S: the
+# product pages list no SXM version)
+PCIE_MARKS = ("GEFORCE", "RTX", "TITAN", "QUADRO", "TESLA T4", "TESLA P4", "TESLA P40", "NVIDIA A2",
+              "NVIDIA A10", "NVIDIA A16", "NVIDIA A30", "NVIDIA A40", "NVIDIA L4", "NVIDIA L40")
+SXM_FROM_W = 450  # no PCIe data-centre board without "NVL" in its name draws more by default (H100 PCIe: 350 W)
+
+
+def form_factor(name: str, power_default_limit_w: float | None = None) -> str:
+    """'sxm' or 'pcie' from what NVML reports (the name, then the board's default power limit), else 'unknown'.
+    A name with neither mark (NVIDIA H200: an SXM5 module at 700 W) is not guessed to be a PCIe card."""
+    upper = name.upper()
+    if "SXM" in upper:
+        return "sxm"
+    if "PCIE" in upper or " NVL" in upper:  # Tesla V100-PCIE-16GB, NVIDIA H100 PCIe, NVIDIA H200 NVL
+        return "pcie"
+    if any(re.search(r"(?<![\w-])" + re.escape(mark.strip()) + r"(?![\w])", upper) for mark in PCIE_MARKS):
+        return "pcie"  # whole words: NVIDIA A10 is not NVIDIA A100
+    if any(upper == n.upper() or upper.startswith(n.upper() + " ") for n in SXM_NAMES):
+        return "sxm"
+    if isinstance(power_default_limit_w, (int, float)) and power_default_limit_w > SXM_FROM_W:
+        return "sxm"
+    return "unknown"
 
 
 def reason_fix(key: str, name: str) -> str:
+    """The reason's fix for this card's form factor; both when the form factor is unknown."""
     r = REASONS[key]
-    return r.fix_sxm if form_factor(name) == "sxm" else r.fix_pcie
+    kind = form_factor(name)
+    if kind == "unknown" and r.fix_sxm != r.fix_pcie:
+        return f"{r.fix_pcie} On an SXM module: {r.fix_sxm}"
+    return r.fix_sxm if kind == "sxm" else r.fix_pcie
