@@ -43,13 +43,13 @@ def _strip(value: object) -> object:
 
 def digest(returncode: int, stdout: str) -> dict:
     """The behaviour of one run: its exit code and, for a report, the findings, verdict and prescription (not the
-    facts it replayed); for a log analysis, the matches and what was left unexplained."""
+    facts it replayed); for a log analysis, the matches, what was left unexplained and the engine the log showed."""
     try:
         doc = json.loads(stdout)
     except ValueError:
         return {"exit": returncode, "stdout": re.sub(r"\d+\.\d+ s", "N s", stdout)[:2000]}
     if doc.get("schema", "").startswith("v100-doctor/log-analysis"):
-        keep = {k: doc.get(k) for k in ("matches", "unexplained", "plan_hints")}
+        keep = {k: doc.get(k) for k in ("matches", "unexplained", "plan_hints", "engine")}
     else:
         keep = {"findings": [{k: f.get(k) for k in ("id", "status", "summary", "fix", "commands")}
                              for f in doc.get("findings", [])],
