@@ -7,10 +7,17 @@ flash-attn package and need no install), and the removed row split mode.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from checks.base import Check, CheckContext
+from checks.engine.gguf_fit import option_for
+from checks.model.card import card_for
+from doctor.knowledge.arithmetic.gguf_budget import gguf_budget
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, QUANT_V_NEEDS_FA, cc_tuple
+from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
+from doctor.model.units import human_bytes
 
 UNQUANTIZED = ("f16", "f32", "bf16")
 ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
@@ -60,12 +67,15 @@ def run(ctx: CheckContext) -> Finding:
     ngl = launch.n_gpu_layers
     layers = v.gpu_layers
     if ngl is not None and ngl >= 0 and shape is not None and ngl < shape.n_layer + 1:
+        whole = whole_model_fits(ctx)
         warns.append(f"partial offload: {layers.format(n=ngl)} puts {min(ngl, shape.n_layer)} of {shape.n_layer} layers on "
                      f"the GPU (the log says \"offloaded {ngl}/{shape.n_layer + 1} layers to GPU\"); the rest decode from "
-                     "host memory at its bandwidth, which sets the speed")
-        fixes.append(f"{layers.format(n=shape.n_layer + 1)} if it fits (gguf-budget says), else {v.smaller_model} or a "
+                     "host memory at its bandwidth, which sets the speed"
+                     + (f", though the whole model fits ({whole})" if whole else ""))
+        fixes.append(f"{layers.format(n=shape.n_layer + 1)}: every layer fits" if whole else
+                     f"{layers.format(n=shape.n_layer + 1)} if it fits (gguf-budget says), else {v.smaller_model} or a "
                      f"shorter context ({v.context.format(n=4096)})")
-        ev.update(n_gpu_layers=ngl, model_layers=shape.n_layer)
+        ev.update(n_gpu_layers=ngl, model_layers=shape.n_layer, whole_model_fits=whole or None)
     elif ngl is not None and ngl >= 0 and shape is None and ngl < 99:
         ev["n_gpu_layers"] = ngl
         warns.append(f"{layers.format(n=ngl)}: if the model has more layers, the rest run from host memory (give --model to "
@@ -80,6 +90,22 @@ def run(ctx: CheckContext) -> Finding:
     if warns:
         return CHECK.finding(Status.WARN, "; ".join(warns), ev, fix)
     return CHECK.finding(Status.PASS, f"launch settings ({', '.join(launch.notes) or 'defaults'}) cost nothing on this card", ev)
+
+
+def whole_model_fits(ctx: CheckContext) -> str:
+    """'13.0 GB of 32448 MiB free' when every layer at the planned context fits on the card, else ''."""
+    m = ctx.facts.model
+    g = m.gguf if m is not None else None
+    card = card_for(ctx)
+    if g is None or g.shape is None or g.weights is None or card is None or not card.rooms:
+        return ""
+    try:
+        option, _assumed = option_for(ctx)
+        need = gguf_budget(g.shape, g.weights, replace(option, n_gpu_layers=None)).gpu_bytes + cuda_context_bytes(card.cc)
+    except (ValueError, KeyError):
+        return ""
+    room = card.rooms[0].free_mib
+    return f"{human_bytes(need)} of {room:.0f} MiB free" if need <= room * 1024 * 1024 else ""
 
 
 CHECK = Check(id=CheckId("engine-launch"), title="The engine's launch settings", run=run, depends_on=(CheckId.ENGINE,),

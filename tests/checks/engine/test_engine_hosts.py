@@ -51,7 +51,7 @@ EXPECTED: dict[str, tuple[int, CheckId | None, dict[CheckId, Status], tuple[str,
     "v100-ollama-forced-cpu": (2, C.ENGINE_LAUNCH, {C.ENGINE_BUILD: P}, ("OLLAMA_LLM_LIBRARY=cpu_avx2",)),
     "v100-ollama-driver-535": (2, C.CUDA_PAIRING, {C.ENGINE_BUILD: P}, ("R550", "17290")),
     "v100-32gb-llamacpp-partial-offload-fits": (1, C.ENGINE_LAUNCH, {C.GGUF_BUDGET: P, C.CUDA_PAIRING: P},
-                                                ("-ngl 20", "-ngl 49")),
+                                                ("-ngl 20", "-ngl 49: every layer fits", "the whole model fits")),
 }
 # words no fix may print for an engine that runs neither torch nor ExLlamaV2
 TORCH_WORDS = re.compile(r"torch|exllamav2|TORCH_CUDA_ARCH_LIST|EXLLAMA", re.I)
