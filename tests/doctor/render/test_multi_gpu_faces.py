@@ -17,7 +17,7 @@ def test_text_shows_the_v100s_fix_and_route_without_gpu():
     assert "[✗] cuda-pairing:" in section and "fix: Route" in section
     assert "Do this, in this order:" in out and "# route for GPU 1 Tesla V100-PCIE-16GB" in out
     assert 'pip install "torch==2.11.0" --index-url https://download.pytorch.org/whl/cu126' in out
-    assert "Summary: 2 failed, 8 passed, 1 info, 1 skipped (each check at its worst over 2 GPUs)." in out
+    assert "Summary: 2 failed, 9 passed, 1 info, 1 skipped (each check at its worst over 2 GPUs)." in out
 
 
 def test_markdown_shows_the_v100s_rows_fix_and_route_and_counts_the_worst():
