@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
+from doctor.facts.hub_quiet import hub_quiet
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.facts.model_weights import assemble, weights_facts
 from doctor.facts.safetensors_header import SafetensorsHeader, TensorHeader
@@ -85,8 +86,9 @@ def header_only(ident: HubId) -> ModelFacts:
     from huggingface_hub import get_safetensors_metadata, hf_hub_download  # lazy: huggingface_hub loads only for --model org/name
 
     try:
-        meta = get_safetensors_metadata(ident.repo, revision=ident.revision)
-        with tempfile.TemporaryDirectory(prefix="v100-doctor-hub-") as tmp:
+        with hub_quiet():  # huggingface_hub's retry lines stay off the terminal; one line of ours instead
+            meta = get_safetensors_metadata(ident.repo, revision=ident.revision)
+        with tempfile.TemporaryDirectory(prefix="v100-doctor-hub-") as tmp, hub_quiet():
             config_file = hf_hub_download(ident.repo, "config.json", revision=ident.revision, local_dir=tmp)
             config_raw = load_config_json(Path(config_file))
             qc = _optional_json(ident, "quantize_config.json", tmp)

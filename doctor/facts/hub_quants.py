@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from doctor.facts.gguf_header import is_gguf, read_gguf
 from doctor.facts.hub_model import HubId, _why, hub_id, offline
+from doctor.facts.hub_quiet import hub_quiet
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.model.errors import UsageError
 from doctor.model.model_dir import ModelConfig
@@ -131,10 +132,8 @@ def _hub(ident: HubId) -> Discovered:
     else:
         try:
             api = hf.HfApi()
-            if own and own.fmt == "exl2":  # an EXL2 repo: its other bpw branches are the versions
-                cands = tuple(_exl2_versions(api, ident.repo))
-            else:
-                cands = tuple(_quantized_of(api, ident.repo))
+            with hub_quiet():  # huggingface_hub's retry lines stay off the terminal; one line of ours instead
+                cands = _listed(api, ident, own)
             how = f"versions listed by the Hub ({hf.constants.ENDPOINT})"
         except Exception as exc:  # noqa: BLE001 - huggingface_hub's HTTP errors: fall back to the cache, and say why
             cands = _from_cache(ident)
@@ -142,6 +141,12 @@ def _hub(ident: HubId) -> Discovered:
     if own and not any(c.repo == own.repo and c.revision == own.revision for c in cands):
         cands = (own, *cands)
     return Discovered(ident.label, ident.repo, config, tuple(cands), how, tuple(notes))
+
+
+def _listed(api: HfApi, ident: HubId, own: QuantCandidate | None) -> tuple[QuantCandidate, ...]:
+    if own and own.fmt == "exl2":  # an EXL2 repo: its other bpw branches are the versions
+        return tuple(_exl2_versions(api, ident.repo))
+    return tuple(_quantized_of(api, ident.repo))
 
 
 def _hub_config(ident: HubId) -> dict:
@@ -155,8 +160,9 @@ def _hub_config(ident: HubId) -> dict:
                          f"fetch it once online (hf download {ident.repo} config.json) or pass a config.json")
     try:
         with tempfile.TemporaryDirectory(prefix="v100-doctor-plan-") as tmp:
-            return _load(Path(hf_hub_download(ident.repo, "config.json", revision=ident.revision, local_dir=tmp)),
-                         ident.label)
+            with hub_quiet():  # huggingface_hub's retry lines stay off the terminal; one line of ours instead
+                path = Path(hf_hub_download(ident.repo, "config.json", revision=ident.revision, local_dir=tmp))
+            return _load(path, ident.label)
     except UsageError:
         raise
     except Exception as exc:  # noqa: BLE001 - huggingface_hub's HTTP and repo errors, one line each
