@@ -41,7 +41,7 @@ def _say(line: str) -> None:
 def hub_quiet(say: Callable[[str], None] = _say) -> Iterator[_Collected]:
     """Around the doctor's calls to the Hub: its log lines collected; retries summed up in one line afterwards."""
     try:  # its logging sets up its own handler when first imported: before ours are put in place, not inside
-        import huggingface_hub.utils.logging  # noqa: F401  (lazy: only around the doctor's Hub calls)
+        import huggingface_hub.utils.logging  # noqa: F401  # lazy: huggingface_hub loads only around the doctor's Hub calls
     except ImportError:
         pass
     hub = logging.getLogger(HUB_LOGGER)
