@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from typing import Iterable
 
+from doctor.engines import adapter
 from doctor.engines.log_types import EngineLog, LogFix
 from doctor.engines.logs import BY_ENGINE, ENGINE_LOGS, NEUTRAL
 from doctor.knowledge.signatures import Signature
@@ -76,7 +77,7 @@ def worded(matches: Iterable[MatchGroup], signatures: dict[str, Signature], engi
     out = []
     for m in matches:
         sig = signatures.get(m.signature)
-        fix = _fix_for(sig.fix_class, engine) if sig is not None and sig.fix_class else None
+        fix = _fix_for(sig.fix_class, engine, m.numbers) if sig is not None and sig.fix_class else None
         if fix is None:
             out.append(m)
             continue
@@ -92,9 +93,13 @@ def worded(matches: Iterable[MatchGroup], signatures: dict[str, Signature], engi
 TORCH_ROW_FIXES = frozenset({"no-kernel", "cuda-runtime-missing"})
 
 
-def _fix_for(fault: str, engine: LogEngine) -> LogFix | None:
+def _fix_for(fault: str, engine: LogEngine, numbers: dict) -> LogFix | None:
     if engine.engine is not None:
-        return BY_ENGINE[Engine(engine.engine)].fix(fault, engine.flavour)
+        fix = BY_ENGINE[Engine(engine.engine)].fix(fault, engine.flavour)
+        if fix is None and fault == "flash-attn":  # the adapter's own answer, as the flash-attn check prints it
+            cc = numbers.get("card_cc")
+            return LogFix(*adapter(engine.engine).flash_attn_refusal(str(cc) if cc else None))
+        return fix
     return None if engine.torch and fault in TORCH_ROW_FIXES else NEUTRAL.get(fault)
 
 

@@ -1,5 +1,5 @@
 """How a Transformers log shows itself (its package paths, checkpoint loading, the Trainer) and its fixes: arguments of
-from_pretrained, generate and TrainingArguments."""
+from_pretrained, generate and TrainingArguments. A flash-attn refusal is the adapter's own (flash_attn_refusal)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,6 @@ FIXES = {
                   "load the weights in 4-bit (BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16)), "
                   "cap the GPU's share with device_map=\"auto\" and max_memory (the rest runs from the CPU, slowly), or run "
                   "a smaller model; the same model as a GGUF under llama.cpp often fits where Transformers does not."),
-    "flash-attn": LogFix("flash-attn 2 needs cc 8.0+ and this card is older: load without it, "
-                         "from_pretrained(..., attn_implementation=\"sdpa\") (or \"eager\"), and drop "
-                         "use_flash_attention_2=True; nothing needs uninstalling."),
     "bf16": LogFix("This card has no native bf16 (cc 8.0+): use float16, torch_dtype=torch.float16 in from_pretrained and "
                    "TrainingArguments(fp16=True, bf16=False) when training; tf32=True also needs cc 8.0+."),
 }
