@@ -142,3 +142,19 @@ def test_every_command_a_demo_prints_runs_as_printed(name):
             args = build_parser().parse_args(argv)
         model = getattr(args, "model", None)
         assert not any("(" in m for m in (model if isinstance(model, list) else [model] if model else [])), command
+
+
+def test_each_story_stage_shows_what_its_next_recorded_stage_measured():
+    """Issue 39: stage 3's estimate read +3.1 tok/s where the recorded story says +24: the demo shows what its data
+    says, the step each stage's next stage measured, beside the verdict's estimate."""
+    from conftest import run_cli
+
+    from doctor.run.examples import example_names, replay_example
+
+    stages = [n for n in example_names() if n.startswith("seed-")]
+    for this, following in zip(stages, stages[1:]):
+        now, then = replay_example(this).verdict.measured_tok_s, replay_example(following).verdict.measured_tok_s
+        out = " ".join(run_cli("demo", this, "--no-tui").stdout.split())
+        assert f"The story's next step, as recorded ({following}): {then:.1f} tok/s, {then - now:+.1f} tok/s" in out
+    assert "+24.0 tok/s over this stage's 40.0" in " ".join(run_cli("demo", "seed-3-q8-cache-8192", "--no-tui").stdout.split())
+    assert "next step, as recorded" not in run_cli("demo", stages[-1], "--no-tui").stdout
