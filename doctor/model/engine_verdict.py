@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 class OtherEngine:
     engine: str
     tok_s: float
-    basis: str  # "measured" | "estimated"
+    basis: str  # "measured" | "estimated" | "estimated upper bound" (the user's engine decoded launch-bound)
     how: str  # the format and model it was measured on, or the share and ceiling it was estimated from
     source: str
 

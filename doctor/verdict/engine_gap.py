@@ -29,9 +29,11 @@ def estimate(engine: str, fam: str, ceiling_tok_s: float) -> OtherEngine:
 
 
 def engine_gap(engine: str, tok_s: float, fam: str, ceiling_tok_s: float,
-               measured: tuple[EngineMeasurement, ...] = ()) -> EngineGap:
+               measured: tuple[EngineMeasurement, ...] = (), bound: str = "") -> EngineGap:
     """The other engines beside the user's `engine` measured at `tok_s`: measured ones as measured (on this card),
-    the rest estimated."""
+    the rest estimated. `bound`: why an estimate from the ceiling is only an upper bound here (a launch-bound decode:
+    on the H200 the estimates from the bandwidth shares read 830.8 and 750.4 tok/s where --compare-engines then
+    measured 686.0 and 403.3, issue 35); the estimates then say "up to"."""
     others: list[OtherEngine] = []
     for name in ENGINES:
         if name == engine:
@@ -42,7 +44,8 @@ def engine_gap(engine: str, tok_s: float, fam: str, ceiling_tok_s: float,
             others.append(OtherEngine(name, round(m.tok_s, 1), "measured", f"{m.format} on {m.label}{per}",
                                       "this probe (--compare-engines), on this card"))
         else:
-            others.append(estimate(name, fam, ceiling_tok_s))
+            e = estimate(name, fam, ceiling_tok_s)
+            others.append(replace(e, basis="estimated upper bound", how=f"{e.how}; {bound}") if bound else e)
     others.sort(key=lambda o: -o.tok_s)
     gap = EngineGap(engine, tok_s, tuple(others))
     faster = [o for o in others if o.tok_s > tok_s]

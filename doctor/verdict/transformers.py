@@ -59,7 +59,11 @@ def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow
                        "text": f"first use: the warm-up decoded at {probe.warmup_tok_s:g} tok/s{faults}; a first "
                                "generation pays it once per new length, the timed runs did not",
                        "source": "the probe's warm-up window"})
-    gap = engine_gap("transformers", tok_s, family(cc, fp16_slow), ceiling, measured)
+    bound = ""
+    if probe.gpu_util_pct is not None and probe.gpu_util_pct < BUSY_PCT:
+        bound = (f"an upper bound: this model decoded launch-bound here (GPU busy {probe.gpu_util_pct:.0f}%), where every "
+                 "engine's speed is set by the host more than by the bytes the share is taken of")
+    gap = engine_gap("transformers", tok_s, family(cc, fp16_slow), ceiling, measured, bound)
     backend = "Transformers + bitsandbytes NF4" if probe.quant == "nf4" else f"Transformers {probe.quant or 'FP16'}"
     share, _confidence, share_source = expected_share("transformers", family(cc, fp16_slow))
     return EngineVerdict("ok", f"{tok_s:g} tok/s with {backend} = {eff:.0%} of the {ceiling:.1f} tok/s ceiling "

@@ -40,18 +40,19 @@ def test_measured_gap_gives_both_figures_the_story_stage_1():
     assert gap.summary.startswith("exllamav2 would decode x6.2 faster here (25 vs 4 tok/s, measured)")
     assert "EXL2 4.25 bpw" in gap.summary and "14.30 GB per token" in gap.summary
     llama = next(o for o in gap.others if o.engine == "llama.cpp")  # not installed beside it: still an estimate
-    assert llama.basis == "estimated" and llama.tok_s == round(900 / 14 * 0.66, 1) and "§1.4" in llama.source
+    assert llama.basis == "estimated upper bound" and llama.tok_s == round(900 / 14 * 0.66, 1) and "§1.4" in llama.source
+    assert "launch-bound here (GPU busy 31%)" in llama.how  # the story's Transformers run was 31% busy
 
 
 def test_estimated_gap_names_each_share_and_its_source():
     v = transformers_verdict("v100-transformers-nf4-estimated-gap")
     gap = v.engine_gap
-    assert gap is not None and all(o.basis == "estimated" for o in gap.others)
+    assert gap is not None and all(o.basis.startswith("estimated") for o in gap.others)
     ceiling = 900e9 / 14e9
     assert v.ceiling_tok_s == round(ceiling, 1) and v.efficiency == round(4.0 / ceiling, 3)
     exl = next(o for o in gap.others if o.engine == "exllamav2")
     assert exl.tok_s == round(ceiling * 0.90, 1) and "§3.4" in exl.source and "90% of the 64.3 tok/s ceiling" in exl.how
-    assert gap.summary.startswith(f"exllamav2 would decode x{exl.tok_s / 4.0:.1f} faster here ({exl.tok_s:g} vs 4 tok/s, estimated)")
+    assert gap.summary.startswith(f"exllamav2 would decode x{exl.tok_s / 4.0:.1f} faster here ({exl.tok_s:g} vs 4 tok/s, {exl.basis})")
 
 
 def test_no_gap_when_the_users_engine_is_the_fastest_here():
@@ -64,6 +65,16 @@ def test_no_gap_when_the_users_engine_is_the_fastest_here():
     assert gap is not None and gap.gap == 1.0 and gap.summary.startswith("llama.cpp is the fastest engine here")
     exl = next(o for o in gap.others if o.engine == "exllamav2")
     assert exl.tok_s < probe.median_tok_s and "issue17-h200" in exl.source  # this project's own H200 row
+
+
+def test_an_estimate_beside_a_launch_bound_decode_is_an_upper_bound():
+    """Issue 35: on the H200 the estimates read 830.8 (llama.cpp) and 750.4 (EXL2) beside a launch-bound Transformers
+    decode; --compare-engines then measured 686.0 and 403.3. An estimate from the bandwidth share says it is a bound."""
+    plain = engine_gap("transformers", 100.0, "hopper", 2680.0)
+    bounded = engine_gap("transformers", 100.0, "hopper", 2680.0, bound="an upper bound: launch-bound here")
+    assert all(o.basis == "estimated" for o in plain.others)
+    assert all(o.basis == "estimated upper bound" and o.how.endswith("launch-bound here") for o in bounded.others)
+    assert ", estimated upper bound)" in bounded.summary.split(":")[0]
 
 
 def test_a_measured_engine_that_failed_falls_back_to_the_estimate():
