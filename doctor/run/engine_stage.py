@@ -28,6 +28,7 @@ from doctor.model.unknown import known
 from doctor.verdict import engine_probe
 from doctor.verdict.failures import merge_findings
 
+DEFAULT_CAP_GB = 6.0  # doctor/probe/synthetic.py's cap, when no size for the card was given
 ENGINE_PROBES = ("llama.cpp", "ollama", "transformers", "vllm")  # the engines judged by a probe of their own
 TRANSFORMERS_LAYERS = 8  # 27B-shape layers of the Transformers synthetic model: ~6.4 GB in FP16, ~1.8 GB in NF4
 GGUF_LAYER_GB = 0.24  # one 27B-shape layer in Q4_K_M (15.3 GB / 64 layers, benchmarks/results/issue27-llamacpp)
@@ -43,7 +44,7 @@ class EngineRequest:
     engine: str  # llama.cpp | ollama | transformers
     why: str = ""  # why this engine is the one in force
     synthetic: bool = False
-    synthetic_gb: float | None = None  # llama.cpp's synthetic GGUF size (default: sized for the card, at most 6)
+    synthetic_gb: float | None = None  # llama.cpp's synthetic GGUF size (the stage sizes it for the card, at most 6)
     synthetic_layers: int | None = None  # 27B-shape layers of the synthetic model (overrides synthetic_gb)
     keep_dir: str | None = None
     tokens: int = 128
@@ -149,7 +150,7 @@ def _llamacpp(report: Report, request: EngineRequest, folder: str | None, factor
     launch = plan.engine_launch
     label = ""
     if folder is not None:
-        layers = request.synthetic_layers or max(2, min(64, int((request.synthetic_gb or _size_gb(report)) / GGUF_LAYER_GB)))
+        layers = request.synthetic_layers or max(2, min(64, int((request.synthetic_gb or DEFAULT_CAP_GB) / GGUF_LAYER_GB)))
         shape = replace(synthetic_shape(), layers=layers, vocab=8192)
         _say(on_event, "build", f"writing a random-weight Q4_K_M GGUF of the 27B layer shape ({layers} layers) ...")
         g = synthetic_gguf.write(os.path.join(folder, "synthetic-q4_k_m.gguf"), shape)
@@ -180,7 +181,7 @@ def _llamacpp(report: Report, request: EngineRequest, folder: str | None, factor
 def _transformers(report: Report, request: EngineRequest, folder: str | None, factory: Callable,
                   on_event: Sink | None) -> ProbeReport:
     from doctor.probe import engine_gap  # lazy: the probe loads when it runs
-    from doctor.probe.transformers import TransformersOptions, run_child, synthetic_model
+    from doctor.probe.transformers import TransformersOptions, run_child, synthetic_model  # lazy: as the probe
 
     plan = report.plan
     o = TransformersOptions(prompt=request.prompt, warmup=min(request.warmup, 256), tokens=request.tokens,
@@ -225,12 +226,6 @@ SERVED = {  # engines that run inside their own server: measured only through it
 
 def _served(report: Report, engine: str) -> ProbeReport:
     return ProbeReport(status="skipped", engine=engine, model_path=report.plan.model_path or "", summary=SERVED[engine])
-
-
-def _size_gb(report: Report) -> float:
-    from doctor.run.probe_stage import synthetic_size_gb  # lazy (a cycle): the ExLlamaV2 probe's sizing of card, RAM, disk
-
-    return synthetic_size_gb(report)
 
 
 def with_engine_probe(report: Report, probe: ProbeReport) -> Report:

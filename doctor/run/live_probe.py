@@ -71,7 +71,7 @@ def _engine_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None]
     from doctor.model.probe_results import ProbeReport  # lazy: as the stage
     from doctor.probe.llamacpp import _sampler  # lazy: NVML only while a probe runs
     from doctor.run.engine_stage import EngineRequest, run_engine_probe, with_engine_probe  # lazy: on `p`
-    from doctor.run.probe_stage import engine_in_force, skip_reason  # lazy: as run_probe_for_tui
+    from doctor.run.probe_stage import engine_in_force, skip_reason, synthetic_size_gb  # lazy: as run_probe_for_tui
 
     engine, chosen = engine_in_force(report)
     why = skip_reason(report, synthetic=synthetic, engine=engine)
@@ -98,8 +98,9 @@ def _engine_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None]
 
     threading.Thread(target=watch, name="v100-doctor-engine-cancel", daemon=True).start()
     try:
-        probe = run_engine_probe(report, EngineRequest(engine=engine, why=chosen, synthetic=synthetic, asked=False),
-                                 on_event=on_event, sampler=factory)
+        request = EngineRequest(engine=engine, why=chosen, synthetic=synthetic, asked=False,
+                                synthetic_gb=synthetic_size_gb(report) if synthetic else None)
+        probe = run_engine_probe(report, request, on_event=on_event, sampler=factory)
     finally:
         stop_watch.set()
     if cancel.is_set():
@@ -109,7 +110,7 @@ def _engine_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None]
 
 def _kill(pid: int) -> None:
     import os  # lazy: only when a quit ends an engine's child
-    import signal
+    import signal  # lazy: as os
 
     try:
         os.kill(pid, signal.SIGKILL)

@@ -44,7 +44,7 @@ def probe_checks(plan: Plan, facts: Facts | None) -> tuple:
     """`probe`'s checks, those that decide whether the engine in force can run: the card's for every engine, torch's
     pairing for the torch engines, ExLlamaV2's readiness (and flash-attn) for ExLlamaV2 alone. Before the facts are
     read, from the plan: a GGUF or --engine names the engine. A replay of a `probe` report makes the same choice."""
-    from checks.manifest import COMPUTE_CAPABILITY, CUDA_PAIRING, ENV_CHECKS, GPU_PRESENT, PROBE_CHECKS
+    from checks.manifest import COMPUTE_CAPABILITY, CUDA_PAIRING, ENV_CHECKS, GPU_PRESENT, PROBE_CHECKS  # lazy: the checks load when a probe run starts
 
     if facts is not None:
         engine = in_force(plan, facts).engine
@@ -103,8 +103,10 @@ def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticReq
         if why:
             probe = ProbeReport(status="skipped", summary=why, engine=engine, asked=asked)
         else:
-            request = EngineRequest(engine=engine, why=chosen, synthetic=synthetic is not None, asked=asked,
-                                    **{"sampling": sampling, **_engine_settings(spec_overrides), **dict(engine_options)})
+            options = {"sampling": sampling, **_engine_settings(spec_overrides), **dict(engine_options)}
+            if synthetic is not None and not options.get("synthetic_gb"):
+                options["synthetic_gb"] = synthetic.target_gb or synthetic_size_gb(report)
+            request = EngineRequest(engine=engine, why=chosen, synthetic=synthetic is not None, asked=asked, **options)
             probe = run_engine_probe(report, request, on_event=on_event)
         return with_engine_probe(report, probe)
     why = skip_reason(report, synthetic=synthetic is not None)

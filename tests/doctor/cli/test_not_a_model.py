@@ -90,14 +90,13 @@ def test_a_path_that_names_no_model_is_one_line_and_exit_3_before_any_report(cas
 def test_probe_refuses_it_first_for_every_engine(case, engine, tmp_path, capsys, monkeypatch, machine_never_read):
     """`probe --model EMPTY_DIR` used to read the machine and print a whole report (exit 2): now the same line and
     exit 3 as the main command, before any engine's probe is started; -o gets the partial report."""
-    from doctor.commands import probe, probe_llamacpp, probe_transformers
+    from doctor.commands import probe, probe_transformers
 
     def started(*_a, **_k):
         raise AssertionError("a probe started for a --model that names no model")
 
     monkeypatch.setattr(probe, "Run", started)
-    monkeypatch.setattr(probe_llamacpp, "run", started)
-    monkeypatch.setattr(probe_transformers, "run", started)
+    monkeypatch.setattr(probe_transformers, "run_compare", started)  # every engine's probe starts in the one Run
     build, words = NOT_MODELS[case]
     path, out = str(build(tmp_path)), tmp_path / "partial.json"
     assert cli_main(["probe", "--model", path, *engine, "-o", str(out)]) == 3
