@@ -19,6 +19,10 @@ from doctor.model.ids import CheckId
 from doctor.model.samples import SampleSeries
 from doctor.model.unknown import Maybe, Unknown, known, show
 
+# With no NVIDIA device on the bus a driver is no fix (WSL2 shows no PCI bus: there the host's GPU may still be there)
+NO_NVIDIA_DEVICE_FIX = ("Nothing to install here: run the doctor on the machine with the GPU, plan for a card with "
+                        "--target-gpu NAME (see --list-gpus), or try `v100-doctor demo`.")
+
 
 def _fix_for(reason: str) -> tuple[str, list[str]]:
     low = reason.lower()
@@ -85,6 +89,9 @@ def run(ctx: CheckContext) -> Finding:
                 f"Install the R{LAST_LEGACY_BRANCH} data-center driver (the last branch for these cards: "
                 f"{LAST_LEGACY_BRANCH_EOL[0]}) and reboot. Sources: {DRIVER_BRANCHES[0].source} ; {LAST_LEGACY_BRANCH_EOL[1]}", [])
             return CHECK.finding(Status.FAIL, too_new, evidence, fix, commands)
+        if known(pci) and not pci and ctx.facts.host.wsl is not True:  # the bus was read: no NVIDIA device at all
+            return CHECK.finding(Status.FAIL, "No NVIDIA GPU on this machine: no NVIDIA device on the PCI bus, so no "
+                                 f"driver can help ({reason})", evidence, NO_NVIDIA_DEVICE_FIX, [])
         fix, commands = _fix_for(reason)
         return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", evidence, fix, commands)
     lost = lost_gpus(nvml.gpus, ctx.facts.samples)

@@ -144,3 +144,20 @@ def test_compute_capability_notes_tritons_minimum_without_warning_and_warns_only
     assert p100.evidence["triton_min_cc"] == "7.0" and "--enforce-eager" in p100.fix and "Triton" in p100.summary
     p40 = CC.run(ctx(with_gpu(HEALTHY, name="Tesla P40", compute_capability="6.1")))
     assert p40.status is Status.WARN and "1:64" in p40.summary and "--enforce-eager" in p40.fix
+
+
+def test_no_nvidia_device_on_the_bus_says_so_and_prescribes_no_driver():
+    """Issue 39: a host with no NVIDIA PCI device at all was told to install R580."""
+    from checks.env.gpu_present import CHECK as GPU
+
+    bare = load_document(str(MACHINES / "no-nvml.json")).facts
+    for pci, wsl, no_device in (((), False, True), ((), True, False), (Unknown("not read"), False, False),
+                                (("0000:3b:00.0 10de:1db4",), False, False)):
+        facts = replace(bare, host=replace(bare.host, nvidia_pci_devices=pci, wsl=wsl))
+        f = GPU.run(ctx(facts))
+        assert f.status is Status.FAIL
+        if no_device:
+            assert f.summary.startswith("No NVIDIA GPU on this machine: no NVIDIA device on the PCI bus")
+            assert "R580" not in f.fix and "driver" not in f.fix.lower() and not f.commands
+        else:  # WSL2 shows no PCI bus, an unread bus says nothing, a card on the bus needs its driver
+            assert "No NVIDIA GPU on this machine" not in f.summary
