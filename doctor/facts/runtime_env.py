@@ -20,14 +20,32 @@ COMPAT_GLOBS = ("/usr/local/cuda/compat/libcuda.so.*", "/usr/local/cuda-*/compat
 _VERSIONED = re.compile(r"libcuda\.so\.\d+\.\d+")
 
 
-def is_wsl(proc_version: str = "/proc/version") -> Maybe[bool]:
-    """WSL2's kernel names itself ("5.15.167.4-microsoft-standard-WSL2"); /dev/dxg is its GPU bridge."""
-    try:
-        with open(proc_version) as f:
-            text = f.read().lower()
-    except OSError as exc:
-        return Unknown(f"cannot read {proc_version}: {exc.strerror}")
-    return "microsoft" in text or "wsl" in text or os.path.exists("/dev/dxg")
+# WSL2's own marks, any one enough: its GPU bridge, the folder its driver's libraries (libnvidia-ml, libcuda) are
+# mounted from, the variables every WSL process gets, the kernel's name for itself
+# https://learn.microsoft.com/en-us/windows/wsl/tutorials/gpu-compute (K: /usr/lib/wsl/lib, /dev/dxg)
+WSL_PATHS = ("/dev/dxg", "/usr/lib/wsl/lib")
+WSL_VARIABLES = ("WSL_DISTRO_NAME", "WSL_INTEROP")
+
+
+def is_wsl(proc_version: str = "/proc/version", osrelease: str = "/proc/sys/kernel/osrelease",
+           paths: tuple[str, ...] = WSL_PATHS, environ: Mapping[str, str] | None = None) -> Maybe[bool]:
+    """WSL2's kernel names itself ("5.15.167.4-microsoft-standard-WSL2"); /dev/dxg is its GPU bridge and
+    /usr/lib/wsl/lib holds its driver's libraries. Unknown only when nothing could be read and no mark is there
+    (a host wrongly taken for native Linux is told to hunt for a process that WSL2 never lists)."""
+    env = os.environ if environ is None else environ
+    if any(os.path.exists(p) for p in paths) or any(env.get(v) for v in WSL_VARIABLES):
+        return True
+    read: list[str] = []
+    errors: list[str] = []
+    for path in (proc_version, osrelease):
+        try:
+            with open(path) as f:
+                read.append(f.read().lower())
+        except OSError as exc:
+            errors.append(f"cannot read {path}: {exc.strerror}")
+    if any("microsoft" in t or "wsl" in t for t in read):
+        return True
+    return False if read else Unknown("; ".join(errors))
 
 
 def container_kind(root: str = "/") -> str:

@@ -6,12 +6,25 @@ from doctor.facts.runtime_env import compat_libcuda, container_kind, is_wsl
 
 
 def test_wsl2_is_told_by_its_kernel(tmp_path):
-    version = tmp_path / "version"
+    version, missing = tmp_path / "version", str(tmp_path / "missing")
     version.write_text("Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0)\n")
-    assert is_wsl(str(version)) is True
+    assert is_wsl(str(version), missing, (), {}) is True
     version.write_text("Linux version 5.15.0-105-generic (buildd@lcy02-amd64-007) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04)\n")
-    assert is_wsl(str(version)) in (False, True)  # True only where /dev/dxg exists (this host)
-    assert "cannot read" in is_wsl(str(tmp_path / "missing")).reason
+    assert is_wsl(str(version), missing, (), {}) is False
+    assert "cannot read" in is_wsl(missing, missing, (), {}).reason
+
+
+def test_wsl2_is_told_by_any_of_its_marks_when_the_kernel_cannot_be_read(tmp_path):
+    """Issue 39: a WSL2 host not recognised was warned about 1 GB 'used by an unknown process' (the Windows
+    desktop's share) and told to run sudo nvidia-smi; any of WSL2's marks is enough."""
+    missing = str(tmp_path / "missing")
+    osrelease = tmp_path / "osrelease"
+    osrelease.write_text("5.15.167.4-microsoft-standard-WSL2\n")
+    assert is_wsl(missing, str(osrelease), (), {}) is True
+    (tmp_path / "lib").mkdir()
+    assert is_wsl(missing, missing, (str(tmp_path / "lib"),), {}) is True  # /usr/lib/wsl/lib, /dev/dxg
+    assert is_wsl(missing, missing, (), {"WSL_DISTRO_NAME": "Ubuntu-22.04"}) is True
+    assert is_wsl(missing, missing, (), {"WSL_DISTRO_NAME": ""}).reason
 
 
 def test_container_markers(tmp_path):
