@@ -4,29 +4,35 @@ Textual Message posted to the app, which handles each type with `@on`. Workers p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from textual.message import Message
 
-from doctor.model.events import CheckFinished, ChecksChosen, CheckStarted, ReportReady
+from doctor.model.events import CheckEvent, CheckFinished, ChecksChosen, CheckStarted, ProbeEvent, ReportReady
 
 if TYPE_CHECKING:
     from textual.app import App
 
-    from doctor.model.events import CheckEvent, ProbeEvent, RunEvent
+    from doctor.model.events import RunEvent
     from doctor.model.report import Report
 
+E = TypeVar("E")
 
-class ChecksListed(Message):
-    def __init__(self, event: ChecksChosen) -> None:
+
+class _RunEventMessage(Message, Generic[E]):
+    """A Message that carries one run event as it came (`.event`)."""
+
+    def __init__(self, event: E) -> None:
         super().__init__()
         self.event = event
 
 
-class CheckProgress(Message):
-    def __init__(self, event: CheckEvent) -> None:
-        super().__init__()
-        self.event = event
+class ChecksListed(_RunEventMessage[ChecksChosen]):
+    """The checks this run will show, before any runs."""
+
+
+class CheckProgress(_RunEventMessage[CheckEvent]):
+    """A check started or finished."""
 
 
 class RunFinished(Message):
@@ -43,10 +49,8 @@ class RunCrashed(Message):
         self.error = error
 
 
-class ProbeUpdate(Message):
-    def __init__(self, event: ProbeEvent) -> None:
-        super().__init__()
-        self.event = event
+class ProbeUpdate(_RunEventMessage[ProbeEvent]):
+    """The probe moved on: a phase, a rate, a GPU reading, its end."""
 
 
 class ProbeEnded(Message):
