@@ -27,7 +27,7 @@ class Efficiency:
     confidence: str
 
 
-STORY = "the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt)"
+STORY = "the reference story (docs/reference-story.md)"
 
 EFFICIENCIES: tuple[Efficiency, ...] = (
     Efficiency("exllamav2", "volta", 0.63, 0.90, 0.90,

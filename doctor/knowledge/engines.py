@@ -45,7 +45,7 @@ TRANSFORMERS_BNB_NF4 = KernelPathCost(
     spread=("one published figure; the demo's seed-1 example shows the same figure, so its share there holds by "
             "construction"),
     card="Tesla V100 16 GB",
-    source="the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt §1.3): Qwen 27B, ~14 GB NF4, 4 tok/s on a V100",
+    source="the reference story (docs/reference-story.md, its first stage): Qwen 27B, ~14 GB NF4, 4 tok/s on a V100",
     confidence="S",
 )
 

@@ -13,7 +13,7 @@ from doctor.knowledge.attention import cc_at_least
 from doctor.knowledge.engines import ACT_ORDER_EXLLAMAV2
 
 EXL2 = "https://github.com/turboderp-org/exllamav2/blob/v0.3.2/"
-SEED = "the reference story (../shared/seeds/000_aeadfd2c7dad11a3.txt), measured on a V100 16 GB"
+SEED = "the reference story (docs/reference-story.md), measured on a V100 16 GB"
 H200_ACT_ORDER = (f"Measured by this project ({ACT_ORDER_EXLLAMAV2.card}; {ACT_ORDER_EXLLAMAV2.source.split(';')[0]}): "
                   f"{ACT_ORDER_EXLLAMAV2.spread.split('. 1.05')[0]}")
 
