@@ -37,7 +37,7 @@ from doctor.model.unknown import known
 from doctor.model.verdict import BytesPerToken, Cause, Ceiling, Fix, MissingEvidence, NoCeiling, Verdict
 from doctor.probe.hoststate import pace_shift
 from doctor.verdict.causes import MIN_SAMPLES, Inputs, estimate
-from doctor.verdict.evidence import decode_evidence
+from doctor.verdict.evidence import DecodeEvidence, decode_evidence
 
 NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
 BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
@@ -200,7 +200,7 @@ def _levers(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
     )
 
 
-def _missing(r: ProbeResult, ev) -> tuple[MissingEvidence, ...]:
+def _missing(r: ProbeResult, ev: DecodeEvidence) -> tuple[MissingEvidence, ...]:
     """Which evidence would explain the gap, and the exact probe command that records it."""
     cmd = (f"v100-doctor probe --model {shlex.quote(r.model_path)} --max-seq-len {r.max_seq_len} "
            f"--cache-mode {r.cache_mode} --json -o probe.json")
@@ -253,6 +253,7 @@ def _set_aside(r: ProbeResult) -> tuple[str, ...]:
 
 def headline(v: Verdict) -> str:
     ceiling = v.datasheet or v.measured
+    assert ceiling is not None  # build() raises NoCeiling without one
     frame = (f"{v.measured_tok_s:.1f} tok/s is {v.efficiency:.0%} of this card's {v.ceiling_tok_s:.1f} tok/s ceiling "
              f"({ceiling.bandwidth_gbs:,.0f} GB/s ÷ {gb(v.bytes.total, 2)} per token: the weights plus the KV read "
              f"at {v.bytes.context:,} tokens)")
@@ -262,7 +263,7 @@ def headline(v: Verdict) -> str:
     if v.near_ceiling:
         return (frame + ": this setup is at the card's limit. Nothing needs fixing; the remaining levers are options "
                 "with a trade-off (a lower bpw trades quality, batching raises total throughput, speculative decoding).")
-    if top is None or top.share < 0.05:
+    if top is None or (top.share or 0.0) < 0.05:  # top_cause has a share
         best = next((f for f in v.fixes if f.expected_gain_tok_s), None)
         return (frame + f"; {v.unexplained:.0%} of the gap is not explained by the evidence recorded"
                 + (f" (missing: {v.missing_evidence[0].what.split(' (')[0]}; the command that collects it is below)"
@@ -287,7 +288,7 @@ def reference_line(v: Verdict, spec: GpuSpec | None, plan: Plan | None) -> str:
     why = (f"this setup reads {gb(v.bytes.total)} per token against the reference's {ref_gb:g} GB, so its ceiling is "
            f"{v.ceiling_tok_s:.1f} rather than {SEED_REFERENCE['ceiling_tok_s']:g} tok/s" if abs(per_token_gb - ref_gb) > 0.5 else "")
     top = v.top_cause
-    if top is not None and top.share >= 0.05 and not v.near_ceiling:
+    if top is not None and (top.share or 0.0) >= 0.05 and not v.near_ceiling:
         why = (why + "; and " if why else "") + f"{top.share:.0%} of the rest is {top.title}"
     return f"{-diff:.1f} tok/s short of the reference V100's {ref_tok:g} tok/s" + (f": {why}." if why else ".")
 

@@ -7,6 +7,7 @@ load moves very different bytes over PCIe and keeps the GPU differently busy.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from doctor.model.probe_results import ProbeReport
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
@@ -50,7 +51,7 @@ def decode_evidence(probe: ProbeReport, gpu_index: int = 0) -> DecodeEvidence:
     r = probe.result
     pass_index = r.reported_pass if r else 1
     reported = r.reported if r else None
-    host = dict(cpu_wall=reported.cpu_wall if reported and reported.runs else None,
+    host: dict[str, Any] = dict(cpu_wall=reported.cpu_wall if reported and reported.runs else None,
                 faults_per_token=round(reported.faults_per_token, 1) if reported and reported.runs else None)
     found = decode_gpu_summary(probe, gpu_index, pass_index)
     if found is None:

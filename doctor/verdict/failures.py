@@ -11,6 +11,7 @@ the evidence).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from doctor.knowledge.messages import JIT_BUILD_FIX, MODEL_FOLDER_FIX, OOM_FIX, PROBE_ENGINE_INSTALL
@@ -38,7 +39,7 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
                     install: tuple[str, ...] = (PROBE_ENGINE_INSTALL,)) -> Finding:
     """The finding for a probe that failed, timed out, crashed or was cancelled."""
     kind, msg = probe.error_kind, probe.summary
-    ev = {"probe_status": probe.status, "phase": probe.error_phase, "error": msg}
+    ev: dict[str, Any] = {"probe_status": probe.status, "phase": probe.error_phase, "error": msg}
     tail = probe.error_detail.strip()
     if kind == FailureKind.OOM:
         ev.update(oom_figures(tail + "\n" + msg))

@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 from dataclasses import replace
 from statistics import median
+from typing import Any
 
 from doctor.model.fleet import CauseGroup, Fleet, FleetRow, Outlier
 from doctor.model.plausible import problem
@@ -22,15 +23,15 @@ CAUSE_CUT = re.compile(r";| \(")  # the shared head of a summary, before its det
 MAX_HEAD = 100
 
 
-def _known(value, default: str = "?") -> str:
+def _known(value: object, default: str = "?") -> str:
     return value if isinstance(value, str) else default
 
 
-def _worst(findings: list[dict]) -> tuple[str, str, str]:
+def _worst(findings: list[dict[str, Any]]) -> tuple[str, str, str]:
     """(status, check id, summary) of the first of the worst findings."""
-    best = None
+    best: dict[str, Any] | None = None
     for f in findings:
-        if best is None or RANK.get(f.get("status"), 0) > RANK.get(best.get("status"), 0):
+        if best is None or RANK.get(f.get("status", ""), 0) > RANK.get(best.get("status", ""), 0):
             best = f
     if best is None:
         return "skip", "", "no checks ran"
@@ -134,9 +135,9 @@ def find_outliers(rows: list[FleetRow]) -> tuple[Outlier, ...]:
     for (card, model), peers in speeds.items():
         if len(peers) < OUTLIER_MIN_PEERS:
             continue
-        mid = median(r.tok_s for r in peers)
+        mid = median(r.tok_s for r in peers if r.tok_s is not None)  # every peer has one (above)
         out += [Outlier(host=r.host, gpu=r.gpu, card=card, model=model, tok_s=r.tok_s, median_tok_s=mid, peers=len(peers))
-                for r in peers if mid > 0 and r.tok_s < OUTLIER_RATIO * mid]
+                for r in peers if r.tok_s is not None and mid > 0 and r.tok_s < OUTLIER_RATIO * mid]
     return tuple(sorted(out, key=lambda o: o.ratio))
 
 
