@@ -27,6 +27,7 @@ from doctor.facts.gguf_header import read_gguf
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, gguf_budget
 from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
 from doctor.model.serialize import to_jsonable
+from doctor.probe.more_runs import add_timing_arguments, timing_from
 from doctor.probe.synthetic import Shape
 from doctor.probe.transformers import TransformersOptions, run_child, synthetic_model
 
@@ -143,17 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quant", choices=("auto", "nf4", "fp16"), default="auto")
     ap.add_argument("--compare-engines", action="store_true",
                     help="also measure the same shape in llama.cpp (Q4_K_M GGUF) and ExLlamaV2 (4-bit GPTQ) where installed")
-    ap.add_argument("--tokens", type=int, default=128)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=128)
-    ap.add_argument("--prompt", type=int, default=128)
+    add_timing_arguments(ap, warmup=128)
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     if bool(a.model) == bool(a.synthetic_layers):
         ap.error("give a model directory or --synthetic-layers N")
-    o = TransformersOptions(quant=a.quant, prompt=a.prompt, warmup=a.warmup, tokens=a.tokens, runs=a.runs,
-                            timeout_s=a.timeout)
+    o = TransformersOptions(quant=a.quant, timeout_s=a.timeout, **timing_from(a))
     folder = a.keep or tempfile.mkdtemp(prefix="v100-doctor-transformers-")
     try:
         doc = measure_same_shape(folder, a.model, a.synthetic_layers, o, a.compare_engines, say=print)

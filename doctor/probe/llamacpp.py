@@ -30,8 +30,7 @@ from typing import Any, Callable, TypeVar
 from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, TransformersProbe
 from doctor.model.sample_summary import is_busy
 from doctor.model.serialize import to_jsonable
-from doctor.probe.more_runs import SETTLE_BUDGET_S
-from doctor.probe.more_runs import SETTLE_PCT as MORE_RUNS_PCT
+from doctor.probe.more_runs import TimedRunOptions, add_timing_arguments, timing_from
 
 BUFFER = re.compile(r"(?P<dev>[\w.-]+) (?P<kind>model|KV|compute) buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
 OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
@@ -39,20 +38,14 @@ SETTLE_PCT = 3.0
 
 
 @dataclass(frozen=True)
-class ProbeOptions:
+class ProbeOptions(TimedRunOptions):
     n_ctx: int = 4096
     n_gpu_layers: int = -1  # -1: every layer
     flash_attn: str = "on"  # on | off | auto
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
-    prompt: int = 128
     warmup: int = 64
-    tokens: int = 128
-    runs: int = 5
     timeout_s: float = 300.0
-    gpu_index: int = 0
-    settle_pct: float = MORE_RUNS_PCT  # more runs while the last `runs` spread over this (doctor/probe/more_runs.py)
-    settle_budget_s: float = SETTLE_BUDGET_S
 
 
 def parse_log(text: str) -> tuple[dict[str, dict[str, float]], str]:
@@ -160,8 +153,7 @@ def run_python(model: str, o: ProbeOptions, python: str = sys.executable, extra_
     """The llama-cpp-python way in: the child times each window with its own clock and llama.cpp's counters."""
     cmd = [python, "-X", "faulthandler", "-m", "doctor.probe.llamacpp_child", "--model", model, "--n-ctx", str(o.n_ctx),
            "--ngl", str(o.n_gpu_layers), "--fa", o.flash_attn, "--ctk", o.cache_type_k, "--ctv", o.cache_type_v,
-           "--prompt", str(o.prompt), "--warmup", str(o.warmup), "--tokens", str(o.tokens), "--runs", str(o.runs),
-           "--settle-pct", str(o.settle_pct), "--settle-budget", str(o.settle_budget_s)]
+           *o.child_args()]
     return _run(cmd, "llama-cpp-python", model, o, _child_events, extra_env, sampler)
 
 
@@ -306,15 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fa", choices=("on", "off", "auto"), default="on")
     ap.add_argument("--ctk", default="f16")
     ap.add_argument("--ctv", default="f16")
-    ap.add_argument("--tokens", type=int, default=128)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=64)
-    ap.add_argument("--prompt", type=int, default=128)
+    add_timing_arguments(ap, warmup=64)
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     o = ProbeOptions(n_ctx=a.n_ctx, n_gpu_layers=a.ngl, flash_attn=a.fa, cache_type_k=a.ctk, cache_type_v=a.ctv,
-                     tokens=a.tokens, runs=a.runs, timeout_s=a.timeout, warmup=a.warmup, prompt=a.prompt)
+                     timeout_s=a.timeout, **timing_from(a))
     if a.backend == "bench" and a.bench_binary:
         results = [run_bench(a.model, o, a.bench_binary)]
     else:

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from doctor.probe.more_runs import SETTLE_BUDGET_S, SETTLE_PCT, timed_runs
+from doctor.probe.more_runs import add_timing_arguments, timed_runs
 
 FA = {"auto": -1, "off": 0, "on": 1}
 
@@ -35,12 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ctk", default="f16")
     ap.add_argument("--ctv", default="f16")
     ap.add_argument("--ubatch", type=int, default=512)
-    ap.add_argument("--prompt", type=int, default=128)
-    ap.add_argument("--warmup", type=int, default=64)
-    ap.add_argument("--tokens", type=int, default=128)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--settle-pct", type=float, default=SETTLE_PCT)
-    ap.add_argument("--settle-budget", type=float, default=SETTLE_BUDGET_S)
+    add_timing_arguments(ap, warmup=64)
     a = ap.parse_args(argv)
     say(event="phase", phase="import")
     try:

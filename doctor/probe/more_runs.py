@@ -7,13 +7,51 @@ No imports beyond the standard library: the children load it before the engine.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 SETTLE_PCT = 3.0  # the ExLlamaV2 probe's default (--settle-pct)
 SETTLE_BUDGET_S = 45.0  # seconds of extra runs (--settle-budget)
 MAX_FACTOR = 3  # at most this many times the runs asked for
+
+
+@dataclass(frozen=True)
+class TimedRunOptions:
+    """What every engine probe's child times, whatever the engine; each engine's options add its own settings
+    (doctor/probe/llamacpp.py ProbeOptions, doctor/probe/transformers.py TransformersOptions)."""
+
+    prompt: int = 128
+    warmup: int = 128
+    tokens: int = 128
+    runs: int = 5
+    timeout_s: float = 600.0
+    gpu_index: int = 0
+    settle_pct: float = SETTLE_PCT  # more runs while the last `runs` spread over this
+    settle_budget_s: float = SETTLE_BUDGET_S
+
+    def child_args(self) -> list[str]:
+        """These options as the child's flags (add_timing_arguments)."""
+        return ["--prompt", str(self.prompt), "--warmup", str(self.warmup), "--tokens", str(self.tokens),
+                "--runs", str(self.runs), "--settle-pct", str(self.settle_pct), "--settle-budget", str(self.settle_budget_s)]
+
+
+def add_timing_arguments(ap: argparse.ArgumentParser, warmup: int) -> None:
+    """A child's flags for TimedRunOptions, with its engine's warm-up default."""
+    ap.add_argument("--prompt", type=int, default=128)
+    ap.add_argument("--warmup", type=int, default=warmup)
+    ap.add_argument("--tokens", type=int, default=128)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--settle-pct", type=float, default=SETTLE_PCT)
+    ap.add_argument("--settle-budget", type=float, default=SETTLE_BUDGET_S)
+
+
+def timing_from(args: argparse.Namespace) -> dict[str, Any]:
+    """TimedRunOptions' fields from add_timing_arguments' flags (the timeout and the GPU are each command's own)."""
+    return {"prompt": args.prompt, "warmup": args.warmup, "tokens": args.tokens, "runs": args.runs,
+            "settle_pct": args.settle_pct, "settle_budget_s": args.settle_budget}
 
 
 def spread_pct(speeds: list[float]) -> float:

@@ -21,20 +21,12 @@ from typing import Any, Callable
 
 from doctor.model.engine_probe import TransformersProbe
 from doctor.probe.llamacpp import _died, _sampler, gpu_summary, sample_run, spawn_engine_child, summarize
-from doctor.probe.more_runs import SETTLE_BUDGET_S, SETTLE_PCT
+from doctor.probe.more_runs import TimedRunOptions
 
 
 @dataclass(frozen=True)
-class TransformersOptions:
+class TransformersOptions(TimedRunOptions):
     quant: str = "auto"  # auto: nf4 when bitsandbytes imports, else fp16
-    prompt: int = 128
-    warmup: int = 128
-    tokens: int = 128
-    runs: int = 5
-    timeout_s: float = 600.0
-    gpu_index: int = 0
-    settle_pct: float = SETTLE_PCT  # more runs while the last `runs` spread over this (doctor/probe/more_runs.py)
-    settle_budget_s: float = SETTLE_BUDGET_S
 
 
 def read_events(lines: list[str], mono0: float | None = None) -> dict[str, Any]:
@@ -68,9 +60,7 @@ def read_events(lines: list[str], mono0: float | None = None) -> dict[str, Any]:
 def run_child(model_dir: str, o: TransformersOptions = TransformersOptions(), python: str = sys.executable,
               extra_env: dict | None = None, sampler: Callable[[int, int], Any] = _sampler) -> TransformersProbe:
     cmd = [python, "-X", "faulthandler", "-m", "doctor.probe.transformers_child", "--model", model_dir,
-           "--quant", o.quant, "--gpu", str(o.gpu_index), "--prompt", str(o.prompt), "--warmup", str(o.warmup),
-           "--tokens", str(o.tokens), "--runs", str(o.runs),
-           "--settle-pct", str(o.settle_pct), "--settle-budget", str(o.settle_budget_s)]
+           "--quant", o.quant, "--gpu", str(o.gpu_index), *o.child_args()]
     base = TransformersProbe(backend="transformers", outcome="error", model_path=model_dir, prompt_tokens=o.prompt,
                              warmup_tokens=o.warmup)
     ran = spawn_engine_child(cmd, o.timeout_s, o.gpu_index, extra_env, sampler)

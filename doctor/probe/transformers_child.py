@@ -23,7 +23,7 @@ import time
 import traceback
 from typing import Any
 
-from doctor.probe.more_runs import SETTLE_BUDGET_S, SETTLE_PCT, timed_runs
+from doctor.probe.more_runs import add_timing_arguments, timed_runs
 
 
 def say(**event: Any) -> None:
@@ -76,12 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", required=True)
     ap.add_argument("--quant", choices=("auto", "nf4", "fp16"), default="auto")
     ap.add_argument("--gpu", type=int, default=0)
-    ap.add_argument("--prompt", type=int, default=128)
-    ap.add_argument("--warmup", type=int, default=128)
-    ap.add_argument("--tokens", type=int, default=128)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--settle-pct", type=float, default=SETTLE_PCT)
-    ap.add_argument("--settle-budget", type=float, default=SETTLE_BUDGET_S)
+    add_timing_arguments(ap, warmup=128)
     a = ap.parse_args(argv)
     say(event="phase", phase="import")
     try:

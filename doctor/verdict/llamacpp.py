@@ -14,6 +14,7 @@ from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.gguf import GgufShape, GgufWeights
 from doctor.model.ids import CauseId
 from doctor.verdict.engine_gap import engine_gap
+from doctor.verdict.engine_outcome import unmeasured
 
 LlamaCppVerdict = EngineVerdict  # the name its callers knew
 
@@ -26,11 +27,8 @@ def _offload(probe: LlamaCppProbe) -> tuple[int, int] | None:
 def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, bandwidth_gbs: float, cc: str,
               env: dict[str, str] | None = None, fp16_slow: bool = False,
               measured: tuple[EngineMeasurement, ...] = ()) -> LlamaCppVerdict:
-    if probe.outcome != "ok" or not probe.median_tok_s:
-        what = {"died-silently": "llama.cpp died without an error of its own (not a slow engine)",
-                "timeout": "llama.cpp gave no result in time", "not-installed": "llama.cpp is not installed"}
-        return EngineVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}",
-                             engine="llama.cpp")
+    if (failed := unmeasured(probe, "llama.cpp", "llama.cpp")) is not None:
+        return failed
     env = env or {}
     off = _offload(probe)
     ngl = None if off is None or off[0] >= off[1] else off[0]

@@ -14,6 +14,7 @@ from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
 from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.ids import CauseId
 from doctor.verdict.engine_gap import engine_gap
+from doctor.verdict.engine_outcome import unmeasured
 
 BUSY_PCT = 70.0  # below this median utilisation while decoding, the host (Python launching ops) sets the speed
 FIRST_USE_RATIO = 0.8  # a warm-up this much slower than the settled runs paid a first-use cost
@@ -24,11 +25,8 @@ TransformersVerdict = EngineVerdict  # the name its callers knew
 
 def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow: bool = False,
               measured: tuple[EngineMeasurement, ...] = ()) -> TransformersVerdict:
-    if probe.outcome != "ok" or not probe.median_tok_s:
-        what = {"died-silently": "Transformers died without an error of its own (not a slow engine)",
-                "timeout": "Transformers gave no result in time", "not-installed": "Transformers is not installed"}
-        return EngineVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}",
-                             engine="transformers")
+    if (failed := unmeasured(probe, "Transformers", "transformers")) is not None:
+        return failed
     tok_s = probe.median_tok_s
     if not probe.bytes_per_token:
         return EngineVerdict("ok", f"{tok_s:g} tok/s; the bytes read per token were not counted, so no ceiling",
