@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, replace
 from importlib import util
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, TransformersProbe
 from doctor.model.sample_summary import is_busy
@@ -177,15 +177,20 @@ def sample_run(ev: dict, mono0: float | None) -> LlamaCppRun:
     return LlamaCppRun(int(ev["tokens"]), float(ev["tok_s_wall"]), ev.get("tok_s_perf"), start, end)
 
 
-def _child_events(lines: list[str], mono0: float | None = None) -> tuple[list[LlamaCppRun], str, bool]:
-    runs, error, done = [], "", False
+def json_events(lines: list[str]) -> Iterator[dict[str, Any]]:
+    """The JSON objects among an engine child's lines; anything else it printed is passed over."""
     for line in lines:
         try:
             ev = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(ev, dict):
-            continue
+        if isinstance(ev, dict):
+            yield ev
+
+
+def _child_events(lines: list[str], mono0: float | None = None) -> tuple[list[LlamaCppRun], str, bool]:
+    runs, error, done = [], "", False
+    for ev in json_events(lines):
         if ev.get("event") == "sample":
             runs.append(sample_run(ev, mono0))
         elif ev.get("event") == "error":
@@ -197,12 +202,8 @@ def _child_events(lines: list[str], mono0: float | None = None) -> tuple[list[Ll
 
 def _bench_events(lines: list[str], mono0: float | None = None) -> tuple[list[LlamaCppRun], str, bool]:
     runs: list[LlamaCppRun] = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and row.get("n_gen") and not row.get("n_prompt"):
+    for row in json_events(lines):  # llama-bench -o jsonl: one row per test
+        if row.get("n_gen") and not row.get("n_prompt"):
             runs += [LlamaCppRun(int(row["n_gen"]), float(x)) for x in row.get("samples_ts", [])]
     return runs, "", bool(runs)
 

@@ -14,13 +14,12 @@ Run it, with the other installed engines on the same shape, through doctor/probe
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from doctor.model.engine_probe import TransformersProbe
-from doctor.probe.llamacpp import _died, _sampler, gpu_summary, sample_run, spawn_engine_child, summarize
+from doctor.probe.llamacpp import _died, _sampler, gpu_summary, json_events, sample_run, spawn_engine_child, summarize
 from doctor.probe.more_runs import TimedRunOptions
 
 
@@ -32,13 +31,7 @@ class TransformersOptions(TimedRunOptions):
 def read_events(lines: list[str], mono0: float | None = None) -> dict[str, Any]:
     """The child's JSON lines, gathered: samples, the warm-up window, versions, bytes, error, done."""
     got: dict[str, Any] = {"runs": [], "faults": [], "error": "", "done": False}
-    for line in lines:
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(ev, dict):
-            continue
+    for ev in json_events(lines):
         kind = ev.get("event")
         if kind == "sample":
             got["runs"].append(sample_run(ev, mono0))

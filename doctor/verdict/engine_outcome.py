@@ -7,10 +7,8 @@ from doctor.model.engine_probe import LlamaCppProbe, TransformersProbe
 from doctor.model.engine_verdict import EngineVerdict
 
 
-def unmeasured(probe: LlamaCppProbe | TransformersProbe, label: str, engine: str) -> EngineVerdict | None:
-    """The verdict of a probe with no median speed; None when it measured one."""
-    if probe.outcome == "ok" and probe.median_tok_s:
-        return None
+def unmeasured(probe: LlamaCppProbe | TransformersProbe, label: str, engine: str) -> EngineVerdict:
+    """The verdict of a probe that did not end "ok" with a median speed."""
     what = {"died-silently": f"{label} died without an error of its own (not a slow engine)",
             "timeout": f"{label} gave no result in time", "not-installed": f"{label} is not installed"}
     return EngineVerdict(probe.outcome, f"{what.get(probe.outcome, 'the probe failed')}: {probe.error}", engine=engine)

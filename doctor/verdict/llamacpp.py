@@ -27,8 +27,8 @@ def _offload(probe: LlamaCppProbe) -> tuple[int, int] | None:
 def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, bandwidth_gbs: float, cc: str,
               env: dict[str, str] | None = None, fp16_slow: bool = False,
               measured: tuple[EngineMeasurement, ...] = ()) -> LlamaCppVerdict:
-    if (failed := unmeasured(probe, "llama.cpp", "llama.cpp")) is not None:
-        return failed
+    if probe.outcome != "ok" or not probe.median_tok_s:
+        return unmeasured(probe, "llama.cpp", "llama.cpp")
     env = env or {}
     off = _offload(probe)
     ngl = None if off is None or off[0] >= off[1] else off[0]

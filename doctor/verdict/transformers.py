@@ -25,8 +25,8 @@ TransformersVerdict = EngineVerdict  # the name its callers knew
 
 def attribute(probe: TransformersProbe, bandwidth_gbs: float, cc: str, fp16_slow: bool = False,
               measured: tuple[EngineMeasurement, ...] = ()) -> TransformersVerdict:
-    if (failed := unmeasured(probe, "Transformers", "transformers")) is not None:
-        return failed
+    if probe.outcome != "ok" or not probe.median_tok_s:
+        return unmeasured(probe, "Transformers", "transformers")
     tok_s = probe.median_tok_s
     if not probe.bytes_per_token:
         return EngineVerdict("ok", f"{tok_s:g} tok/s; the bytes read per token were not counted, so no ceiling",
