@@ -23,4 +23,6 @@ def applies(plan: Plan, facts: Facts | None) -> bool:
     if facts is None:
         return False
     force = in_force(plan, facts)  # an engine found installed (llama.cpp, Ollama, vLLM), or none at all
-    return force.assumed or force.engine != Engine.EXLLAMAV2
+    if force.assumed:  # what each likely engine would do needs a card: this machine's, or --target-gpu's
+        return bool(facts.nvml.gpus) or bool(plan.target_gpu)
+    return force.engine != Engine.EXLLAMAV2
