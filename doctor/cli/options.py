@@ -33,7 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("doctor.commands.explain", "name the pitfall behind each error in a pasted log, confirmed on this machine"),
     "bundle": ("doctor.commands.bundle", "write one redacted .tar.gz/.zip with everything a support ticket needs"),
     "watch": ("doctor.commands.watch", "sample a running server: throttling, offload, competing processes (read-only)"),
-    "probe": ("doctor.commands.probe", "time ExLlamaV2 on your model (or --synthetic) and explain the gap to the ceiling"),
+    "probe": ("doctor.commands.probe", "time the engine in force on your model (or --synthetic) and explain the gap to the ceiling"),
     "fleet": ("doctor.commands.fleet", "one table over many hosts' reports: shared causes, slow outliers (text, JSON, Markdown)"),
     "plan": ("doctor.commands.plan", "before the download: which quantized version, cache and context fit a card, how fast, how to get it"),
     "demo": ("doctor.commands.demo", "replay recorded example cases (the reference V100 journey, an H200), clearly labelled"),

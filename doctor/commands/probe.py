@@ -1,15 +1,19 @@
-"""Run the timed ExLlamaV2 probe alone: measured decode tok/s against this card's ceiling, and why.
+"""Run the timed probe of the engine in force alone: measured decode tok/s against this card's ceiling, and why.
 
-The probe runs in a child process (a crash, an out-of-memory or ExLlamaV2's first-time JIT
-build of 2-3 minutes cannot take the doctor down; Ctrl-C stops it and leaves nothing running).
-It loads the model with your settings, warms up for 256 tokens (ExLlamaV2 autotunes and
-captures CUDA graphs meanwhile), then times 3 runs of 128 decode tokens with EOS disabled,
-while NVML samples the card. The verdict names what explains the gap to the ceiling.
+The engine is the one the checks judge (--engine, the launch config, the model's format, what is installed):
+ExLlamaV2, llama.cpp (llama-cpp-python or llama-bench; a .gguf), or Transformers (+ bitsandbytes), each in a child
+process (a crash, an out-of-memory or ExLlamaV2's first-time JIT build of 2-3 minutes cannot take the doctor down;
+Ctrl-C stops it and leaves nothing running). It loads the model with your settings, warms up, then times runs of 128
+decode tokens with EOS disabled (more runs while they disagree) while NVML samples the card. The verdict names what
+explains the gap to the ceiling. --synthetic writes a random-weight model in the engine's own format. Ollama and vLLM
+run inside their own servers, which are not timed yet: the report says so.
 
 examples:
   v100-doctor probe --synthetic                       what ExLlamaV2 reaches on this card, no download
   v100-doctor probe --model /models/qwen-27b-exl2 --max-seq-len 8192 --cache-mode q8
   v100-doctor probe --synthetic --synthetic-format gptq-act-order --json -o probe.json
+  v100-doctor probe --model /models/qwen-27b-Q4_K_M.gguf                 llama.cpp on your GGUF
+  v100-doctor probe --engine llama.cpp --synthetic                        llama.cpp on a synthetic 27B-shape GGUF
   v100-doctor probe --engine transformers --synthetic --compare-engines   bitsandbytes NF4 against llama.cpp/ExLlamaV2
 """
 
@@ -55,7 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="reload the model and time it again: auto = when the first load looks host-bound (default)")
     g.add_argument("--no-bandwidth", action="store_true", help="skip the device-to-device bandwidth measurement")
     g.add_argument("--synthetic-layers", type=positive_int, metavar="N",
-                   help="with --engine transformers --synthetic: decoder layers of the 27B-shape model (default 8)")
+                   help="with --engine llama.cpp or transformers --synthetic: decoder layers of the 27B-shape model "
+                        "(Transformers: 8; llama.cpp: as many as --synthetic-gb, or the card, allows)")
     g.add_argument("--compare-engines", action="store_true",
                    help="also measure the same shape in the other installed engines (Transformers, llama.cpp, ExLlamaV2), "
                         "each in its own format; the verdict's engine gap then says 'measured'")
