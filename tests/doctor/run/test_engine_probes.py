@@ -73,8 +73,9 @@ def test_each_recorded_engine_probe_replays_to_its_verdict_and_exit_code(name, v
     want_code, finding, status = RECORDED[name]
     assert code == want_code and doc["schema"] == "v100-doctor/report/1"
     assert {f["id"]: f["status"] for f in doc["findings"]}[finding] == status
-    if recorded.get("engine_verdict"):  # today's verdict on the recorded probe is the recorded verdict
-        assert doc["engine_verdict"] == recorded["engine_verdict"]
+    if recorded.get("engine_verdict"):  # today's verdict on the recorded probe reaches the recorded verdict (its
+        keys = ("outcome", "summary", "measured_tok_s", "ceiling_tok_s", "efficiency", "unsettled")  # sources' words may move)
+        assert {k: doc["engine_verdict"][k] for k in keys} == {k: recorded["engine_verdict"][k] for k in keys}
 
 
 def test_the_recorded_llama_cpp_probe_is_the_engine_measured_beside_its_ceiling():
