@@ -24,6 +24,23 @@ def driver_runs_cuda(driver: str, cuda: str) -> str | None:
     return None
 
 
+def driver_floor(cuda: str) -> tuple[str, str, str] | None:
+    """The lowest driver that runs CUDA `cuda`, by the same rule as driver_runs_cuda (one rule for the live check
+    and every prescription): minor-version compatibility's floor for its major where there is one, else the
+    toolkit's own minimum. (version, how: 'mvc' | 'toolkit', source); None when neither table knows it."""
+    table = {t: (drv, src) for t, drv, src in TOOLKIT_DRIVER}
+    try:
+        floor = MVC_FLOOR.get(int(cuda.split(".")[0]))
+    except ValueError:
+        floor = None
+    options = []
+    if floor:
+        options.append((floor[0], "mvc", floor[1]))
+    if cuda in table:
+        options.append((table[cuda][0], "toolkit", table[cuda][1]))
+    return min(options, key=lambda o: Version(o[0])) if options else None
+
+
 def wheel_has_kernel(row_archs: tuple[str, ...], row_ptx: tuple[str, ...], cc: str) -> str | None:
     if any(cubin_runs(a, cc) for a in row_archs):
         return "cubin"

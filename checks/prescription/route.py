@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.prescription.compat import driver_runs_cuda, wheel_has_kernel
+from checks.prescription.compat import driver_floor, driver_runs_cuda, wheel_has_kernel
 from checks.prescription.problems import (
     KINDS,
     TORCH_KINDS,
@@ -23,7 +23,7 @@ from checks.prescription.problems import (
 )
 from doctor.engines.base import DriverFloor
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_generation, flash_attn_supports
-from doctor.knowledge.cuda import LAST_LEGACY_BRANCH_EOL, TOOLKIT_DRIVER
+from doctor.knowledge.cuda import LAST_LEGACY_BRANCH_EOL, MVC, TOOLKIT_DRIVER
 from doctor.knowledge.torch_companions import PREVIOUS_VERSIONS, REBUILT_WITH_TORCH, RULE_READ_UP_TO, companion_pin
 from doctor.knowledge.torch_wheels import WHEELS, WheelArchs
 from doctor.model.facts import Facts
@@ -136,11 +136,11 @@ def _toolchain_tail(stack: Stack, cuda_major: int | None, problems: tuple[Proble
 
 
 def _driver_floor(cuda: str) -> tuple[int, str] | None:
-    """The branch and version whose toolkit minimum runs this CUDA (RELNOTES Table 3)."""
-    row = next((r for r in TOOLKIT_DRIVER if r[0] == cuda), None)
-    if row is None or (branch := driver_branch(row[1])) is None:
+    """The branch and version of the lowest driver that runs this CUDA: compat.driver_floor, the live check's rule."""
+    floor = driver_floor(cuda)
+    if floor is None or (branch := driver_branch(floor[0])) is None:
         return None
-    return branch, row[1]
+    return branch, floor[0]
 
 
 def driver_step(stack: Stack, cuda: str | None) -> Step | None:
@@ -158,7 +158,7 @@ def driver_step(stack: Stack, cuda: str | None) -> Step | None:
     return Step(kind="driver", action=f"install an NVIDIA data-center driver {target}{example}; then reboot",
                 changes=f"driver {stack.driver or 'none'} -> {target}",
                 why=(f"torch's CUDA {cuda} needs it" if cuda else "a branch that still drives this card")
-                + f" (sources: {TOOLKIT_DRIVER[0][2]} ; {LAST_LEGACY_BRANCH_EOL[1]})", driver_branch=last or (floor[0] if floor else None))
+                + f" (sources: {MVC} ; {TOOLKIT_DRIVER[0][2]} ; {LAST_LEGACY_BRANCH_EOL[1]})", driver_branch=last or (floor[0] if floor else None))
 
 
 def _torch_route(stack: Stack, problems: tuple[Problem, ...], driver: str | None, lead: tuple[Step, ...] = ()) -> Route | None:

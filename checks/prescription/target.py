@@ -4,9 +4,9 @@ prescribed for; it is judged when the doctor runs on the target."""
 
 from __future__ import annotations
 
-from checks.prescription.compat import wheel_has_kernel
+from checks.prescription.compat import driver_floor, wheel_has_kernel
 from checks.prescription.problems import driver_branch, last_branch, nvcc_targets
-from doctor.knowledge.cuda import NVCC_ARCHS, TOOLKIT_DRIVER
+from doctor.knowledge.cuda import MVC, NVCC_ARCHS, TOOLKIT_DRIVER
 from doctor.knowledge.torch_wheels import WHEELS, WheelArchs
 from doctor.model.prescription import Prescription, Route, Step
 
@@ -49,13 +49,13 @@ def target_plan(cc: str, card: str) -> Prescription:
                           action=f'on the target: pip install "torch=={first.torch}.*" --index-url '
                                  f"{INDEX}cu{first.cuda.replace('.', '')}", cuda_major=int(first.cuda.split(".")[0])))
     last = last_branch(cc)
-    floor = next((r for r in TOOLKIT_DRIVER if first is not None and r[0] == first.cuda), None)
-    lowest = driver_branch(floor[1]) if floor else None
-    branch = (f"R{lowest} ({floor[1]}) or newer" if floor and lowest else "a branch that runs it") + \
+    floor = driver_floor(first.cuda) if first is not None else None  # the live check's rule (compat.driver_floor)
+    lowest = driver_branch(floor[0]) if floor else None
+    branch = (f"R{lowest} ({floor[0]}) or newer" if floor and lowest else "a branch that runs it") + \
         (f", at most R{last} (the last branch for {card})" if last else "")
     steps.append(Step(kind="driver", changes=f"driver on the target: {branch}",
                       why=(f"torch's CUDA {first.cuda} needs it" if first is not None else "the card needs a branch that drives it")
-                      + f" (source: {TOOLKIT_DRIVER[0][2]})", action=f"on the target: an NVIDIA driver {branch}",
+                      + f" (sources: {MVC} ; {TOOLKIT_DRIVER[0][2]})", action=f"on the target: an NVIDIA driver {branch}",
                       driver_branch=last or lowest))
     nvcc = nvcc_major_for(cc, int(first.cuda.split(".")[0]) if first is not None else None)
     if nvcc is not None:

@@ -161,3 +161,20 @@ def test_no_nvidia_device_on_the_bus_says_so_and_prescribes_no_driver():
             assert "R580" not in f.fix and "driver" not in f.fix.lower() and not f.commands
         else:  # WSL2 shows no PCI bus, an unread bus says nothing, a card on the bus needs its driver
             assert "No NVIDIA GPU on this machine" not in f.summary
+
+
+def test_one_driver_rule_for_the_live_check_and_every_prescription():
+    """Issue 39: the route asked for R560 for a cu126 wheel while the live check accepted 550 (minor-version
+    compatibility). The floor every prescription names is the lowest driver the live check accepts."""
+    from packaging.version import Version
+
+    from checks.prescription.compat import driver_floor
+    from doctor.knowledge.cuda import TOOLKIT_DRIVER
+
+    for cuda, _, _ in TOOLKIT_DRIVER:
+        version, how, source = driver_floor(cuda)
+        assert driver_runs_cuda(version, cuda) is not None and source.startswith("https://"), cuda
+        below = Version(version)
+        just_below = f"{below.major}.{below.minor - 1}" if below.minor else f"{below.major - 1}.99"
+        assert driver_runs_cuda(just_below, cuda) is None, cuda
+    assert driver_floor("12.6")[0] == "525.60.13" and driver_runs_cuda("550.54.15", "12.6") == "mvc"
