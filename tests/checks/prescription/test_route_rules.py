@@ -90,7 +90,7 @@ def test_driver_or_torch_two_named_routes_that_agree_within_each():  # defect 1 
     assert 'pip install "torch==2.5.1" --index-url https://download.pytorch.org/whl/cu118' in route_lines(a)
     assert any("cuda-11" in line for line in route_lines(a))  # toolkit follows torch to CUDA 11
     drv = next(s for s in b.steps if s.kind == "driver")
-    assert drv.driver_branch == 580 and "R550" in drv.action and not any(s.kind == "torch" for s in b.steps)
+    assert drv.driver_branch == 580 and "R525" in drv.action and not any(s.kind == "torch" for s in b.steps)
     report = replay("v100-r470-torch-2.5.1-cu124")
     pairing, ready = report.finding("cuda-pairing"), report.finding("exllamav2-ready")
     assert pairing.commands == ready.commands and pairing.status is ready.status is Status.FAIL
