@@ -30,7 +30,7 @@ def infer_engine(lines: Iterable[tuple[int, str]], given: str | None = None) -> 
     if given:
         log = BY_ENGINE[Engine(given)]
         flavour, found = _flavour_and_lines(log, numbered)
-        return LogEngine(log.engine.value, _label(log, flavour), flavour, "--engine", found, torch or log.uses_torch)
+        return LogEngine(log.engine.value, _label(log, flavour), flavour, "--engine", tuple(found), torch or log.uses_torch)
     evidence: dict[Engine, tuple[int, bool, str, list[EngineLine]]] = {}
     for log in ENGINE_LOGS:
         flavour, found = _flavour_and_lines(log, numbered)
@@ -40,8 +40,8 @@ def infer_engine(lines: Iterable[tuple[int, str]], given: str | None = None) -> 
     if not evidence:
         return replace(UNKNOWN_ENGINE, torch=torch)
     order = [log.engine for log in ENGINE_LOGS]
-    decisive = [e for e in order if e in evidence and evidence[e][1]]
-    engine = decisive[0] if decisive else max(evidence, key=lambda e: (evidence[e][0], -order.index(e)))
+    decided = [e for e in order if e in evidence and evidence[e][1]]
+    engine = decided[0] if decided else max(evidence, key=lambda e: (evidence[e][0], -order.index(e)))
     _, _, flavour, found = evidence[engine]
     log = BY_ENGINE[engine]
     return LogEngine(engine.value, _label(log, flavour), flavour, "the log's own lines", tuple(found[:SHOWN_LINES]),

@@ -7,7 +7,13 @@ cannot be imported, one `bytes.find` pass per keyword gives the same positions, 
 
 from __future__ import annotations
 
-from typing import Iterable
+import re
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
+
+    from doctor.knowledge.signatures import Signature
 
 
 def minimal_keywords(words: Iterable[str]) -> tuple[bytes, ...]:
@@ -34,7 +40,8 @@ class KeywordFinder:
         size = -(-len(self.keywords) // parts) if self.keywords else 0
         automata = [_automaton(self.keywords[i:i + size]) for i in range(0, len(self.keywords), size)] if (
             accelerated and self.keywords) else []
-        self._automata = automata if automata and all(a is not None for a in automata) else []
+        self._automata: list[BytesAhoCorasick] = ([a for a in automata if a is not None]
+                                                   if automata and all(a is not None for a in automata) else [])
 
     @property
     def engine(self) -> str:
@@ -45,9 +52,9 @@ class KeywordFinder:
         if len(self._automata) == 1:
             return [start for _, start, _ in self._automata[0].find_matches_as_indexes(low, overlapping=False)]
         if self._automata:
-            hits = [start for a in self._automata for _, start, _ in a.find_matches_as_indexes(low, overlapping=False)]
-            hits.sort()
-            return hits
+            found = [start for a in self._automata for _, start, _ in a.find_matches_as_indexes(low, overlapping=False)]
+            found.sort()
+            return found
         hits: list[int] = []
         for kw in self.keywords:
             find, at = low.find, low.find(kw)
@@ -61,7 +68,7 @@ class KeywordFinder:
         return hits
 
 
-def _automaton(keywords: tuple[bytes, ...]):
+def _automaton(keywords: tuple[bytes, ...]) -> BytesAhoCorasick | None:
     """Leftmost-first matching lets ahocorasick-rs use its SIMD prefilter: 0.04 s against 0.37 s for 200 MB of a quiet
     log (issue 17, CPU time). The lines it finds are the same: a keyword occurrence it does not report overlaps one it
     does, and no keyword holds a newline, so both are on one line."""
@@ -82,7 +89,7 @@ class SignatureIndex:
     Profiled on an error-dense log (every line examined): 70% of `explain`'s time went to testing each of
     the ~30 signatures' anchors one by one on every line; one automaton over all anchors replaces that."""
 
-    def __init__(self, signatures, accelerated: bool = True):
+    def __init__(self, signatures: Sequence[Signature], accelerated: bool = True) -> None:
         self.anchors: list[str] = []
         owners: dict[str, list[int]] = {}
         for i, sig in enumerate(signatures):
@@ -95,7 +102,7 @@ class SignatureIndex:
         self.compiled = [(sig, sig.regex) for sig in signatures]
         self._automaton = _str_automaton(self.anchors) if accelerated and self.anchors else None
 
-    def of(self, low: str) -> list:
+    def of(self, low: str) -> list[tuple[Signature, re.Pattern]]:
         if self._automaton is not None:
             hits = {i for k, _, _ in self._automaton.find_matches_as_indexes(low, overlapping=True) for i in self.owners[k]}
         else:
@@ -103,7 +110,7 @@ class SignatureIndex:
         return [self.compiled[i] for i in sorted(hits)]
 
 
-def _str_automaton(words: list[str]):
+def _str_automaton(words: list[str]) -> AhoCorasick | None:
     try:
         from ahocorasick_rs import AhoCorasick  # lazy: optional: without ahocorasick_rs the stdlib search is used
     except ImportError:

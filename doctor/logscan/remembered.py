@@ -24,7 +24,7 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, count
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Container, Mapping, Protocol
 
 from doctor.model.log_analysis import LIST_CAP
 
@@ -182,7 +182,7 @@ def replay_block(run: ScanState, block: bytes) -> int | None:
     return _Replay(run, _Lines(block, blanked, keys), counts).replay()
 
 
-def _where(keys: list[bytes], wanted) -> list[int]:
+def _where(keys: list[bytes], wanted: Container[bytes]) -> list[int]:
     """The indices of the lines whose key is in `wanted`, in one pass in C (no Python step per line)."""
     return list(compress(count(), map(wanted.__contains__, keys)))
 
@@ -441,11 +441,11 @@ def _line_numbers(run: ScanState, entries: list[tuple[Seen, int, list[int] | tup
             if isinstance(where, list):
                 found.extend(first + at for at in where[:room])
                 continue
-            within, line, *positions = where
+            within, line = where
             at = -1
             for _ in range(min(room, n)):
                 at = within.index(line, at + 1)
-                found.append(first + (positions[0][at] if positions else at))
+                found.append(first + at)
     for gid, numbers in wanting.items():
         group = groups[gid]
         before = bisect_left(group.lines, first)

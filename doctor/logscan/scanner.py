@@ -291,7 +291,7 @@ class _Run:
             self.matched_lines += 1
             for sig, m in found:
                 self._record_match(sig, m, text, lineno, block, le)
-            if remember:
+            if remember and key is not None:  # (remember implies a key)
                 seen = Seen(None, undecodable, joined is False, tuple(s.id for s, _ in found), hints=hinted)
                 self._remember_outcome(block, ls, le, raw, key, self._digits_matter(key, candidates, text, joins, found),
                                        seen, 0, _below(joins))
@@ -307,7 +307,7 @@ class _Run:
             self.kind_counts[kind] += 1
             group = (kind, shape(text))
             self._add_unexplained(group, lineno, text)
-        if remember:
+        if remember and key is not None:  # (remember implies a key)
             # an error- or warning-looking line holds only while no traceback follows it: the replay checks the next line
             seen = Seen(None, undecodable, joined is False, (), kind, group, text=text[:500] if consulted else None,
                         hints=hinted, needs_no_traceback=group is not None)
@@ -403,7 +403,8 @@ class _Run:
             self.remembered_bytes += size
             self.seen[key] = seen
 
-    def _digits_matter(self, key: bytes, candidates, text: str, joins: list[str] | None, found) -> bool:
+    def _digits_matter(self, key: bytes, candidates: list[tuple[Signature, re.Pattern]], text: str, joins: list[str] | None,
+                       found: list[tuple[Signature, re.Match]]) -> bool:
         """Could other digits in this line change its outcome: a digit-bearing keyword might be there, a candidate row
         that reads digits matched, or would match with some digits (its any-digit form matches the line or its joins)?
         Then it is remembered only as these exact bytes."""
@@ -466,7 +467,7 @@ class _Run:
         return self._decode(block[start:ls - 1][-MAX_LINE:]).rstrip("\r")
 
     # -- signatures and hints -------------------------------------------------------------------------
-    def _signatures(self, text: str, candidates, block: bytes, le: int) -> tuple[list[tuple[Signature, re.Match]],
+    def _signatures(self, text: str, candidates: list[tuple[Signature, re.Pattern]], block: bytes, le: int) -> tuple[list[tuple[Signature, re.Match]],
                                                                               list[str] | None]:
         """The rows that match the line, and the continuation lines read for them: None (not needed), [] (needed, but
         the next line starts a new record), else the line joined with 1, 2 ... of them."""
