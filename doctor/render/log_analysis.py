@@ -11,6 +11,12 @@ VERDICT = {"confirmed": "confirmed", "ruled-out": "ruled out", "cannot-tell": "c
 SHOWN_GROUPS = 15  # unexplained kinds listed in text; -v lists all kept
 
 
+def clip(text: str, limit: int) -> str:
+    """A quoted log line within `limit` characters, its cut marked with "…" (never cut without saying so)."""
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
 def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1000 or unit == "GB":
@@ -88,7 +94,7 @@ def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> st
     if a.matches:
         out.append("Known pitfalls:")
     for m, after in causes_first(a):
-        out += wrap(f"line {m.first_line}: {m.text.strip()[:160]}", f"[{SYMBOL[m.severity]}] ", "    ", width)
+        out += wrap(f"line {m.first_line}: {clip(m.text, 160)}", f"[{SYMBOL[m.severity]}] ", "    ", width)
         out += wrap(f"{m.check} — {m.title}", "    pitfall: ", "             ", width)
         if m.confirmation:
             out += wrap(f"{VERDICT[m.confirmation.verdict]}: {m.confirmation.reason}", "    machine: ", "             ", width)
@@ -98,7 +104,7 @@ def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> st
             out += wrap(f"numbers: {_numbers(m)}", "    ", "      ", width)
         out += wrap(f"seen {_lines(m)} · {m.engine} · reported at {m.source}", "    ", "      ", width)
         for c in after:
-            out += wrap(f"line {c.first_line}: {c.text.strip()[:140]}", "    then ", "         ", width)
+            out += wrap(f"line {c.first_line}: {clip(c.text, 140)}", "    then ", "         ", width)
             out += wrap(f"{c.check} — {c.title} (a consequence of the above: the same fix)", "         ", "           ", width)
     u = a.unexplained
     out += [""] + wrap(f"Unexplained: {u.error_lines} error-looking, {u.warning_lines} warning-looking line(s) in "
@@ -107,7 +113,7 @@ def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> st
     shown = u.groups if verbose else u.groups[:SHOWN_GROUPS]
     for g in shown:
         count = f" (×{g.count})" if g.count > 1 else ""
-        out += wrap(f"line {g.first_line}{count} {g.kind}: {g.example.strip()[:150]}", "  ", "    ", width)
+        out += wrap(f"line {g.first_line}{count} {g.kind}: {clip(g.example, 150)}", "  ", "    ", width)
     hidden = len(u.groups) - len(shown)
     if hidden:
         out.append(f"  … {hidden} more kind(s) ({sum(g.count for g in u.groups[len(shown):])} lines): use -v or --json")
@@ -148,7 +154,7 @@ def render_markdown(a: LogAnalysis) -> str:
     u = a.unexplained
     if u.groups:
         out += [f"**Unexplained** ({u.error_lines} error-looking, {u.warning_lines} warning-looking lines):", ""]
-        out += [f"- line {g.first_line}{f' (×{g.count})' if g.count > 1 else ''} {g.kind}: {md_code(g.example.strip()[:150])}"
+        out += [f"- line {g.first_line}{f' (×{g.count})' if g.count > 1 else ''} {g.kind}: {md_code(clip(g.example, 150))}"
                 for g in u.groups[:SHOWN_GROUPS]]
         if len(u.groups) > SHOWN_GROUPS or u.lines_in_dropped_groups:
             more = sum(g.count for g in u.groups[SHOWN_GROUPS:]) + u.lines_in_dropped_groups
