@@ -98,6 +98,7 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
             proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env or child_env())
         threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
         try:
+            assert proc.stdin is not None  # spawned with stdin=PIPE
             if stdin_text:
                 proc.stdin.write(stdin_text)
             proc.stdin.close()
@@ -178,6 +179,7 @@ def run_child(cmd: list[str], stdin_text: str = "", *, on_event: EventSink | Non
 
 
 def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
+    assert proc.stdout is not None  # spawned with stdout=PIPE
     try:
         for line in proc.stdout:
             lines.put(line)

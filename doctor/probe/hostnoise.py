@@ -49,7 +49,7 @@ def _cpu_mhz() -> float:
 
 def _process_ticks(skip: int) -> dict[int, tuple[str, int]]:
     """pid -> (name, utime + stime in clock ticks) for every process but `skip`."""
-    out = {}
+    out: dict[int, tuple[str, int]] = {}
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:

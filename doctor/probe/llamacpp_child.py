@@ -16,13 +16,14 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 from doctor.probe.more_runs import add_timing_arguments, timed_runs
 
 FA = {"auto": -1, "off": 0, "on": 1}
 
 
-def say(**event) -> None:
+def say(**event: Any) -> None:
     print(json.dumps(event), flush=True)
 
 
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         say(event="error", kind="not-installed", message=f"llama-cpp-python is not importable: {exc}")
         return 3
-    llama_cpp.llama_log_set(ctypes.cast(None, llama_cpp.llama_log_callback), ctypes.c_void_p(0))
+    llama_cpp.llama_log_set(ctypes.cast(None, llama_cpp.llama_log_callback), ctypes.c_void_p(0))  # type: ignore[arg-type]  # None: a NULL callback, as ctypes takes it
     llama_cpp.llama_backend_init()
     say(event="phase", phase="load")
     mp = llama_cpp.llama_model_default_params()

@@ -123,7 +123,7 @@ def replicate(src_dir: str, out_dir: str, layers: int,
         m, ts = source_tensors(str(f))
         meta = meta or m
         tensors += ts
-    source_layers = len({int(m["index"]) for t in tensors if (m := LAYER_KEY.match(t.name))})
+    source_layers = len({int(lm["index"]) for t in tensors if (lm := LAYER_KEY.match(t.name))})
     entries = plan_entries(tensors, layers)
     size = write_safetensors(str(out / "model.safetensors"), entries, meta or None, on_tensor=on_progress)
     for f in src.iterdir():
@@ -132,7 +132,7 @@ def replicate(src_dir: str, out_dir: str, layers: int,
     cfg = json.loads((src / "config.json").read_text())
     cfg["num_hidden_layers"] = layers
     (out / "config.json").write_text(json.dumps(cfg, indent=2))
-    per_layer = sum(e.nbytes for e in entries if (m := LAYER_KEY.match(e.name)) and m["index"] == "0")
+    per_layer = sum(e.nbytes for e in entries if (lm := LAYER_KEY.match(e.name)) and lm["index"] == "0")
     return {"layers": layers, "source_layers": source_layers, "file_bytes": size, "layer_bytes": per_layer}
 
 

@@ -22,7 +22,7 @@ import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import Any, BinaryIO, Callable
 
 from doctor.facts.build_cache import exllamav2_location
 from doctor.knowledge.arithmetic.model_bytes import layer_linears, matrix_bytes
@@ -127,13 +127,13 @@ def _const(value: bytes) -> Callable[[BinaryIO, int], None]:
     return write
 
 
-def _array(arr) -> Callable[[BinaryIO, int], None]:
+def _array(arr: Any) -> Callable[[BinaryIO, int], None]:
     def write(fh: BinaryIO, nbytes: int) -> None:
         fh.write(arr.tobytes())
     return write
 
 
-def g_idx(fin: int, act_order: bool, rng) -> "object":
+def g_idx(fin: int, act_order: bool, rng: Any) -> "object":
     """GPTQ's group index per input row; act-order is a permutation that keeps each group's size."""
     import numpy as np  # lazy: numpy (160 ms) exists only where the probe builds a model
 

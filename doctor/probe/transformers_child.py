@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # an older or stand-in transformers: generate() only calls put() and end()
         BaseStreamer = object
 
-    class Stamps(BaseStreamer):  # type: ignore[misc,valid-type]
+    class Stamps(BaseStreamer):  # type: ignore[misc,valid-type,unused-ignore]  # BaseStreamer is Any without transformers installed (CI), a class with it
         """generate()'s streamer: the prompt first (skipped), then each new token, already read to the host."""
 
         def __init__(self) -> None:

@@ -28,7 +28,7 @@ from doctor.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.knowledge.messages import PROBE_ENGINE_INSTALL
 from doctor.knowledge.signatures import probe_failure_kind
 from doctor.model.ids import FailureKind
-from doctor.model.probe_results import DecodePass, MemoryUse, ModelShape, PrefillResult, ProbeResult
+from doctor.model.probe_results import BandwidthResult, DecodePass, DecodeRun, MemoryUse, ModelShape, PrefillResult, ProbeResult
 from doctor.model.serialize import to_jsonable
 from doctor.model.units import MIB
 from doctor.model.unknown import Unknown
@@ -83,6 +83,7 @@ class Worker:
         if not has_prebuilt_extension():
             cache = inspect_cache(torch.version.cuda)
             if cache.stale_lock:
+                assert cache.lock_age_s is not None  # a stale lock has an age
                 raise self.fail(FailureKind.JIT_BUILD, f"a stale build lock ({cache.build_dir}/lock, {cache.lock_age_s / 60:.0f} min old) "
                                 f"would make `import exllamav2` wait forever; delete it: rm {cache.build_dir}/lock")
             if not cache.built:
@@ -109,7 +110,7 @@ class Worker:
                 last = done
 
     # ---- bandwidth ----------------------------------------------------------------------------------
-    def bandwidth(self, torch: Any):
+    def bandwidth(self, torch: Any) -> BandwidthResult | None:
         if not self.spec.measure_bandwidth:
             return None
 
@@ -187,12 +188,15 @@ class Worker:
             dec = Decoder(torch, model, cache, ids, self.clock0)
             self.phase("warmup", f"warm-up: {spec.warmup_tokens} decode tokens (ExLlamaV2 autotunes for 200 calls "
                        "and captures CUDA graphs on the 205th)", spec.warmup_tokens)
-            chunk = lambda done, tps: (self.em.progress("warmup", done, spec.warmup_tokens, "tokens"),
-                                       self.em.emit("sample", phase="warmup", tok_s=round(tps, 2), **{"pass": index}))
+            def chunk(done: int, tps: float) -> None:
+                self.em.progress("warmup", done, spec.warmup_tokens, "tokens")
+                self.em.emit("sample", phase="warmup", tok_s=round(tps, 2), **{"pass": index})
+
             warm_s, warm_cpu, warm_faults = dec.steps(spec.warmup_tokens, every=32, on_chunk=chunk)
             self.phase("decode", f"timed decode: {spec.runs} runs of {spec.tokens} tokens (pass {index})",
                        spec.runs * spec.tokens)
-            runs, window, t0 = [], 0, time.perf_counter()
+            runs: list[DecodeRun] = []
+            window, t0 = 0, time.perf_counter()
             while len(runs) < spec.runs or (not window and len(runs) < spec.max_runs
                                              and time.perf_counter() - t0 < spec.settle_budget_s):
                 run = dec.timed_run(len(runs) + 1, spec.tokens)
