@@ -9,7 +9,6 @@ through one adapter (doctor/tui/messages.py) handled with `@on`, or from a story
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -24,10 +23,9 @@ from textual.filter import LineFilter
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from doctor.model.events import CheckEvent, CheckStarted, ProbeEvent, ProbeFailed, ProbePhase
+from doctor.model.events import CheckEvent, CheckStarted
 from doctor.model.source import BundledExample, Origin, SavedFile
-from doctor.render.panels import GPU_READINGS as LIVE_READINGS
-from doctor.render.panels import ProbeView, VerdictView, apply_probe_event, first_line, no_gpu_hint, probe_view, report_verdict_view, story_cases
+from doctor.render.panels import ProbeView, first_line, no_gpu_hint, story_cases
 from doctor.render.untrusted import visible
 from doctor.tui.banner import Banner
 from doctor.tui.checklist import Checklist
@@ -35,11 +33,13 @@ from doctor.tui.commands import CheckCommands
 from doctor.tui.controls_dropped import with_controls_dropped
 from doctor.tui.detail import DetailPane
 from doctor.tui.full_text import FullTextScreen, section
+from doctor.tui.guards import while_shown
 from doctor.tui.help_screen import HelpScreen
 from doctor.tui.keys import palette_actions
 from doctor.tui.keys_footer import KeysFooter
 from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
-from doctor.tui.probe_panel import ProbePanel, live_line, phase_line
+from doctor.tui.probe_panel import live_line, phase_line
+from doctor.tui.probe_row import ProbeRow
 from doctor.tui.save_dialog import SaveDialog
 from doctor.tui.verdict_panel import VerdictPanel
 
@@ -47,20 +47,6 @@ if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready)
     from doctor.model.report import Report
     from doctor.run.run import Run, RunControl
     from doctor.run.session import Session
-
-
-def while_shown(handler):
-    """A handler of a message or a timer that may still be queued when the app has torn its screens down (a quit
-    while the checks' worker posts, a highlight pending as the list closes, the panels' mount after the first frame):
-    with no screen left it does nothing, instead of ending the exit in an IndexError (exit 4)."""
-
-    @functools.wraps(handler)
-    def guarded(self, *args):
-        if self.screen_stack:
-            return handler(self, *args)
-        return None
-
-    return guarded
 
 
 LIST_GRACE_S = 0.02  # the list's frame reaches the terminal before the panels and the CLI's imports take the GIL
@@ -103,7 +89,6 @@ class DoctorApp(App["Report | None"]):
         self.session = session
         self.run_shown: Run = session.run  # what the screen shows and `r` runs again (a story stage's, once opened)
         self.report: Report | None = self._story_report(session.run)
-        self.probe_state = ProbeView()
         self._probe_cancel = threading.Event()
         self._check_count = 0
         self._control: RunControl | None = None  # a live run's gathering, so quitting can stop its torch child
@@ -113,7 +98,6 @@ class DoctorApp(App["Report | None"]):
         self._quitting = False
         self.before_exit: Callable[[], None] | None = None  # the CLI's -o, written while the screen is still up
         self.after_first_frame: Callable[[], None] | None = None  # the CLI's imports that the first frame need not wait for
-        self._verdict: VerdictView | None = None
         self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
         self._hung_up = False
         self._list_drawn = False  # the first check list is on screen: the panels and the CLI's imports may follow
@@ -133,7 +117,7 @@ class DoctorApp(App["Report | None"]):
         with Horizontal(id="main"):
             yield Checklist(id="checklist")
             yield DetailPane(id="detail")
-        yield Horizontal(id="probe-row")  # its panels mount after the first frame (_probe_panels): it is hidden until a probe
+        yield ProbeRow(id="probe-row")  # its panels mount after the first frame (_after_the_list): it is hidden until a probe
         yield Static(id="compact-foot")
         yield Static(COMPACT_KEYS, id="compact-keys")
         yield KeysFooter()
@@ -203,7 +187,7 @@ class DoctorApp(App["Report | None"]):
         if self._list_drawn or self._quitting or self._hung_up:
             return
         self._list_drawn = True
-        self._probe_panels()  # hidden in the first frame: styled and mounted after it
+        self.probe_row.panels()  # hidden in the first frame: styled and mounted after it
         if self.after_first_frame is not None:
             self.after_first_frame()
 
@@ -223,6 +207,15 @@ class DoctorApp(App["Report | None"]):
     @property
     def banner(self) -> Banner:
         return self.main_screen.query_one(Banner)
+
+    @property
+    def probe_row(self) -> ProbeRow:
+        return self.main_screen.query_one(ProbeRow)
+
+    @property
+    def probe_state(self) -> ProbeView:
+        """What the probe panel draws now."""
+        return self.probe_row.state
 
     # ---- checks -----------------------------------------------------------------------------
     def _start_checks(self) -> None:
@@ -308,12 +301,8 @@ class DoctorApp(App["Report | None"]):
 
     def _show_probe_of(self, report: Report) -> None:
         """The probe and verdict panels for a finished report (a replay's recorded probe, a story stage)."""
-        probe = probe_view(report.probe) if report.probe is not None else None
-        verdict = report_verdict_view(report)
-        self.main_screen.query_one("#probe-row").set_class(probe is not None or verdict is not None, "-shown")
-        self.probe_state = probe or ProbeView()
-        self._probe_panels()[0].show(self.probe_state)
-        self._show_verdict(verdict)
+        self.probe_row.show_report(report)
+        self._paint_compact()
 
     def _show_saved(self, report: Report) -> None:
         self._paint_source()
@@ -400,12 +389,13 @@ class DoctorApp(App["Report | None"]):
                                  *(c if c.startswith("#") else f"$ {c}" for c in finding.commands)))
         elif check_id is not None:
             parts.append(section(f"Check: {check_id}", self.checklist.title_of(check_id), "not finished yet"))
-        if self.main_screen.query_one("#probe-row").has_class("-shown"):
-            parts.append(section("Probe", phase_line(self.probe_state), live_line(self.probe_state)))
-        if self._verdict is not None:
+        row = self.probe_row
+        if row.shown:
+            parts.append(section("Probe", phase_line(row.state), live_line(row.state)))
+        if row.verdict is not None:
             panel = VerdictPanel(whole=True)
-            panel.view = self._verdict
-            parts += [section("Verdict", self._verdict.headline), panel]
+            panel.view = row.verdict
+            parts += [section("Verdict", row.verdict.headline), panel]
         return parts
 
     def action_help(self) -> None:
@@ -487,7 +477,7 @@ class DoctorApp(App["Report | None"]):
         self.main_screen.query_one("#compact-foot", Static).update(Text("\n".join(self._compact_lines())))
 
     def _compact_lines(self) -> list[str]:
-        v = self._verdict
+        v = self.probe_row.verdict
         if v is not None:
             fix = v.fix_first or (f"at the card's limit; options: {v.limit_options}" if v.limit_options else "")
             return [f"Verdict: {first_line(v.headline) or f'{v.measured_tok_s:.1f} of {v.ceiling_tok_s:.1f} tok/s'}"] + \
@@ -598,19 +588,18 @@ class DoctorApp(App["Report | None"]):
             self.notify("wait for the checks to finish first")
             return
         self._probe_cancel.clear()
-        self._show_probe_row()
-        self.probe_state = apply_probe_event(ProbeView(), ProbePhase("start", "starting the probe process…"))
-        self._probe_panels()[0].show(self.probe_state)
-        self._show_verdict(None)
-        report, run_probe, poster, cancel = self.report, self.session.run_probe, Poster(self), self._probe_cancel
+        row = self.probe_row
+        row.start()
+        self._paint_compact()
+        report, run_probe, poster, cancel = self.report, self.session.run_probe, Poster(row), self._probe_cancel
 
-        def probe() -> Report | None:
+        def probe() -> Report | None:  # its events go to the probe row, and bubble up to the app
             try:
                 done = run_probe(report, poster, cancel)
             except Exception as exc:  # noqa: BLE001 - a bug of the doctor: said in the probe panel
-                self.post_message(ProbeEnded(None, exc))
+                row.post_message(ProbeEnded(None, exc))
                 return None
-            self.post_message(ProbeEnded(done))
+            row.post_message(ProbeEnded(done))
             return done
 
         self._probe_worker = self.run_worker(probe, thread=True, exclusive=False, exit_on_error=False)
@@ -618,21 +607,14 @@ class DoctorApp(App["Report | None"]):
     @on(ProbeUpdate)
     @while_shown
     def _on_probe_update(self, message: ProbeUpdate) -> None:
-        self._on_probe_event(message.event)
+        """Drawn by the probe row; the one-pane foot may now say why nothing was measured."""
+        self._paint_compact()
 
     @on(ProbeEnded)
     @while_shown
     def _on_probe_ended(self, message: ProbeEnded) -> None:
-        if message.error is not None:
-            self._on_probe_event(ProbeFailed(f"{type(message.error).__name__}: {message.error}"))
-        elif message.report is not None:
+        if message.report is not None:  # an error is said in the probe row
             self._probe_done(message.report)
-
-    def _on_probe_event(self, event: ProbeEvent) -> None:
-        self.probe_state = apply_probe_event(self.probe_state, event)
-        self._probe_panels()[0].show(self.probe_state)
-        if self.probe_state.state == "skipped":
-            self._show_verdict(None)
 
     def _probe_done(self, report: Report) -> None:
         if report is self.report:  # already shown (the quit path and the message both bring it)
@@ -640,34 +622,9 @@ class DoctorApp(App["Report | None"]):
         self.report = report
         self._mark_new_findings(report)  # the probe's own finding (decode speed, or why it failed)
         self._show_highlighted()
-        probe = probe_view(report.probe) if report.probe is not None else None
-        live = self.probe_state
-        if probe is not None and probe.state == "done":  # the runner's result, with what was seen live kept
-            self.probe_state = replace(probe, tok_s=live.tok_s or probe.tok_s,
-                                       **{k: v for k in LIVE_READINGS if (v := getattr(live, k)) is not None})
-        elif probe is not None:  # failed or cancelled: keep the phase and progress where it stopped
-            self.probe_state = replace(live, state=probe.state, error=probe.error)
-        self._probe_panels()[0].show(self.probe_state)
-        self._show_verdict(report_verdict_view(report))  # ExLlamaV2's verdict or the engine probe's
-        self.banner.set_status(self._summary_text())
-
-    def _show_probe_row(self) -> None:
-        self.main_screen.query_one("#probe-row").add_class("-shown")  # a class, so the one-pane layout still hides it
-
-    def _probe_panels(self) -> tuple[ProbePanel, VerdictPanel]:
-        """The probe and verdict panels, mounted on first use or just after the first frame, which never shows them."""
-        row = self.main_screen.query_one("#probe-row")
-        if not row.children:
-            row.mount(ProbePanel(id="probe"), VerdictPanel(id="verdict"))
-        return row.query_one(ProbePanel), row.query_one(VerdictPanel)
-
-    def _show_verdict(self, view: VerdictView | None) -> None:
-        self._verdict = view
-        skipped = view is None and self.probe_state.state == "skipped"
-        panel = self._probe_panels()[1]
-        panel.display = not skipped  # the probe panel says once why nothing was measured
-        panel.show(view)
+        self.probe_row.finish(report)
         self._paint_compact()
+        self.banner.set_status(self._summary_text())
 
     # ---- save -------------------------------------------------------------------------------
     def action_save_json(self) -> None:
