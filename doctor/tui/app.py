@@ -40,7 +40,7 @@ from doctor.tui.keys_footer import KeysFooter
 from doctor.tui.messages import CheckProgress, ChecksListed, Poster, ProbeEnded, ProbeUpdate, RunCrashed, RunFinished
 from doctor.tui.probe_panel import live_line, phase_line
 from doctor.tui.probe_row import ProbeRow
-from doctor.tui.save_dialog import SaveDialog
+from doctor.tui.save_flow import SaveFlow
 from doctor.tui.verdict_panel import VerdictPanel
 
 if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready); the run and session are handed in
@@ -101,6 +101,7 @@ class DoctorApp(App["Report | None"]):
         self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
         self._hung_up = False
         self._list_drawn = False  # the first check list is on screen: the panels and the CLI's imports may follow
+        self.saving = SaveFlow(self)  # s, m and c: the shown report saved, a fix's commands copied
 
     def _story_report(self, run: Run) -> Report | None:
         """The demo's story has every example replayed before the screen opens: the stage shown needs no run."""
@@ -541,8 +542,7 @@ class DoctorApp(App["Report | None"]):
         report = dict(self.session.story)[name]
         for finding in report.findings:
             if finding.status in (Status.FAIL, Status.WARN) and finding.commands:
-                self.copy_to_clipboard("\n".join(finding.commands))
-                self.notify(f"{finding.id}'s fix commands copied (OSC 52: works where the terminal allows clipboard access)")
+                self.saving.copy_commands("\n".join(finding.commands), f"{finding.id}'s fix commands")
                 return
         self.notify("this stage has no fix commands to copy (its full report, enter, says why)")
 
@@ -556,12 +556,7 @@ class DoctorApp(App["Report | None"]):
         self._focus_list()
 
     def action_copy_fix(self) -> None:
-        text = self.detail.commands_text
-        if not text:
-            self.notify("this check has no fix commands to copy")
-            return
-        self.copy_to_clipboard(text)
-        self.notify("fix commands copied (OSC 52: works where the terminal allows clipboard access)")
+        self.saving.copy_commands(self.detail.commands_text)
 
     # ---- re-run -----------------------------------------------------------------------------
     def action_rerun(self) -> None:
@@ -628,54 +623,10 @@ class DoctorApp(App["Report | None"]):
 
     # ---- save -------------------------------------------------------------------------------
     def action_save_json(self) -> None:
-        self._ask_to_save("JSON report", self._default_path(".json"), self._write_json)
+        self.saving.save(markdown=False)
 
     def action_save_markdown(self) -> None:
-        if self.report is not None:
-            from doctor.render.markdown import render_markdown  # lazy: Markdown is drawn only when saving, after the first frame
-
-            self.copy_to_clipboard(render_markdown(self._shareable()))
-        self._ask_to_save("Markdown (also copied to the clipboard where the terminal allows)",
-                          self._default_path(".md"), self._write_markdown)
-
-    def _ask_to_save(self, what: str, default: str, write) -> None:
-        if self.report is None:
-            self.notify("nothing to save yet: the checks are still running")
-            return
-
-        def chosen(path: str | None) -> None:
-            if path:
-                write(Path(path).expanduser())
-
-        self.push_screen(SaveDialog(what, default), chosen)
-
-    def _write_json(self, path: Path) -> None:
-        from doctor.model.report import report_to_json  # lazy: after the first frame: the report model (14 modules)
-
-        self._write(path, report_to_json(self._shareable()) + "\n", "report")
-
-    def _write_markdown(self, path: Path) -> None:
-        from doctor.render.markdown import render_markdown  # lazy: Markdown is drawn only when saving, after the first frame
-
-        self._write(path, render_markdown(self._shareable()), "Markdown")
-
-    def _shareable(self) -> Report:
-        """What a save or the clipboard gets: redacted as every report output is, unless --no-redact."""
-        return self.session.shareable(self.report)
-
-    def _write(self, path: Path, text: str, what: str) -> None:
-        try:
-            self.session.save(path, text)  # the one atomic writer: whole or as it was
-        except OSError as exc:
-            self.notify(f"cannot write {path}: {exc.strerror}", severity="error")
-            return
-        self.notify(f"{what} saved to {path.resolve()}")
-
-    def _default_path(self, suffix: str) -> str:
-        if self.session.save_path and suffix == ".json":
-            return self.session.save_path
-        stamp = (self.report.created_at if self.report else "").replace("-", "").replace(":", "")[:15].replace("T", "-")
-        return f"v100-doctor-report-{stamp or 'now'}{suffix}"
+        self.saving.save(markdown=True)
 
     # ---- quit -------------------------------------------------------------------------------
     async def action_quit(self) -> None:
