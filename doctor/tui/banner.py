@@ -1,18 +1,25 @@
 """The three lines on top: whose machine this is (live, replayed, recorded example), what it has, and
-where the run stands."""
+where the run stands; `source_text` and `summary_text` say the first and the last from a report."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.widgets import Static
 
 from doctor import __version__
+from doctor.model.source import BundledExample, Origin, SavedFile, Source
+
+if TYPE_CHECKING:  # the report model loads after the first frame
+    from doctor.model.report import Report
 
 
 class Banner(Static):
     """`source` says what is shown, `machine` what it has; `status` what is happening now or how it ended."""
 
-    def __init__(self, source: str, **kw) -> None:
+    def __init__(self, source: str, **kw: Any) -> None:
         super().__init__(**kw)
         self.source = source
         self.machine = ""
@@ -42,3 +49,41 @@ class Banner(Static):
     def _paint(self) -> None:
         top, machine, status = self.lines
         self.update(Text("\n".join([top, status] if self.compact else [top, machine, status])))
+
+
+def source_text(report: Report | None, source: Source) -> str:
+    """The banner's first line: where the shown facts come from (the report's provenance, or before it the source
+    asked for)."""
+    if report is not None:
+        src = report.source
+        if src.origin is Origin.EXAMPLE:
+            from doctor.render.common import source_line  # lazy: after the first frame: render.common loads the report model (15 modules)
+
+            return source_line(report)
+        if src.origin is Origin.REPLAY:
+            what = "recorded facts and probe, today's checks and verdict" if report.probe is not None else \
+                "recorded facts, today's checks"
+            return f"replayed from {src.file_name}: {what}"
+        return "this machine, live"
+    if isinstance(source, SavedFile):
+        return f"replayed from {Path(source.path).name}: recorded facts, today's checks"
+    if isinstance(source, BundledExample):
+        return f"RECORDED EXAMPLE ({source.name}), not this machine"
+    return "this machine, live"
+
+
+def summary_text(report: Report | None) -> str:
+    """How a finished run ended: the counts, each GPU's worst when there are several, and the run's own errors."""
+    from doctor.render.common import summary_counts  # lazy: after the first frame: render.common loads the report model (15 modules)
+
+    if report is None:
+        return ""
+    text = summary_counts(report)
+    if report.gpus:  # several GPUs: each one's worst, worst first (the text report has a line per GPU)
+        from doctor.render.common import SYMBOLS  # lazy: after the first frame: render.common loads the report model (15 modules)
+
+        text += " · GPUs: " + ", ".join(f"{SYMBOLS[g.status]} {g.index}" + (f" {g.top().id}" if g.top() and
+                                        g.status.value in ("fail", "warn", "error") else "") for g in report.gpus)
+    if report.errors:
+        text += f" · ☠ {'; '.join(report.errors)}"
+    return text

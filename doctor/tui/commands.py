@@ -6,28 +6,37 @@ The actions (probe, save, filter, help…) come from DoctorApp.get_system_comman
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:  # the provider runs inside the doctor's app; the app module imports this one
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.report_view import ReportView
 
 
 class CheckCommands(Provider):
     """One command per check in the list: "Check: cuda-pairing (CUDA / PyTorch pairing)" opens it."""
 
+    @property
+    def _view(self) -> ReportView:
+        return cast("DoctorApp", self.app).view  # the main screen's report
+
     def _checks(self) -> list[tuple[str, str]]:
-        checklist = self.app.checklist
+        checklist = self._view.checklist
         return [(cid, f"Check: {cid} ({checklist.title_of(cid)})") for cid in checklist.check_ids]
 
     async def discover(self) -> Hits:
         for cid, text in self._checks():
-            yield DiscoveryHit(text, partial(self.app.show_check, cid), help=self._status(cid))
+            yield DiscoveryHit(text, partial(self._view.show_check, cid), help=self._status(cid))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for cid, text in self._checks():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(self.app.show_check, cid), help=self._status(cid))
+                yield Hit(score, matcher.highlight(text), partial(self._view.show_check, cid), help=self._status(cid))
 
     def _status(self, check_id: str) -> str:
-        finding = self.app.checklist.findings.get(check_id)
+        finding = self._view.checklist.findings.get(check_id)
         return f"{finding.status.value}: {finding.summary}" if finding is not None else "not finished yet"

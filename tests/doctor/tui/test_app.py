@@ -21,6 +21,7 @@ from doctor.run.pipeline import diagnose
 from doctor.run.run import Run
 from doctor.run.session import Session
 from doctor.tui.app import DoctorApp
+from doctor.tui.banner import summary_text
 
 
 def symbols(app: DoctorApp) -> dict[str, str]:
@@ -291,7 +292,7 @@ def test_banner_names_each_gpu_worst_first_on_a_mixed_box():
 
     async def script(app, pilot):
         await settle(app, pilot)
-        return app._summary_text()
+        return summary_text(app.report)
 
     text = run_app(DoctorApp(fixture_session("mixed-2080ti-v100.json", checks=None)), script)
     assert "GPUs: ✗ 1 cuda-pairing, ✓ 0" in text
@@ -307,7 +308,7 @@ def test_a_failing_gpu_other_than_gpu_0_gets_its_lines_fix_and_route_in_the_tui(
         await settle(app, pilot)
         assert app.checklist.go_to("gpu1/cuda-pairing")
         await pilot.pause()
-        return app.checklist.check_ids, app.detail.finding, app._summary_text()
+        return app.checklist.check_ids, app.detail.finding, summary_text(app.report)
 
     ids, finding, summary = run_app(DoctorApp(fixture_session("mixed-2080ti-v100.json", checks=None)), script)
     assert "gpu1/cuda-pairing" in ids and "gpu0/cuda-pairing" not in ids
@@ -331,9 +332,9 @@ def test_messages_still_queued_when_the_screens_are_gone_do_nothing():
 
     report = run_app(app, script)
     assert report is not None and not app.screen_stack  # the app has exited: its screens are gone
-    app.on_option_list_option_highlighted(None)
-    app.on_input_changed(None)
-    app._on_checks_listed(ChecksListed(ChecksChosen(checks=(), gathering=False)))
-    app._on_run_crashed(RunCrashed(RuntimeError("late")))
+    app.view.on_option_list_option_highlighted(None)
+    app.view.on_input_changed(None)
+    app.view._on_checks_listed(ChecksListed(ChecksChosen(checks=(), gathering=False)))
+    app.view._on_run_crashed(RunCrashed(RuntimeError("late")))
     app._when_keys_drawn(0)  # timers set around the first frame
     app.action_story()

@@ -199,7 +199,7 @@ def test_a_live_run_without_a_gpu_points_at_target_gpu_and_demo():
 def test_details_show_an_unknown_fact_as_unknown_with_its_reason_never_none():
     async def script(app, pilot):
         await settle(app, pilot)
-        app.show_check("gpu-present")
+        app.view.show_check("gpu-present")
         await pilot.pause()
         return drawn(app.detail.query_one("#detail-evidence"))
 
