@@ -20,8 +20,7 @@ from textual.filter import LineFilter
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from doctor.model.source import BundledExample
-from doctor.render.panels import ProbeView, story_cases
+from doctor.render.panels import ProbeView
 from doctor.tui.commands import CheckCommands
 from doctor.tui.controls_dropped import with_controls_dropped
 from doctor.tui.full_text import FullTextScreen
@@ -32,6 +31,7 @@ from doctor.tui.keys_footer import KeysFooter
 from doctor.tui.messages import ChecksListed, Poster, ProbeEnded, RunCrashed, RunFinished
 from doctor.tui.report_view import ReportView
 from doctor.tui.save_flow import SaveFlow
+from doctor.tui.story_routes import StoryRoutes, stage_report
 
 if TYPE_CHECKING:  # the report model loads after the first frame (see on_ready); the run and session are handed in
     from doctor.model.report import Report
@@ -77,7 +77,7 @@ class DoctorApp(App["Report | None"]):
         super().__init__()
         self.session = session
         self.run_shown: Run = session.run  # what the screen shows and `r` runs again (a story stage's, once opened)
-        self.report: Report | None = self._story_report(session.run)
+        self.report: Report | None = stage_report(session)  # a demo's stage: replayed before the screen opened
         self._probe_cancel = threading.Event()
         self._check_count = 0
         self._control: RunControl | None = None  # a live run's gathering, so quitting can stop its torch child
@@ -87,20 +87,14 @@ class DoctorApp(App["Report | None"]):
         self._quitting = False
         self.before_exit: Callable[[], None] | None = None  # the CLI's -o, written while the screen is still up
         self.after_first_frame: Callable[[], None] | None = None  # the CLI's imports that the first frame need not wait for
-        self._story_at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
         self._hung_up = False
         self._list_drawn = False  # the first check list is on screen: the panels and the CLI's imports may follow
         self.saving = SaveFlow(self)  # s, m and c: the shown report saved, a fix's commands copied
+        self.story = StoryRoutes(self)  # the demo's story view and the stage shown on this screen
         self.view = ReportView(self.report, session.run.source, id="report-view")  # the main screen above its keys
         # its widgets that the CLI, the palette and the tests read
         self.checklist, self.detail, self.banner = self.view.checklist, self.view.detail, self.view.banner
         self.filter_input = self.view.filter_input
-
-    def _story_report(self, run: Run) -> Report | None:
-        """The demo's story has every example replayed before the screen opens: the stage shown needs no run."""
-        if self.session.story and isinstance(run.source, BundledExample):
-            return dict(self.session.story).get(run.source.name)
-        return None
 
     # ---- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -120,7 +114,7 @@ class DoctorApp(App["Report | None"]):
         if self.report is not None:  # a story stage: the example's report, replayed before the screen opened
             self.view.show_saved(self.report)
         self.view.layout_for(*self.size)
-        self._open_story_at_start()
+        self.story.open_at_start()
         if self._hung_up:  # the terminal went away while the screen was starting
             self.call_later(self.action_quit)
 
@@ -280,63 +274,9 @@ class DoctorApp(App["Report | None"]):
         self.view.layout_for(event.size.width, event.size.height)
 
     # ---- the story (demo) ---------------------------------------------------------------------
-    def _open_story_at_start(self) -> None:
-        if self.session.story and self.session.story_start is None:
-            self.call_after_refresh(self.action_story)
-        elif self.session.story:
-            names = [name for name, _ in self.session.story]
-            self._story_at = self._story_place(names.index(self.session.story_start))
-
-    def _story_place(self, flat: int) -> tuple[int, int]:
-        seen = 0
-        for c, case in enumerate(story_cases(list(self.session.story))):
-            if flat < seen + len(case.stages):
-                return c, flat - seen
-            seen += len(case.stages)
-        return 0, 0
-
     @while_shown
     def action_story(self) -> None:
-        from doctor.tui.story import StoryScreen  # lazy: the story screen (16 modules) loads when a demo's story opens
-
-        if not self.session.story or isinstance(self.screen, StoryScreen):
-            return
-        self.screen.minimize()
-        self.view.clear_filter()  # a filter belongs to the report it was typed on: the next stage opens unfiltered
-        self.push_screen(StoryScreen(story_cases(list(self.session.story)), *self._story_at))
-
-    def _use_stage(self, name: str) -> None:
-        """That stage's report becomes the one shown (and saved) on the main screen."""
-        report = dict(self.session.story)[name]
-        if self.report is not report:
-            self.run_shown = self.session.stage_run(name)
-            self.report = report
-            self.view.show_saved(report)
-
-    def save_stage(self, name: str, markdown: bool) -> None:
-        """From the story: s / m save the selected stage's report, as they do on its full report."""
-        self._use_stage(name)
-        (self.action_save_markdown if markdown else self.action_save_json)()
-
-    def copy_stage_fix(self, name: str) -> None:
-        """From the story: c copies the commands of the stage's first failed or warned check that has any."""
-        from doctor.model.findings import Status  # lazy: the report model loads after the first frame
-
-        report = dict(self.session.story)[name]
-        for finding in report.findings:
-            if finding.status in (Status.FAIL, Status.WARN) and finding.commands:
-                self.saving.copy_commands("\n".join(finding.commands), f"{finding.id}'s fix commands")
-                return
-        self.notify("this stage has no fix commands to copy (its full report, enter, says why)")
-
-    def open_stage(self, case: int, stage: int, name: str) -> None:
-        """From the story: that stage's whole report on the main screen (escape or `t` goes back)."""
-        report = dict(self.session.story)[name]
-        self._story_at = (case, stage)
-        self.run_shown = self.session.stage_run(name)
-        self.report = report
-        self.view.show_saved(report)
-        self.view.focus_list()
+        self.story.open()
 
     def action_copy_fix(self) -> None:
         self.saving.copy_commands(self.detail.commands_text)

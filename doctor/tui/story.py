@@ -8,6 +8,7 @@ stage's whole report on the main screen, and escape (or `t`) comes back here.
 from __future__ import annotations
 
 import textwrap
+from typing import Protocol
 
 from rich.console import Group
 from rich.text import Text
@@ -25,6 +26,16 @@ from doctor.tui.verdict_panel import bar
 COMPACT_BELOW = 80  # a narrower terminal shows one stage at a time
 HEADLINE_FROM = 30  # rows: the selected stage's verdict sentence under the cards (the full report has it anyway)
 HEADLINE_LINES = 4  # at most; cut with "…" (`v` shows it whole)
+
+
+class StageRoutes(Protocol):
+    """What the story asks of the app (doctor/tui/story_routes.py): a stage's report shown, saved, its fix copied."""
+
+    def open_stage(self, case: int, stage: int, name: str) -> None: ...
+
+    def save_stage(self, name: str, markdown: bool) -> None: ...
+
+    def copy_stage_fix(self, name: str) -> None: ...
 
 
 def at_most(text: str, width: int, lines: int) -> str:
@@ -130,8 +141,9 @@ class StoryScreen(Screen):
         Binding("escape", "noop", "", show=False),  # the story is the demo's first screen: escape stays here
     ]
 
-    def __init__(self, cases: tuple[CaseView, ...], case: int = 0, stage: int = 0) -> None:
+    def __init__(self, cases: tuple[CaseView, ...], case: int = 0, stage: int = 0, *, routes: StageRoutes) -> None:
         super().__init__()
+        self.routes = routes
         self.cases = cases
         self.case = min(case, len(cases) - 1)
         self.stage = stage
@@ -196,7 +208,7 @@ class StoryScreen(Screen):
         name = self.cases[self.case].stages[self.stage].name
         case, stage = self.case, self.stage
         self.app.pop_screen()
-        self.app.open_stage(case, stage, name)
+        self.routes.open_stage(case, stage, name)
 
     @property
     def selected_card(self) -> StageCard | None:
@@ -225,11 +237,11 @@ class StoryScreen(Screen):
 
     def action_save(self, what: str) -> None:
         """s / m: the selected stage's report, as the full report's keys save it."""
-        self.app.save_stage(self.selected.name, markdown=what == "markdown")
+        self.routes.save_stage(self.selected.name, markdown=what == "markdown")
 
     def action_copy_fix(self) -> None:
         """c: the commands of the selected stage's first fix."""
-        self.app.copy_stage_fix(self.selected.name)
+        self.routes.copy_stage_fix(self.selected.name)
 
     def action_noop(self) -> None:
         pass

@@ -62,19 +62,6 @@ def test_keys_move_between_stages_and_cases_and_enter_opens_a_stage_escape_comes
     assert h200 == ("h200-synthetic-gptq", 1)
 
 
-def test_demo_name_opens_that_stage_and_t_goes_to_the_story():
-    async def script(app, pilot):
-        await pilot.pause()
-        first = (type(app.screen).__name__, app.report.source)
-        await pilot.press("t")
-        await pilot.pause()
-        return first, app.screen.selected.name
-
-    first, selected = run_app(DoctorApp(story_session("seed-2-exl2-4.25bpw")), script)
-    assert first == ("Screen", example("seed-2-exl2-4.25bpw")) and selected == "seed-2-exl2-4.25bpw"
-
-
-
 def test_the_story_headline_is_cut_with_an_ellipsis_at_four_lines():
     from doctor.tui.story import at_most
 
