@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import TYPE_CHECKING, Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual import on
+from textual.actions import parse as parse_action
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.events import Resize
-from textual.filter import LineFilter
+from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from doctor.render.panels import ProbeView
 from doctor.tui.commands import CheckCommands
-from doctor.tui.controls_dropped import with_controls_dropped
+from doctor.tui.controls_dropped import SanitisedApp
 from doctor.tui.full_text import FullTextScreen
 from doctor.tui.guards import while_shown
 from doctor.tui.help_screen import HelpScreen
@@ -45,7 +47,7 @@ QUIT_WAIT_S = 1.0  # at most this long for a check run to wind down after its to
 COMPACT_KEYS = "? keys  jk move  ⏎ open  v full  / filter  c copy  q quit"  # `?` lists the rest (s m p r t)
 
 
-class DoctorApp(App["Report | None"]):
+class DoctorApp(SanitisedApp["Report | None"]):
     CSS_PATH = "app.tcss"
     TITLE = "v100-doctor"
     ESCAPE_TO_MINIMIZE = False  # escape is `back` (below): it also gives the list its focus again
@@ -60,18 +62,14 @@ class DoctorApp(App["Report | None"]):
         Binding("t", "story", "Story"),  # before the probe: in the demo it is the way back, and the footer is short
         Binding("p", "probe", "Probe"),
         Binding("r", "rerun", "Run"),  # again: "Rerun" would push the last key off 80 columns in the demo
-        Binding("s", "save_json", "Save", key_display="s/m"),  # s JSON, m Markdown: one hint, so 80 columns hold every key
-        Binding("m", "save_markdown", "Md", show=False),
+        Binding("s", "save('json')", "Save", key_display="s/m"),  # s JSON, m Markdown: one hint, so 80 columns hold every key
+        Binding("m", "save('markdown')", "Md", show=False),
         Binding("c", "copy_fix", "Copy"),
         Binding("escape", "back", "Back", show=False),
         Binding("j,down", "move(1)", "Move", show=False),  # the one-pane layout: the list is hidden, keys still move it
         Binding("k,up", "move(-1)", "Up", show=False),
         Binding("enter", "open", "Details", show=False),
     ]
-
-    def get_line_filters(self) -> Sequence[LineFilter]:
-        """Textual's filters and the sanitiser: names and paths from the machine or a report are drawn, not obeyed."""
-        return with_controls_dropped(super().get_line_filters())
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -251,13 +249,14 @@ class DoctorApp(App["Report | None"]):
     def action_filter(self) -> None:
         self.view.open_filter()
 
-    def get_system_commands(self, screen):
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The command palette (ctrl+p): textual's own commands, then every action of the footer and help."""
         yield from super().get_system_commands(screen)
 
         for title, help_text, action in palette_actions():
-            if self.check_action(action, ()):
-                yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
+            _, name, parameters = parse_action(action)  # "save('json')": action_save("json"), as the key runs it
+            if self.check_action(name, parameters):
+                yield SystemCommand(title, help_text, partial(getattr(self, f"action_{name}"), *parameters))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in STORY_HIDES:
@@ -284,10 +283,10 @@ class DoctorApp(App["Report | None"]):
     # ---- re-run -----------------------------------------------------------------------------
     def action_rerun(self) -> None:
         """`r`: the same Run again (this machine gathered anew; a replay's recorded facts and probe read again)."""
-        if self._active(self._checks_worker):
+        if active(self._checks_worker):
             self.notify("the checks are still running")
             return
-        if self._active(self._probe_worker):
+        if active(self._probe_worker):
             self.notify("the probe is still running")
             return
         if not self.run_shown.live:
@@ -299,7 +298,7 @@ class DoctorApp(App["Report | None"]):
         if self.session.run_probe is None:
             self.notify(self.session.no_probe_reason, severity="warning")
             return
-        if self._active(self._probe_worker):
+        if active(self._probe_worker):
             self.notify("the probe is already running")
             return
         if self.report is None:
@@ -325,28 +324,24 @@ class DoctorApp(App["Report | None"]):
     @on(ProbeEnded)
     @while_shown
     def _on_probe_ended(self, message: ProbeEnded) -> None:
-        if message.report is not None:  # an error is said in the probe row
-            self._probe_done(message.report)
-
-    def _probe_done(self, report: Report) -> None:
-        if report is self.report:  # already shown (the quit path and the message both bring it)
+        """The probe stage returned its report (from the probe row, or from quitting, which waited for it)."""
+        report = message.report
+        if report is None or report is self.report:  # an error is said in the probe row; already shown
             return
         self.report = report
         self.view.show_probed(report)
 
     # ---- save -------------------------------------------------------------------------------
-    def action_save_json(self) -> None:
-        self.saving.save(markdown=False)
-
-    def action_save_markdown(self) -> None:
-        self.saving.save(markdown=True)
+    def action_save(self, what: str) -> None:
+        """s: the JSON report, m: Markdown (doctor/tui/save_flow.py)."""
+        self.saving.save(markdown=what == "markdown")
 
     # ---- quit -------------------------------------------------------------------------------
     async def action_quit(self) -> None:
         """Quit; a running probe is cancelled first and its process group reaped, so no child outlives us;
         a gathering in progress has its torch child stopped, so quitting never waits out its timeout."""
         self._quitting = True
-        checks = self._active(self._checks_worker)
+        checks = active(self._checks_worker)
         if checks is not None:
             if self._control is not None:
                 await asyncio.to_thread(self._control.stop)
@@ -354,7 +349,7 @@ class DoctorApp(App["Report | None"]):
                 await asyncio.wait_for(checks.wait(), QUIT_WAIT_S)
             except (asyncio.TimeoutError, WorkerFailed, WorkerCancelled):
                 pass
-        probe = self._active(self._probe_worker)
+        probe = active(self._probe_worker)
         if probe is not None:
             self.banner.set_status("cancelling the probe…")
             self._probe_cancel.set()  # the runner kills the worker's process group and returns
@@ -363,16 +358,17 @@ class DoctorApp(App["Report | None"]):
             except (WorkerFailed, WorkerCancelled):
                 pass
             if probe.result is not None:
-                self._probe_done(probe.result)  # the report keeps how the probe ended (cancelled)
+                self._on_probe_ended(ProbeEnded(probe.result))  # the report keeps how the probe ended (cancelled)
         if self.before_exit is not None:  # -o before the screen is torn down: a terminal closed then cannot lose it
             await asyncio.to_thread(self.before_exit)
         self.exit(self.report)
 
-    @staticmethod
-    def _active(worker: Worker | None) -> Worker | None:
-        """The worker while it is still pending or running; None once it has ended (or was never started)."""
-        return worker if worker is not None and worker.state in (WorkerState.PENDING, WorkerState.RUNNING) else None
 
 
 
-STORY_HIDES = {"filter", "probe", "rerun", "save_json", "save_markdown", "copy_fix", "story", "full_text"}
+def active(worker: Worker | None) -> Worker | None:
+    """The worker while it is still pending or running; None once it has ended (or was never started)."""
+    return worker if worker is not None and worker.state in (WorkerState.PENDING, WorkerState.RUNNING) else None
+
+
+STORY_HIDES = {"filter", "probe", "rerun", "save", "copy_fix", "story", "full_text"}  # the story has its own keys

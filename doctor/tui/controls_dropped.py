@@ -6,9 +6,10 @@ take no cell); the text renderers show them instead (doctor/render/untrusted.py)
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from rich.segment import Segment
+from textual.app import App
 from textual.color import Color
 from textual.filter import LineFilter
 
@@ -27,3 +28,15 @@ CONTROLS_DROPPED = ControlsDropped()
 def with_controls_dropped(filters: Sequence[LineFilter]) -> list[LineFilter]:
     """An app's line filters with ControlsDropped last (after colour filters, which keep the text)."""
     return [*filters, CONTROLS_DROPPED]
+
+
+ReturnType = TypeVar("ReturnType")
+
+
+class SanitisedApp(App[ReturnType]):
+    """The doctor's apps (the checks' screen, the plan): names and paths from the machine or a report are drawn,
+    not obeyed."""
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then the sanitiser."""
+        return with_controls_dropped(super().get_line_filters())

@@ -21,9 +21,10 @@ MAIN_KEYS: tuple[tuple[str, str], ...] = (
     ("q ctrl+c ctrl+q", "quit (a running probe is cancelled first)"),
 )
 
-# (row of MAIN_KEYS by its keys, DoctorApp action): what the command palette offers beside the checks
+# (row of MAIN_KEYS by its keys, DoctorApp action as its binding names it): what the command palette offers beside
+# the checks
 PALETTE: tuple[tuple[str, str], ...] = (("v", "full_text"), ("/", "filter"), ("c", "copy_fix"), ("p", "probe"),
-                                        ("r", "rerun"), ("s", "save_json"), ("m", "save_markdown"), ("t", "story"),
+                                        ("r", "rerun"), ("s", "save('json')"), ("m", "save('markdown')"), ("t", "story"),
                                         ("? F1", "help"))
 
 

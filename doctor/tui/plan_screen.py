@@ -4,17 +4,14 @@ screen opens, by the same code as the text output."""
 
 from __future__ import annotations
 
-from typing import Sequence
-
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.filter import LineFilter
 from textual.widgets import DataTable, Footer, Static
 
 from doctor.model.quant_plan import PlanRow, QuantPlan
 from doctor.render.plan_common import HEADERS, cells, sorted_rows
-from doctor.tui.controls_dropped import with_controls_dropped
+from doctor.tui.controls_dropped import SanitisedApp
 
 # what `s` cycles through: (name, key, reverse)
 SORTS = (
@@ -41,7 +38,7 @@ class PlanTable(DataTable):
                 Binding("j", "cursor_down", "Move", key_display="jk"), Binding("k", "cursor_up", "Up", show=False)]
 
 
-class PlanApp(App):
+class PlanApp(SanitisedApp[None]):
     """One screen: answers (a line each, cut with "…"; `v` shows them whole), table, the chosen row's commands."""
 
     TITLE = "v100-doctor plan"
@@ -52,10 +49,6 @@ class PlanApp(App):
     """
     BINDINGS = [Binding("s", "sort", "Sort"), Binding("v", "full_text", "Full"), Binding("q", "quit", "Quit"),
                 Binding("escape", "quit", "Quit", show=False)]
-
-    def get_line_filters(self) -> Sequence[LineFilter]:
-        """Textual's filters and the sanitiser: names and paths from the machine or a report are drawn, not obeyed."""
-        return with_controls_dropped(super().get_line_filters())
 
     def __init__(self, plan: QuantPlan) -> None:
         super().__init__()

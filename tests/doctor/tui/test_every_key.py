@@ -17,7 +17,7 @@ from rich.console import Console
 from tui_support import run_app, until
 
 from doctor.run.session import story_session
-from doctor.tui.app import DoctorApp
+from doctor.tui.app import DoctorApp, active
 from doctor.tui.full_text import FullTextScreen
 from doctor.tui.help_screen import HelpScreen
 from doctor.tui.keys import MAIN_KEYS, STORY_KEYS
@@ -206,7 +206,7 @@ def test_every_key_of_a_stage_report_its_details_verdict_and_full_text(size):
         got["palette v"] = type(app.screen).__name__
         await press(pilot, "escape", "r")
         got["r"] = notes(app)[-1]
-        await until(pilot, lambda: app.report is not None and not app._active(app._checks_worker))
+        await until(pilot, lambda: app.report is not None and not active(app._checks_worker))
         await press(pilot, "t")
         got["t"] = isinstance(app.screen, StoryScreen)
         await press(pilot, "enter")  # back to the stage's report; escape from the list goes to the story too
