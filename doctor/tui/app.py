@@ -107,7 +107,7 @@ class DoctorApp(SanitisedApp["Report | None"]):
         self.main_screen.query_one(Footer).show_command_palette = False  # ctrl+p is in help (?): the room goes to the keys
         # back on this screen with nothing focused (the one-pane layout's hidden list), textual would focus its first
         # focusable widget, the filter box, and every key would go into it: only the list may take the focus so
-        self.main_screen.AUTO_FOCUS = "#checklist"
+        self.main_screen.AUTO_FOCUS = "#checklist"  # type: ignore[misc]  # this screen only: the default Screen, not a class of ours
         self.checklist.focus()
         if self.report is not None:  # a story stage: the example's report, replayed before the screen opened
             self.view.show_saved(self.report)
@@ -174,7 +174,7 @@ class DoctorApp(SanitisedApp["Report | None"]):
             self.after_first_frame()
 
     @property
-    def main_screen(self):
+    def main_screen(self) -> Screen[Any]:
         """The checks' screen, under any help, dialog, palette or story on top (textual 2 queries only the top one)."""
         return self.screen_stack[0]
 
@@ -224,7 +224,7 @@ class DoctorApp(SanitisedApp["Report | None"]):
     def action_move(self, step: int) -> None:
         self.view.move(step)
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         """escape: out of the full-screen details or the filter, back to the list; from a demo report, the story."""
         if self.screen.maximized is not None:
             self.screen.minimize()

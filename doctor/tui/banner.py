@@ -13,6 +13,7 @@ from doctor import __version__
 from doctor.model.source import BundledExample, Origin, SavedFile, Source
 
 if TYPE_CHECKING:  # the report model loads after the first frame
+    from doctor.model.findings import GpuJudgement
     from doctor.model.report import Report
 
 
@@ -54,17 +55,24 @@ class Banner(Static):
 def source_text(report: Report | None, source: Source) -> str:
     """The banner's first line: where the shown facts come from (the report's provenance, or before it the source
     asked for)."""
-    if report is not None:
-        src = report.source
-        if src.origin is Origin.EXAMPLE:
-            from doctor.render.common import source_line  # lazy: after the first frame: render.common loads the report model (15 modules)
+    return report_source_text(report) if report is not None else _asked_source_text(source)
 
-            return source_line(report)
-        if src.origin is Origin.REPLAY:
-            what = "recorded facts and probe, today's checks and verdict" if report.probe is not None else \
-                "recorded facts, today's checks"
-            return f"replayed from {src.file_name}: {what}"
-        return "this machine, live"
+
+def report_source_text(report: Report) -> str:
+    """Where a report's facts come from: this machine, a replayed file, or a recorded example."""
+    src = report.source
+    if src.origin is Origin.EXAMPLE:
+        from doctor.render.common import source_line  # lazy: after the first frame: render.common loads the report model (15 modules)
+
+        return source_line(report)
+    if src.origin is Origin.REPLAY:
+        what = "recorded facts and probe, today's checks and verdict" if report.probe is not None else \
+            "recorded facts, today's checks"
+        return f"replayed from {src.file_name}: {what}"
+    return "this machine, live"
+
+
+def _asked_source_text(source: Source) -> str:
     if isinstance(source, SavedFile):
         return f"replayed from {Path(source.path).name}: recorded facts, today's checks"
     if isinstance(source, BundledExample):
@@ -80,10 +88,16 @@ def summary_text(report: Report | None) -> str:
         return ""
     text = summary_counts(report)
     if report.gpus:  # several GPUs: each one's worst, worst first (the text report has a line per GPU)
-        from doctor.render.common import SYMBOLS  # lazy: after the first frame: render.common loads the report model (15 modules)
-
-        text += " · GPUs: " + ", ".join(f"{SYMBOLS[g.status]} {g.index}" + (f" {g.top().id}" if g.top() and
-                                        g.status.value in ("fail", "warn", "error") else "") for g in report.gpus)
+        text += " · GPUs: " + ", ".join(_gpu_worst(g) for g in report.gpus)
     if report.errors:
         text += f" · ☠ {'; '.join(report.errors)}"
     return text
+
+
+def _gpu_worst(gpu: GpuJudgement) -> str:
+    """"✗ 1 cuda-pairing": a GPU's symbol and index, and the check behind a failure or warning."""
+    from doctor.render.common import SYMBOLS  # lazy: after the first frame: render.common loads the report model (15 modules)
+
+    top = gpu.top()
+    named = top is not None and gpu.status.value in ("fail", "warn", "error")
+    return f"{SYMBOLS[gpu.status]} {gpu.index}" + (f" {top.id}" if named and top is not None else "")

@@ -8,6 +8,7 @@ state colour and takes the cursor's own (reverse-video) colours, so its glyph ne
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -35,7 +36,7 @@ class Checklist(OptionList):
         "checklist--skip", "checklist--error", "checklist--info", "checklist--reason",
     }
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.findings: dict[str, Finding] = {}
         self._busy: set[str] = set()
@@ -115,7 +116,8 @@ class Checklist(OptionList):
                 self.add_option(Option(self._prompt(finding.id), id=finding.id))
         self._redraw(finding.id)
 
-    def is_running(self, check_id: str) -> bool:
+    def is_checking(self, check_id: str) -> bool:
+        """The check is running now (its line spins)."""
         return check_id in self._busy
 
     def stop_running(self) -> None:
@@ -140,9 +142,9 @@ class Checklist(OptionList):
             return SPINNER[self._spin_frame % len(SPINNER)]
         return PENDING
 
-    def watch_highlighted(self, old: int | None, new: int | None) -> None:
+    def watch_highlighted(self, old: int | None, new: int | None) -> None:  # type: ignore[override]  # textual's (old, new) watcher form
         super().watch_highlighted(new)
-        for index in {old, new} - {None}:  # the cursor row is drawn in the cursor's colours, the old one in its own
+        for index in {i for i in (old, new) if i is not None}:  # the cursor row in the cursor's colours, the old in its own
             if index < len(self._shown):
                 self._redraw(self._shown[index])
 

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
@@ -56,7 +57,7 @@ class FullTextScreen(ModalScreen[None]):
                 yield part if isinstance(part, Widget) else Static(part, classes="full-part")
         yield KeysFooter()
 
-    def on_resize(self, event) -> None:
+    def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < self.SMALL_BELOW[0] or event.size.height < self.SMALL_BELOW[1], "-small")
 
     def on_mount(self) -> None:

@@ -11,7 +11,7 @@ from textual.message import Message
 from doctor.model.events import CheckEvent, CheckFinished, ChecksChosen, CheckStarted, ProbeEvent, ReportReady
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from textual.message_pump import MessagePump
 
     from doctor.model.events import RunEvent
     from doctor.model.report import Report
@@ -73,10 +73,11 @@ def message_for(event: RunEvent) -> Message:
 
 
 class Poster:
-    """A run's subscriber, called on a worker thread: posts each event to the app (post_message is thread-safe)."""
+    """A run's subscriber, called on a worker thread: posts each event to `target` (the widget that draws it; the
+    message bubbles on to the app), post_message being thread-safe."""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
+    def __init__(self, target: MessagePump) -> None:
+        self.target = target
 
     def __call__(self, event: RunEvent) -> None:
-        self.app.post_message(message_for(event))
+        self.target.post_message(message_for(event))

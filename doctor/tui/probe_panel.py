@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -16,7 +18,7 @@ PHASE_NAMES = {"build": "JIT build", "jit": "JIT build", "import": "import", "lo
 class ProbePanel(Vertical):
     """Draws a ProbeView; `show(view)` is the only way in (before it is mounted, the view waits for on_mount)."""
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.view = ProbeView()
         self._drawn = False  # set in on_mount: its parts exist from then on

@@ -21,7 +21,7 @@ from doctor.model.events import CheckStarted
 from doctor.model.source import Source
 from doctor.render.panels import first_line, no_gpu_hint
 from doctor.render.untrusted import visible
-from doctor.tui.banner import Banner, source_text, summary_text
+from doctor.tui.banner import Banner, report_source_text, source_text, summary_text
 from doctor.tui.checklist import Checklist
 from doctor.tui.detail import DetailPane
 from doctor.tui.full_text import section
@@ -153,7 +153,7 @@ class ReportView(Vertical):
     def _paint_source(self, report: Report) -> None:
         from doctor.render.common import machine_line  # lazy: after the first frame: render.common loads the report model (15 modules)
 
-        self.banner.set_source(source_text(report, report.source), machine_line(report))
+        self.banner.set_source(report_source_text(report), machine_line(report))
 
     def _show_hint(self) -> None:
         hint = no_gpu_hint(self.report) if self.report is not None else ""
@@ -191,7 +191,7 @@ class ReportView(Vertical):
         else:
             finding = self.checklist.findings.get(check_id)
             if finding is None:
-                self.detail.show(None, f"{check_id}: {'running…' if self.checklist.is_running(check_id) else 'waiting to run…'}")
+                self.detail.show(None, f"{check_id}: {'running…' if self.checklist.is_checking(check_id) else 'waiting to run…'}")
             else:
                 self.detail.show(finding)
         self.paint_compact()

@@ -8,13 +8,14 @@ stage's whole report on the main screen, and escape (or `t`) comes back here.
 from __future__ import annotations
 
 import textwrap
-from typing import Protocol
+from typing import Any, Protocol
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
@@ -51,7 +52,7 @@ class StageCard(Widget):
     """One stage; the selected one has the bright border. Its lines scroll (j/k, PageUp/PageDown on the story): a card
     cut short ends its last line in "…" (and its first, once scrolled), and `v` shows it whole."""
 
-    def __init__(self, stage: StageView, number: int, of: int, **kw) -> None:
+    def __init__(self, stage: StageView, number: int, of: int, **kw: Any) -> None:
         super().__init__(**kw)
         self.stage, self.number, self.of = stage, number, of
         self.top = 0  # the first line shown
@@ -105,7 +106,7 @@ class StageCard(Widget):
         lines = len(self.content(max(self.content_size.width, 8)))
         return self.top > 0, self.top + self.content_size.height < lines
 
-    def render(self):
+    def render(self) -> RenderableType:
         width, height = max(self.content_size.width, 8), max(self.content_size.height, 1)
         lines = self.content(width)
         self.top = max(0, min(self.top, len(lines) - height))
@@ -160,7 +161,7 @@ class StoryScreen(Screen):
         self.query_one(Footer).show_command_palette = False  # ctrl+p is in help (?): the room goes to the keys
         await self._show_case()
 
-    def on_resize(self, event) -> None:
+    def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < COMPACT_BELOW, "-compact")
         self.query_one("#story-headline").display = event.size.height >= HEADLINE_FROM
         self._paint_selection()

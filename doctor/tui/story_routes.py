@@ -35,9 +35,11 @@ class StoryRoutes:
     def open_at_start(self) -> None:
         """`demo` opens on the story; `demo NAME` on that stage's report, the story behind it at that stage."""
         session = self.app.session
-        if session.story and session.story_start is None:
+        if not session.story:
+            return
+        if session.story_start is None:
             self.app.call_after_refresh(self.app.action_story)
-        elif session.story:
+        else:
             names = [name for name, _ in session.story]
             self.at = self._place(names.index(session.story_start))
 

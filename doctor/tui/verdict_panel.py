@@ -7,8 +7,10 @@ It draws a VerdictView; the numbers and the ranking are the verdict's, never com
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
-from rich.console import Group
+from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.widget import Widget
@@ -30,7 +32,7 @@ class VerdictPanel(Widget):
 
     COMPONENT_CLASSES = {"verdict--fix", "verdict--bar", "verdict--cause", "verdict--dim"}
 
-    def __init__(self, whole: bool = False, **kw) -> None:
+    def __init__(self, whole: bool = False, **kw: Any) -> None:
         super().__init__(**kw)
         self.view: VerdictView | None = None
         self.whole = whole  # the full-text view (`v`): the advice uncut
@@ -43,7 +45,7 @@ class VerdictPanel(Widget):
         self.view = view
         self.refresh(layout=True)
 
-    def render(self):
+    def render(self) -> RenderableType:
         view = self.view
         if view is None:
             return Text("no verdict yet: it needs a finished probe", style=self._style("dim"))
@@ -77,7 +79,7 @@ class VerdictPanel(Widget):
         rows = [f"{number:>4} {label}" for label, _, number in verdict_rows(view)]
         return "\n".join([advice, f"{view.measured_tok_s:.1f} tok/s measured", *rows]).strip()
 
-    def _style(self, name: str):
+    def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"verdict--{name}", partial=True)
 
 
