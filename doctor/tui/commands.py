@@ -6,13 +6,18 @@ The actions (probe, save, filter, help…) come from DoctorApp.get_system_comman
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:  # the provider runs inside the doctor's app; the app module imports this one
-    from doctor.tui.app import DoctorApp
+if TYPE_CHECKING:
     from doctor.tui.report_view import ReportView
+
+
+class ViewHost(Protocol):
+    """The app the palette opens in (DoctorApp): its main screen's report view."""
+
+    view: ReportView
 
 
 class CheckCommands(Provider):
@@ -20,7 +25,7 @@ class CheckCommands(Provider):
 
     @property
     def _view(self) -> ReportView:
-        return cast("DoctorApp", self.app).view  # the main screen's report
+        return cast("ViewHost", self.app).view
 
     def _checks(self) -> list[tuple[str, str]]:
         checklist = self._view.checklist

@@ -5,21 +5,38 @@ session's one atomic writer; a path that cannot be written is said in a notifica
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from doctor.tui.save_dialog import SaveDialog
 
-if TYPE_CHECKING:  # the report model loads after the first frame; the app hands itself in
+if TYPE_CHECKING:  # the report model loads after the first frame
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
+
     from doctor.model.report import Report
-    from doctor.tui.app import DoctorApp
+    from doctor.run.session import Session
 
 CLIPBOARD_NOTE = "OSC 52: works where the terminal allows clipboard access"
+
+
+class SaveHost(Protocol):
+    """What the save flow needs of the app (DoctorApp): the report shown, the session, and textual's notify,
+    clipboard and screens."""
+
+    report: Report | None
+    session: Session
+
+    def notify(self, message: str, *, severity: SeverityLevel = ...) -> None: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+    def push_screen(self, screen: Screen[Any], callback: Callable[[Any], None] | None = ...) -> Any: ...
 
 
 class SaveFlow:
     """Saves and copies the app's shown report (`app.report`), asking where with a SaveDialog."""
 
-    def __init__(self, app: DoctorApp) -> None:
+    def __init__(self, app: SaveHost) -> None:
         self.app = app
 
     def save(self, markdown: bool) -> None:

@@ -6,15 +6,20 @@ Every stage's report was replayed before the screen opened (Session.story): noth
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from doctor.model.source import BundledExample
 from doctor.render.panels import story_cases
+from doctor.tui.save_flow import SaveHost
 
-if TYPE_CHECKING:  # the report model loads after the first frame; the app hands itself in
+if TYPE_CHECKING:  # the report model loads after the first frame
+    from textual.screen import Screen
+
     from doctor.model.report import Report
+    from doctor.run.run import Run
     from doctor.run.session import Session
-    from doctor.tui.app import DoctorApp
+    from doctor.tui.report_view import ReportView
+    from doctor.tui.save_flow import SaveFlow
 
 
 def stage_report(session: Session) -> Report | None:
@@ -25,10 +30,25 @@ def stage_report(session: Session) -> Report | None:
     return None
 
 
+class StoryHost(SaveHost, Protocol):
+    """What the story's routes need of the app (DoctorApp): the stage shown is its report and run, drawn by its view."""
+
+    run_shown: Run
+    view: ReportView
+    saving: SaveFlow
+
+    @property
+    def screen(self) -> Screen[Any]: ...
+
+    def call_after_refresh(self, callback: Callable[..., Any]) -> bool: ...
+
+    def action_story(self) -> None: ...
+
+
 class StoryRoutes:
     """The app's routes to and from the story view (StoryScreen calls open_stage, save_stage and copy_stage_fix)."""
 
-    def __init__(self, app: DoctorApp) -> None:
+    def __init__(self, app: StoryHost) -> None:
         self.app = app
         self.at: tuple[int, int] = (0, 0)  # (case, stage) the story view shows
 
