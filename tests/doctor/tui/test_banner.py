@@ -6,7 +6,7 @@ from __future__ import annotations
 from conftest import MACHINES
 from tui_support import TORCH_211
 
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from doctor.facts.replay import load_document
 from doctor.model.source import BundledExample, SavedFile, ThisMachine
 from doctor.render.common import summary_counts

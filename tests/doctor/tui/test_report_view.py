@@ -9,7 +9,7 @@ from conftest import MACHINES
 from textual.app import App, ComposeResult
 from tui_support import TORCH_211
 
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from doctor.facts.replay import load_document
 from doctor.model.events import CheckFinished, ChecksChosen, CheckStarted
 from doctor.model.source import SavedFile

@@ -9,7 +9,7 @@ import json
 from conftest import MACHINES
 from tui_support import HEALTHY, TORCH_211, fixture_session, run_app, settle
 
-from checks.env import ENV_CHECKS
+from checks.manifest import ENV_CHECKS
 from doctor.facts.replay import load_document
 from doctor.facts.source import GatherOptions
 from doctor.run.run import Run
