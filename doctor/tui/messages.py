@@ -1,5 +1,6 @@
 """The one adapter between a Run (doctor/run/run.py) and the screen: every run event, and the probe's, becomes a
-Textual Message posted to the app, which handles each type with `@on`. Workers post; only the screen's thread draws.
+Textual Message posted to the widget that draws it (the report view, the probe row), which handles each type with
+`@on`; it bubbles on to the app for what the app keeps. Workers post; only the screen's thread draws.
 """
 
 from __future__ import annotations
