@@ -193,7 +193,7 @@ class DoctorApp(SanitisedApp["Report | None"]):
         """Run the shown Run on a worker thread; its events come back as Messages (doctor/tui/messages.py) to the
         report view, which draws them; they bubble on to the app."""
         run, view = self.run_shown, self.view
-        poster = Poster(view)
+        poster = Poster(view, lambda: self._quitting)
         view.starting(run.live)
         self._control = control = run.control()
 
@@ -201,7 +201,7 @@ class DoctorApp(SanitisedApp["Report | None"]):
             try:
                 run.execute(poster, control)
             except Exception as exc:  # noqa: BLE001 - a bug of the doctor: said on screen, never a crash
-                view.post_message(RunCrashed(exc))
+                poster.post(RunCrashed(exc))
 
         self._checks_worker = self.run_worker(execute, thread=True, exclusive=True, exit_on_error=False)
 
@@ -308,15 +308,15 @@ class DoctorApp(SanitisedApp["Report | None"]):
         row = self.view.probe_row
         row.start()
         self.view.paint_compact()
-        report, run_probe, poster, cancel = self.report, self.session.run_probe, Poster(row), self._probe_cancel
+        report, run_probe, poster, cancel = self.report, self.session.run_probe, Poster(row, lambda: self._quitting), self._probe_cancel
 
         def probe() -> Report | None:  # its events go to the probe row, and bubble up to the app
             try:
                 done = run_probe(report, poster, cancel)
             except Exception as exc:  # noqa: BLE001 - a bug of the doctor: said in the probe panel
-                row.post_message(ProbeEnded(None, exc))
+                poster.post(ProbeEnded(None, exc))
                 return None
-            row.post_message(ProbeEnded(done))
+            poster.post(ProbeEnded(done))
             return done
 
         self._probe_worker = self.run_worker(probe, thread=True, exclusive=False, exit_on_error=False)

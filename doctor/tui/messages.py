@@ -5,7 +5,7 @@ Textual Message posted to the widget that draws it (the report view, the probe r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Callable, Generic, TypeVar
 
 from textual.message import Message
 
@@ -75,10 +75,17 @@ def message_for(event: RunEvent) -> Message:
 
 class Poster:
     """A run's subscriber, called on a worker thread: posts each event to `target` (the widget that draws it; the
-    message bubbles on to the app), post_message being thread-safe."""
+    message bubbles on to the app), post_message being thread-safe. Once `halted()` (the app is quitting) nothing
+    more is posted: what a worker says while the app quits is not drawn, nor written to a terminal that may be gone."""
 
-    def __init__(self, target: MessagePump) -> None:
+    def __init__(self, target: MessagePump, halted: Callable[[], bool] = lambda: False) -> None:
         self.target = target
+        self.halted = halted
 
     def __call__(self, event: RunEvent) -> None:
-        self.target.post_message(message_for(event))
+        self.post(message_for(event))
+
+    def post(self, message: Message) -> None:
+        """The worker's own word (it crashed, the probe stage returned), under the same rule."""
+        if not self.halted():
+            self.target.post_message(message)
