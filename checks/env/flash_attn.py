@@ -49,6 +49,10 @@ def run(ctx: CheckContext) -> Finding:
     version = packages.get("flash-attn")
     if not known(version):
         path = exllamav2_attention_path(packages, env, False, cc)
+        if ctx.engine.assumed:  # no engine named or found: say what it means for each, not for ExLlamaV2 alone
+            return CHECK.finding(Status.PASS, f"flash-attn is not installed: llama.cpp, Ollama and vLLM do not call it; ExLlamaV2 "
+                                 f"would use {path}", {"flash_attn": None, "exllamav2_attention": path,
+                                                        "engine_assumed": True, "attention_order_source": EXLLAMAV2_ATTN_ORDER[1]})
         return CHECK.finding(Status.PASS, f"flash-attn is not installed; ExLlamaV2 will use {path} (no paged attention: "
                              "use the base/streaming generator or the dynamic one with paged=False)",
                              {"flash_attn": None, "exllamav2_attention": path, "attention_order_source": EXLLAMAV2_ATTN_ORDER[1]})

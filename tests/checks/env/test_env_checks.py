@@ -178,3 +178,15 @@ def test_one_driver_rule_for_the_live_check_and_every_prescription():
         just_below = f"{below.major}.{below.minor - 1}" if below.minor else f"{below.major - 1}.99"
         assert driver_runs_cuda(just_below, cuda) is None, cuda
     assert driver_floor("12.6")[0] == "525.60.13" and driver_runs_cuda("550.54.15", "12.6") == "mvc"
+
+
+def test_flash_attn_with_no_engine_found_speaks_for_each_engine_not_exllamav2_alone():
+    doc = load_document(str(MACHINES / "engine-hosts" / "v100-no-engine-no-torch.json"))
+    ctx = CheckContext(doc.facts, doc.plan)
+    assert ctx.engine.assumed
+    f = FLASH.run(ctx)
+    assert f.status is Status.PASS and f.evidence["engine_assumed"] is True
+    assert "llama.cpp, Ollama and vLLM do not call it" in f.summary and "ExLlamaV2 would use" in f.summary
+    named = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json"))
+    g = FLASH.run(CheckContext(named.facts, named.plan))
+    assert not CheckContext(named.facts, named.plan).engine.assumed and "do not call it" not in g.summary
