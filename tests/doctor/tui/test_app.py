@@ -77,7 +77,8 @@ def test_keys_move_and_enter_opens_the_detail_escape_closes_it():
             await pilot.press(key)
             seen.append((app.checklist.highlighted_id, app.detail.finding.id))
         await pilot.press("enter")
-        await until(pilot, lambda: "jk Move" not in footer_keys(app))  # the footer is recomposed a frame later
+        # the footer is recomposed a frame later, and is empty for a moment in between: wait for the detail's keys
+        await until(pilot, lambda: "Esc" in footer_keys(app) and "jk Move" not in footer_keys(app))
         opened = (app.screen.maximized is app.detail, app.focused is app.detail, footer_keys(app))
         await pilot.press("escape")
         await until(pilot, lambda: "jk Move" in footer_keys(app))
