@@ -14,6 +14,10 @@ from doctor.model.unknown import known
 BUILD_DOC = "https://github.com/ggml-org/llama.cpp/blob/master/docs/build.md"
 # llama-cpp-python's README: CMake options go in CMAKE_ARGS; --force-reinstall --no-cache-dir rebuilds the wheel
 PYTHON_DOC = "https://github.com/abetlen/llama-cpp-python#installation-configuration"
+# the one spelling of each rebuild, for the checks and explain alike; {arch}: the cc without its dot (70)
+REBUILD_CMAKE = "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={arch} && cmake --build build -j"
+REBUILD_PIP = ('CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={arch}" pip install --force-reinstall '
+               "--no-cache-dir llama-cpp-python")
 
 
 class LlamaCpp(EngineAdapter):
@@ -48,11 +52,10 @@ class LlamaCpp(EngineAdapter):
         sm = cc.replace(".", "")
         e = facts.engines.llama_cpp if facts.engines is not None else None
         if e is not None and not e.binaries and known(e.python_package):  # llama-cpp-python alone: rebuild its wheel
-            line = (f'CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={sm}" pip install --force-reinstall '
-                    "--no-cache-dir llama-cpp-python")
+            line = REBUILD_PIP.format(arch=sm)
             return (f"Rebuild llama-cpp-python with CUDA for the card (sm_{sm}), with a CUDA 12.x toolkit on PATH "
                     f"(source: {PYTHON_DOC})", (line,))
-        line = f"cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={sm} && cmake --build build -j"
+        line = REBUILD_CMAKE.format(arch=sm)
         return (f"Rebuild llama.cpp with the card's architecture (-DCMAKE_CUDA_ARCHITECTURES={sm}) with CUDA 12.x, or use "
                 f"a CUDA 12 release build (source: {BUILD_DOC})", (line,))
 

@@ -4,14 +4,12 @@ builds with the card's architecture. Never torch: llama.cpp carries its own CUDA
 
 from __future__ import annotations
 
-from doctor.engines.llamacpp.adapter import LlamaCpp
+from doctor.engines.llamacpp.adapter import REBUILD_CMAKE, REBUILD_PIP, LlamaCpp
 from doctor.engines.log_types import EngineLog, LogFix, LogMarker, spelled
 
 V = LlamaCpp.vocabulary
 PY, LMS = "llama-cpp-python", "LM Studio"
-CMAKE = "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={arch}"
-PIP = ('CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={arch}" pip install llama-cpp-python --force-reinstall '
-       "--no-cache-dir")
+CMAKE, PIP = REBUILD_CMAKE, REBUILD_PIP
 CUDA12 = "with a CUDA 12.x toolkit (CUDA 13 cannot build sm_70 or older)"
 LMS_RUNTIME = ("In LM Studio open the runtime settings (Ctrl+Shift+R) and select a GPU llama.cpp runtime: CUDA, or Vulkan "
                "where its CUDA runtime has no code for the card (it leaves out Volta, sm_70: "
@@ -33,10 +31,9 @@ FIXES = {
                   f"({spelled(V.kv_cache, type='q8_0')}), or {V.smaller_model}; {V.restart}. `v100-doctor --model FILE.gguf "
                   "--engine-config 'llama-server ...'` prints the budget and the layers that fit."),
     "no-kernel": LogFix(f"This llama.cpp build has no CUDA code for the card: rebuild it for the card's architecture {CUDA12}: "
-                        f"{CMAKE} && cmake --build build -j; or use a release built with it.",
-                        (CMAKE, "cmake --build build --config Release -j")),
+                        f"{CMAKE}; or use a release built with it.", (CMAKE,)),
     "cpu-build": LogFix(f"This llama.cpp binary has no working CUDA backend, so every layer runs on the CPU whatever -ngl "
-                        f"says: use a CUDA release build, or build it {CUDA12}: {CMAKE} && cmake --build build -j; the "
+                        f"says: use a CUDA release build, or build it {CUDA12}: {CMAKE}; the "
                         "\"ggml_cuda_init: found 1 CUDA devices\" line shows it worked.", (CMAKE,)),
     "gpu-unused": LogFix(f"No layer went to the GPU: ask for all of them ({spelled(V.gpu_layers, n=99)}); if the log has no "
                          "\"ggml_cuda_init: found N CUDA devices\" line, the build has no CUDA backend: rebuild it "
