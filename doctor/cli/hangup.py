@@ -38,6 +38,30 @@ EXIT_WITHIN_S = 0.8  # the graceful quit's share of the 2 s a dropped terminal m
 LAST_WORDS_WAIT_S = 0.4  # past the deadline, how long an unfinished -o write may still take
 
 
+SIGNAL_EXIT_WITHIN_S = 1.5  # outside the screen: a SIGHUP/SIGTERM run has this long to write -o and return
+
+
+def end_within(signum: int, within_s: float = SIGNAL_EXIT_WITHIN_S) -> None:
+    """Outside the screen's guard, the CLI's SIGHUP/SIGTERM raises Interrupted and the run unwinds; this makes
+    sure it ends even when the unwinding cannot (a worker thread the interpreter waits for at exit, an `except`
+    in a library that swallowed the exception): after within_s every child is stopped and the process ends
+    with 128 + signum. Armed once per process, by the program only (never in-process, where a test goes on)."""
+    global _deadline_armed
+    if _deadline_armed:
+        return
+    _deadline_armed = True
+
+    def deadline() -> None:
+        time.sleep(within_s)
+        stop_all(final=True)
+        os._exit(128 + signum)
+
+    threading.Thread(target=deadline, name="v100-doctor-signal-deadline", daemon=True).start()
+
+
+_deadline_armed = False
+
+
 class HangupGuard:
     """Armed before the screen starts; `signum` is set once SIGHUP or SIGTERM has come."""
 

@@ -15,6 +15,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Sequence, TypeGuard
 
 from doctor import start_guard_handed_back
+from doctor.cli.hangup import end_within
 from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, source_from_args, wants_tui
 from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
@@ -101,7 +102,12 @@ def write_partial_report(exc: BaseException, args: argparse.Namespace, checks: t
 
 
 def _raise_interrupted(signum: int, _frame: FrameType | None) -> None:
+    if _is_the_program:
+        end_within(signum)  # the run unwinds from here; whatever it gets stuck on, it ends within the deadline
     raise Interrupted(signum)
+
+
+_is_the_program = False  # main() without argv: the console script or `python -m doctor`, not a caller that goes on
 
 
 def _exit_quietly_on_closed_stdout() -> int:
@@ -120,7 +126,9 @@ def _discard_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _is_the_program
     in_process = argv is not None  # the console script and `python -m doctor` pass none
+    _is_the_program = not in_process
     argv = list(sys.argv[1:] if argv is None else argv)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupted)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from doctor.cli.hangup import SIGNALS, hangup_guard
 from doctor.facts.children import spawn
@@ -184,3 +187,27 @@ def test_a_child_started_after_the_last_stop_cannot_outlive_the_doctor(monkeypat
         children.spawn([sys.executable, "-c", "pass"])
     monkeypatch.setattr(children, "_closed", False)  # the test process goes on spawning
     assert children.stop_all() == 0
+
+
+STUCK_AFTER_SIGNAL = r'''
+import os, signal, subprocess, sys, threading, time
+from doctor.cli.hangup import end_within
+from doctor.facts.children import spawn
+
+child = spawn([sys.executable, "-c", "import time; time.sleep(60)"])
+print(child.pid, flush=True)
+threading.Thread(target=lambda: time.sleep(60)).start()  # not a daemon: the interpreter would wait for it at exit
+end_within(signal.SIGHUP, within_s=0.3)
+raise SystemExit(0)  # the run has unwound, but the process cannot end by itself
+'''
+
+
+def test_a_run_that_cannot_end_after_its_signal_ends_at_the_deadline_with_its_code_and_no_child():
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", STUCK_AFTER_SIGNAL], capture_output=True, text=True, timeout=30,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    took = time.monotonic() - started
+    assert proc.returncode == 128 + signal.SIGHUP, proc.stderr
+    assert took < 10, took  # the thread would hold it for 60 s
+    child = int(proc.stdout.split()[0])
+    assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1][:3]

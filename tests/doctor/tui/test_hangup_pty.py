@@ -176,6 +176,7 @@ def close_at(moment: Moment, site: Path, command: list[str]) -> dict:
         time.sleep(0.01)
     took = time.monotonic() - closed
     left = tagged(tag)
+    left_as = [_described(pid) for pid in left]  # on a failure, what each was doing (none so far reproduced)
     for pid in left + ([proc.pid] if proc.poll() is None else []):  # leave nothing behind even when failing
         try:
             os.kill(pid, signal.SIGKILL)
@@ -183,7 +184,18 @@ def close_at(moment: Moment, site: Path, command: list[str]) -> dict:
             pass
     proc.wait()
     return {"moment": moment.name, "found": found, "at_s": round(closed - started, 2), "took_s": round(took, 2),
-            "left": left, "code": proc.returncode, "had": len(before), "report": _report_in(output)}
+            "left": left_as, "code": proc.returncode, "had": len(before), "report": _report_in(output)}
+
+
+def _described(pid: int) -> str:
+    """A left process for the failure message: its command line, threads and signal masks."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120]
+        status = [line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                  if line.startswith(("State", "PPid", "Threads", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))]
+        return f"{pid} {cmd!r} {' '.join(status)}"
+    except OSError as exc:
+        return f"{pid} ({exc.strerror})"
 
 
 def _report_in(path: Path) -> str:
