@@ -45,6 +45,7 @@ class ReportView(Vertical):
         super().__init__(**kw)
         self.report = report
         self._check_count = 0
+        self.engine_text = ""  # "Judged as llama.cpp: ..." once the report says which engine the checks judged
         self.banner = Banner(source_text(report, source), id="banner")
         self.checklist = Checklist(id="checklist")
         self.detail = DetailPane(id="detail")
@@ -54,6 +55,7 @@ class ReportView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield self.banner
+        yield Static(id="engine")
         yield Static(id="hint")
         yield self.filter_input
         yield Static(id="compact-head")
@@ -154,6 +156,16 @@ class ReportView(Vertical):
         from doctor.render.common import machine_line  # lazy: after the first frame: render.common loads the report model (15 modules)
 
         self.banner.set_source(report_source_text(report), machine_line(report))
+        self._show_engine(report)
+
+    def _show_engine(self, report: Report) -> None:
+        """Which engine the checks judged and why ("Judged as llama.cpp: a GGUF model ..."), as the text report says."""
+        from doctor.render.common import engine_line  # lazy: as machine_line
+
+        self.engine_text = engine_line(report)
+        engine = self.query_one("#engine", Static)
+        engine.update(Text(self.engine_text))
+        engine.set_class(bool(self.engine_text), "-shown")  # a small terminal's one pane leaves it out (app.tcss)
 
     def _show_hint(self) -> None:
         hint = no_gpu_hint(self.report) if self.report is not None else ""
@@ -234,7 +246,8 @@ class ReportView(Vertical):
 
     def full_text_parts(self) -> list[RenderableType | Widget]:
         """`v`: every line of this screen that is cut with "…" (header, the check's line, probe, verdict), whole."""
-        parts: list[RenderableType | Widget] = [section("Header", *self.banner.lines)]
+        header = [*self.banner.lines, self.engine_text] if self.engine_text else self.banner.lines
+        parts: list[RenderableType | Widget] = [section("Header", *header)]
         hint = no_gpu_hint(self.report) if self.report is not None else ""
         if hint:
             parts.append(section("Hint", hint))

@@ -76,3 +76,35 @@ def test_a_finished_report_is_drawn_at_once_and_the_filter_narrows_it():
     assert opened_on == "cuda-pairing"  # the first failure
     assert source == source_text(report, report.source)  # the report's provenance, no longer the source asked for
     assert shown == ["flash-attn"]
+
+
+def test_the_engine_in_force_is_shown_under_the_banner_and_in_the_full_text():
+    """Issue 35: the TUI says which engine the checks judged and why, as the text report's "Judged as" line."""
+    from doctor.render.common import engine_line
+
+    loaded = load_document(str(MACHINES / "engine-hosts" / "v100-ollama-no-torch-healthy.json"))
+    report = diagnose(loaded.plan, loaded.facts, checks=ENV_CHECKS)
+
+    async def script(view, pilot):
+        view.show_saved(report)
+        await pilot.pause()
+        engine = view.query_one("#engine")
+        return str(engine.render()), engine.display, engine.region.height, view.full_text_parts()
+
+    shown, displayed, height, parts = run(script)
+    assert shown == engine_line(report) and shown.startswith("Judged as ollama: ")
+    assert displayed and height == 1
+    assert engine_line(report) in parts[0].plain.splitlines()  # `v` shows it whole
+
+
+def test_the_engine_line_is_left_out_of_a_small_terminals_one_pane():
+    report = torch_211_report()
+
+    async def script(view, pilot):
+        view.show_saved(report)
+        view.layout_for(60, 15)
+        await pilot.pause()
+        return view.query_one("#engine").region.height, view.engine_text
+
+    height, text = run(script)
+    assert text.startswith("Judged as") and height == 0
