@@ -1,8 +1,8 @@
 """`engine-launch`: what the user's llama-server flags or Ollama parameters cost on this card.
 
-Partial offload (GPU layers below the model's), a quantized V cache without flash attention (llama.cpp refuses the
-context; Ollama quietly keeps f16), flash attention switched off where llama.cpp's own kernels run (they are not the
-flash-attn package and need no install), and the removed row split mode.
+Partial offload (GPU layers below the model's), judged here in the engine's vocabulary; and what the engine's own
+rules say of its settings (EngineAdapter.launch_notes: a quantized V cache without flash attention, which llama.cpp
+refuses and Ollama quietly ignores; flash attention switched off; a split mode llama.cpp removed), in its own words.
 """
 
 from __future__ import annotations
@@ -13,15 +13,10 @@ from checks.base import Check, CheckContext
 from checks.engine.gguf_fit import option_for
 from checks.model.card import card_for
 from doctor.knowledge.arithmetic.gguf_budget import gguf_budget
-from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, QUANT_V_NEEDS_FA, cc_tuple
 from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.units import human_bytes
-
-UNQUANTIZED = ("f16", "f32", "bf16")
-ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
-OLLAMA_KV_NEEDS_FA = "https://github.com/ollama/ollama/blob/main/docs/faq.md (OLLAMA_KV_CACHE_TYPE needs OLLAMA_FLASH_ATTENTION=1)"
 
 
 def run(ctx: CheckContext) -> Finding:
@@ -42,28 +37,11 @@ def run(ctx: CheckContext) -> Finding:
     ev: dict = {"engine": str(engine), "launch_source": launch.source, "settings": list(launch.notes)}
     m = ctx.facts.model
     shape = m.gguf.shape if m is not None and m.gguf is not None else None
-    quant_v = launch.cache_type_v not in (None, *UNQUANTIZED)
-    fa_off = launch.flash_attn == "off" or (a.quant_v_without_fa == "ignores" and launch.flash_attn is None)
-    if quant_v and fa_off:
-        if a.quant_v_without_fa == "refuses":
-            fails.append(f"a {launch.cache_type_v} V cache without flash attention: {a.label} refuses the context "
-                         f"(\"{QUANT_V_NEEDS_FA[0]}\")")
-            fixes.append(f"{v.flash_attn_on}, {a.label}'s own flash attention, which runs on this card (no flash-attn "
-                         "package involved); or drop -ctv to keep an f16 V cache")
-            ev["quant_v_source"] = QUANT_V_NEEDS_FA[1]
-        else:
-            warns.append(f"OLLAMA_KV_CACHE_TYPE={launch.cache_type_v} without OLLAMA_FLASH_ATTENTION=1: {a.label} ignores the "
-                         "cache type and keeps an f16 cache (more VRAM than planned)")
-            fixes.append(f"set {v.flash_attn_on}")
-            ev["quant_kv_source"] = OLLAMA_KV_NEEDS_FA
-    elif launch.flash_attn == "off":
-        card = ctx.card()
-        if card is not None and cc_tuple(card[0]) >= (7, 0):
-            factor, src = LLAMA_CPP_FA_OFF_DECODE
-            warns.append(f"flash attention is off: llama.cpp's own kernels run on cc {card[0]}; measured off vs on: decode "
-                         f"x{factor:.2f} slower at a short context, more at a long one")
-            fixes.append(v.flash_attn_on or "")
-            ev["flash_attn_source"] = src
+    card = ctx.card()
+    for note in a.launch_notes(launch, card[0] if card is not None else None):  # the engine's own rules, its words
+        (fails if note.status == Status.FAIL else warns).append(note.summary)
+        fixes.append(note.fix)
+        ev.update(note.evidence)
     ngl = launch.n_gpu_layers
     layers = v.gpu_layers
     if ngl is not None and ngl >= 0 and shape is not None and ngl < shape.n_layer + 1:
@@ -80,9 +58,6 @@ def run(ctx: CheckContext) -> Finding:
         ev["n_gpu_layers"] = ngl
         warns.append(f"{layers.format(n=ngl)}: if the model has more layers, the rest run from host memory (give --model to "
                      "count them)")
-    if launch.split_mode == "row":
-        warns.append("-sm row was removed from llama.cpp; the flag no longer splits rows")
-        ev["split_mode_source"] = ROW_SPLIT_REMOVED
     fix = f"In {v.settings_live_in}: " + "; ".join(f for f in fixes if f) + (f"; then {v.restart}." if v.restart else ".") \
         if any(fixes) else ""
     if fails:

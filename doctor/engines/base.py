@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
+from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, cc_tuple
 from doctor.model.engines import CudaLibrary, EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
@@ -22,6 +23,7 @@ __all__ = ["CudaBuild", "DriverFloor", "EngineAdapter", "FixVocabulary", "Judgem
 DRIVER_ONLY = frozenset({"driver"})
 TORCH_STACK = frozenset({"driver", "torch", "environment"})
 JIT_STACK = TORCH_STACK | {"nvcc", "build"}
+UNQUANTIZED = ("f16", "f32", "bf16")  # K/V cache types that are not quantized
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,21 @@ class EngineAdapter:
     def launch_in_force(self, launch: EngineLaunch, facts: Facts) -> EngineLaunch:
         """The launch settings as the engine will run them: its server's environment under the user's settings."""
         return launch
+
+    def launch_notes(self, launch: EngineLaunch, cc: str | None) -> tuple[Judgement, ...]:
+        """What its launch settings cost on this card by its own rules (a setting it refuses, ignores or no longer
+        honours, a fast path switched off), each with its fix in the engine's own words; () when none does. The
+        engine-launch check prints them and judges the GPU-layer count itself."""
+        return ()
+
+    def flash_attn_off(self, launch: EngineLaunch, cc: str | None) -> Judgement | None:
+        """Its own (ggml) flash attention switched off on a card it runs on: decode slower, measured."""
+        if launch.flash_attn != "off" or cc is None or cc_tuple(cc) < (7, 0) or self.vocabulary.flash_attn_on is None:
+            return None
+        factor, src = LLAMA_CPP_FA_OFF_DECODE
+        return Judgement(Status.WARN, f"flash attention is off: {self.label}'s own kernels run on cc {cc}; "
+                         f"measured off vs on: decode x{factor:.2f} slower at a short context, more at a long one",
+                         self.vocabulary.flash_attn_on, evidence={"flash_attn_source": src})
 
     def kept_off_gpu(self, facts: Facts) -> Judgement | None:
         """A setting in the engine's environment that keeps every layer on the CPU whatever the card; None: none."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import CudaBuild, EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.support import judge_row
-from doctor.knowledge.engines import engine_support, llama_cpp_path
+from doctor.knowledge.engines import QUANT_V_NEEDS_FA, engine_support, llama_cpp_path
+from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
@@ -16,6 +17,7 @@ BUILD_DOC = "https://github.com/ggml-org/llama.cpp/blob/master/docs/build.md"
 PYTHON_DOC = "https://github.com/abetlen/llama-cpp-python#installation-configuration"
 # the one spelling of each rebuild, for the checks and explain alike; {arch}: the cc without its dot (70)
 REBUILD_CMAKE = "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={arch} && cmake --build build -j"
+ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
 REBUILD_PIP = ('CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={arch}" pip install --force-reinstall '
                "--no-cache-dir llama-cpp-python")
 
@@ -58,6 +60,22 @@ class LlamaCpp(EngineAdapter):
         line = REBUILD_CMAKE.format(arch=sm)
         return (f"Rebuild llama.cpp with the card's architecture (-DCMAKE_CUDA_ARCHITECTURES={sm}) with CUDA 12.x, or use "
                 f"a CUDA 12 release build (source: {BUILD_DOC})", (line,))
+
+    def launch_notes(self, launch: EngineLaunch, cc: str | None) -> tuple[Judgement, ...]:
+        notes: list[Judgement] = []
+        if launch.cache_type_v not in (None, *UNQUANTIZED) and launch.flash_attn == "off":
+            notes.append(Judgement(
+                Status.FAIL, f"a {launch.cache_type_v} V cache without flash attention: llama.cpp refuses the context "
+                f"(\"{QUANT_V_NEEDS_FA[0]}\")", f"{self.vocabulary.flash_attn_on}, llama.cpp's own flash attention, which "
+                "runs on this card (no flash-attn package involved); or drop -ctv to keep an f16 V cache",
+                evidence={"quant_v_source": QUANT_V_NEEDS_FA[1]}))
+        elif (fa := self.flash_attn_off(launch, cc)) is not None:
+            notes.append(fa)
+        if launch.split_mode == "row":
+            notes.append(Judgement(Status.WARN, "-sm row was removed from llama.cpp; the flag no longer splits rows",
+                                   "-sm layer (the default: whole layers per card, sized with -ts)",
+                                   evidence={"split_mode_source": ROW_SPLIT_REMOVED}))
+        return tuple(notes)
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         j = judge_row(engine_support("llama.cpp"), cc, card_name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from doctor.engines.base import CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.base import UNQUANTIZED, CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement
 from doctor.knowledge.engines import OLLAMA_DRIVER_FLOOR, OLLAMA_LLM_LIBRARY, engine_support, supports
 from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
@@ -15,6 +15,7 @@ from doctor.model.unknown import known
 # the official installer lays out every runner (cuda_v12 and cuda_v13) beside the binary
 INSTALL = "curl -fsSL https://ollama.com/install.sh | sh"
 INSTALL_DOC = "https://github.com/ollama/ollama/blob/main/docs/linux.mdx"
+KV_NEEDS_FA = "https://github.com/ollama/ollama/blob/main/docs/faq.md (OLLAMA_KV_CACHE_TYPE needs OLLAMA_FLASH_ATTENTION=1)"
 
 
 def ollama_version(facts: Facts) -> Version | None:
@@ -74,6 +75,14 @@ class Ollama(EngineAdapter):
 
     def launch_in_force(self, launch: EngineLaunch, facts: Facts) -> EngineLaunch:
         return launch.with_ollama_env(facts.engines.env) if facts.engines is not None and launch.engine == self.id else launch
+
+    def launch_notes(self, launch: EngineLaunch, cc: str | None) -> tuple[Judgement, ...]:
+        if launch.cache_type_v not in (None, *UNQUANTIZED) and launch.flash_attn in ("off", None):
+            return (Judgement(Status.WARN, f"OLLAMA_KV_CACHE_TYPE={launch.cache_type_v} without OLLAMA_FLASH_ATTENTION=1: "
+                              "Ollama ignores the cache type and keeps an f16 cache (more VRAM than planned)",
+                              f"set {self.vocabulary.flash_attn_on}", evidence={"quant_kv_source": KV_NEEDS_FA}),)
+        fa = self.flash_attn_off(launch, cc)
+        return (fa,) if fa is not None else ()
 
     def kept_off_gpu(self, facts: Facts) -> Judgement | None:
         env = facts.engines.env if facts.engines is not None else {}
