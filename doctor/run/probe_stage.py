@@ -28,8 +28,9 @@ from doctor.probe.protocol import ProbeSpec, screen_events
 from doctor.probe.runner import SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
 from doctor.probe.synthetic import target_bytes_for
 from doctor.run.engine_stage import ENGINE_PROBES, EngineRequest, run_engine_probe, with_engine_probe
-from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, verdict_finding
+from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, expected_share_of, verdict_finding
 from doctor.verdict.failures import failure_finding, merge_findings
+from doctor.verdict.speed_rule import decode_speed_status
 
 ProbeSink = Callable[[ProbeEvent], None]  # a run's subscriber for the probe's typed events (the console, the TUI)
 
@@ -193,12 +194,13 @@ def with_probe(report: Report, probe: ProbeReport) -> Report:
         verdict = build_verdict(probe, report.facts, report.plan)
     except NoCeiling as exc:
         assert probe.result is not None  # probe.ok: a result
-        speed = Finding(id=CheckId.DECODE_SPEED, title=DECODE_SPEED_TITLE, status=Status.INFO,
+        speed = Finding(id=CheckId.DECODE_SPEED, title=DECODE_SPEED_TITLE, status=decode_speed_status(None, None),
                         summary=f"{probe.result.decode_tok_s:.1f} tok/s measured; no ceiling to compare with: {exc}",
                         evidence={"measured_tok_s": probe.result.decode_tok_s})
         return replace(report, probe=probe, timings_ms=timings, findings=merge_findings(report.findings, [speed]))
     except Exception as exc:  # noqa: BLE001 - the measurement is still worth its report
         return replace(report, probe=probe, timings_ms=timings,
                        errors=report.errors + (f"verdict failed: {type(exc).__name__}: {exc} (a bug; please report it)",))
+    expected = expected_share_of(probe.result, report.facts, report.plan) if probe.result else None
     return replace(report, probe=probe, verdict=verdict, timings_ms=timings,
-                   findings=merge_findings(report.findings, [verdict_finding(verdict, bool(probe.synthetic))]))
+                   findings=merge_findings(report.findings, [verdict_finding(verdict, expected)]))

@@ -23,11 +23,12 @@ import shlex
 from dataclasses import replace
 
 from doctor.knowledge.arithmetic.decode_bytes import ceiling_tok_s, kv_read_bytes, read_ms
+from doctor.knowledge.engine_efficiency import expected_share, family
 from doctor.knowledge.engines import CUDNN_SDPA_PER_LENGTH
 from doctor.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.facts import Facts
-from doctor.model.findings import Finding, Status
+from doctor.model.findings import Finding
 from doctor.model.ids import CauseId, CheckId
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport, ProbeResult
@@ -38,6 +39,7 @@ from doctor.model.verdict import BytesPerToken, Cause, Ceiling, Fix, MissingEvid
 from doctor.probe.hoststate import pace_shift
 from doctor.verdict.causes import MIN_SAMPLES, Inputs, estimate
 from doctor.verdict.evidence import DecodeEvidence, decode_evidence
+from doctor.verdict.speed_rule import decode_speed_status, rule_evidence
 
 NEAR_CEILING = 0.90  # the reference V100: 64.05 / 70.9 tok/s = 0.903
 BPW_STEP = 0.5  # the reference story's step, 4.25 -> 3.75 bpw
@@ -293,15 +295,25 @@ def reference_line(v: Verdict, spec: GpuSpec | None, plan: Plan | None) -> str:
     return f"{-diff:.1f} tok/s short of the reference V100's {ref_tok:g} tok/s" + (f": {why}." if why else ".")
 
 
-def verdict_finding(v: Verdict, synthetic: bool = False) -> Finding:
-    """The probe's outcome as one line in the findings list (the verdict itself is the section below it).
-    A synthetic model's speed is information about the engine on this card, not a problem with a setup."""
-    status = Status.INFO if synthetic else Status.PASS if v.near_ceiling else Status.WARN
+def expected_share_of(result: ProbeResult, facts: Facts | None = None, plan: Plan | None = None) -> tuple[float, str]:
+    """(share of the ceiling, source) ExLlamaV2 reaches on this card's architecture: the bar speed_rule grades by."""
+    spec = gpu_spec(result, facts, plan)
+    cc = result.compute_capability or (spec.cc if spec else "")
+    share, confidence, source = expected_share("exllamav2", family(cc, spec.fp16_slow if spec else False))
+    return share, f"{source} [{confidence}]"
+
+
+def verdict_finding(v: Verdict, expected: tuple[float, str] | None) -> Finding:
+    """The probe's outcome as one line in the findings list (the verdict itself is the section below it), graded by
+    the one rule every engine's speed is graded by (doctor/verdict/speed_rule.py), synthetic model or not."""
+    offloaded = any(c.id == CauseId.CPU_OFFLOAD and c.lost_ms for c in v.causes)
+    share, source = expected if expected is not None else (None, "")
+    status = decode_speed_status(v.efficiency, share, unsettled=bool(v.unsettled), offloaded=offloaded)
     top_fix = v.fixes[0] if v.fixes else None
     return Finding(id=CheckId.DECODE_SPEED, title=DECODE_SPEED_TITLE, status=status,
                    summary=v.headline,
                    evidence={"measured_tok_s": v.measured_tok_s, "ceiling_tok_s": v.ceiling_tok_s,
                              "efficiency": v.efficiency, "bytes_per_token_gb": round(v.bytes.total / GB, 3),
-                             "top_cause": v.top_cause.id if v.top_cause else "none"},
+                             "top_cause": v.top_cause.id if v.top_cause else "none", **rule_evidence(share, source)},
                    fix=(f"{top_fix.action} (expected +{top_fix.expected_gain_tok_s:.1f} tok/s)"
                         if top_fix and top_fix.expected_gain_tok_s else (top_fix.action if top_fix else "")))

@@ -22,6 +22,7 @@ from doctor.model.probe_results import ProbeReport
 from doctor.model.unknown import known
 from doctor.verdict import llamacpp, transformers
 from doctor.verdict.build import DECODE_SPEED_TITLE
+from doctor.verdict.speed_rule import decode_speed_status, rule_evidence
 
 FLAG_SPREAD_PCT = 10.0  # runs further apart than this are flagged: the median is that uncertain
 ENGINE_NAMES = {"llama.cpp": "llama.cpp", "ollama": "Ollama (llama.cpp)", "transformers": "Transformers",
@@ -127,13 +128,12 @@ def findings(probe: ProbeReport, verdict: EngineVerdict, asked: bool) -> list[Fi
         return [Finding(id=CheckId.PROBE, title=probe_title(probe.engine), status=status,
                         summary=(f"not run: {probe.summary}" if not_run else verdict.summary), evidence=failed, fix=fix,
                         commands=commands)]
-    below = verdict.expected_efficiency is not None and verdict.efficiency is not None and \
-        verdict.efficiency < 0.85 * verdict.expected_efficiency
     offload = any(c.get("cause") == CauseId.CPU_OFFLOAD.value for c in verdict.causes)
-    status = Status.INFO if probe.synthetic else Status.WARN if (below or offload or verdict.unsettled) else Status.PASS
+    status = decode_speed_status(verdict.efficiency, verdict.expected_efficiency, unsettled=bool(verdict.unsettled),
+                                 offloaded=offload)
     ev: dict[str, object] = {"engine": probe.engine, "measured_tok_s": verdict.measured_tok_s, "ceiling_tok_s": verdict.ceiling_tok_s,
-          "efficiency": verdict.efficiency, "expected_efficiency": verdict.expected_efficiency,
-          "spread_pct": verdict.spread_pct}
+          "efficiency": verdict.efficiency, "spread_pct": verdict.spread_pct,
+          **rule_evidence(verdict.expected_efficiency, verdict.expected_source)}
     if m is not None:
         ev.update(gpu_util_pct=m.gpu_util_pct, gpu_sm_clock_mhz=m.gpu_sm_clock_mhz, gpu_samples=m.gpu_samples,
                   gpu_decode_samples=m.gpu_decode_samples, runs=len(m.runs), asked_runs=m.asked_runs)

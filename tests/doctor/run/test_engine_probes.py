@@ -26,7 +26,7 @@ ROW = {"n_prompt": 0, "n_gen": 128, "samples_ts": [50.1, 50.3, 50.2]}
 
 # recorded (or constructed, per each file's note): the exit code and the decode-speed/probe line they replay to
 RECORDED = {"h200-llamacpp-q4km-probe": (0, "decode-speed", "pass"),
-            "h200-llamacpp-synthetic-probe": (0, "decode-speed", "info"),
+            "h200-llamacpp-synthetic-probe": (0, "decode-speed", "pass"),
             "h200-transformers-nf4-probe": (1, "decode-speed", "warn"),
             "h200-transformers-nf4-spread-flagged": (1, "decode-speed", "warn"),
             "ollama-not-run": (2, "probe", "fail")}
@@ -172,7 +172,14 @@ def test_probe_engine_llama_cpp_synthetic_runs_llama_cpp_on_a_gguf_it_writes(tmp
     lp = doc["probe"]["llamacpp"][-1]
     assert doc["probe"]["engine"] == "llama.cpp" and lp["synthetic"].startswith("synthetic Q4_K_M GGUF (2 layers")
     assert lp["shape"]["n_layer"] == 2 and (tmp_path / "keep" / "synthetic-q4_k_m.gguf").is_file()
-    assert {f["id"]: f["status"] for f in doc["findings"]}["decode-speed"] == "info"  # the engine, not a setup
+    probe_status = {f["id"]: f["status"] for f in doc["findings"]}["decode-speed"]
+    assert probe_status in ("pass", "warn")  # graded like any speed (it was "info" here, "warn" in the main run)
+    # the same model and the same measurement in the main run: the same grade (doctor/verdict/speed_rule.py)
+    again = tmp_path / "main.json"
+    main(["--no-tui", "--model", str(tmp_path / "keep" / "synthetic-q4_k_m.gguf"), "-o", str(again)])
+    ran = json.loads(again.read_text())
+    assert ran["engine_verdict"]["measured_tok_s"] == doc["engine_verdict"]["measured_tok_s"]
+    assert {f["id"]: f["status"] for f in ran["findings"]}["decode-speed"] == probe_status
     capsys.readouterr()
 
 
