@@ -66,7 +66,8 @@ def run(ctx: CheckContext) -> Finding:
         return CHECK.finding(Status.PASS, f"flash-attn {version} supports cc {cc}; ExLlamaV2 will use {path}", {**ev, "exllamav2_attention": path})
     path = exllamav2_attention_path(packages, env, False, cc)
     ev.update(exllamav2_attention_after_fix=path, trap=EXLLAMAV2_FLASH_TRAP[0], trap_source=EXLLAMAV2_FLASH_TRAP[1])
-    fix = flash_attn_fix(gen, cc, path)
+    card = ctx.card()
+    fix = flash_attn_fix(gen, cc, path, card[1] if card is not None else None)
     if env.get("EXLLAMA_NO_FLASH_ATTN"):
         return CHECK.finding(Status.WARN, f"flash-attn {version} is installed but cannot run on cc {cc}; EXLLAMA_NO_FLASH_ATTN is set, "
                              "so ExLlamaV2 avoids it (other libraries may still try it)", ev, fix, [FLASH_ATTN_COMMANDS[0]])
@@ -87,7 +88,8 @@ def not_called(ctx: CheckContext, cc: str, version: Maybe[str] | None) -> Findin
         return CHECK.finding(Status.PASS, f"{where}; {a.flash_attn_note}", ev)
     ev.update(generation=gen.major, min_cc=gen.min_cc, source=gen.source)
     if a.flash_attn_use == "opt-in":
-        fix, commands = a.flash_attn_refusal(cc)
+        card = ctx.card()
+        fix, commands = a.flash_attn_refusal(cc, card[1] if card is not None else None)
         return CHECK.finding(Status.WARN, f"flash-attn {version} is installed but needs cc {gen.min_cc}+ (this card: {cc}): "
                              f"{a.flash_attn_note}, and asking for it here fails with \"{gen.error}\"", ev, fix, commands)
     return CHECK.finding(Status.PASS, f"flash-attn {version} is installed but cannot run on cc {cc}; harmless here: "

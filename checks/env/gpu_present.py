@@ -9,6 +9,7 @@ from checks.base import Check, CheckContext
 from checks.env.cuda_visibility import show_cards_fix, visibility
 from checks.prescription.machine import machine_prescription
 from checks.prescription.quote import route_fix
+from doctor.knowledge.attention import cc_tuple
 from doctor.knowledge.cuda import DRIVER_BRANCHES, LAST_LEGACY_BRANCH, LAST_LEGACY_BRANCH_EOL, legacy_architectures
 from doctor.knowledge.gpus import spec_for_pci
 from doctor.knowledge.hardware import FALLEN_OFF_BUS_SOURCE, GPU_LOST_COMMANDS, GPU_LOST_FIX, NVML_LOST_WORDS
@@ -24,7 +25,7 @@ NO_NVIDIA_DEVICE_FIX = ("Nothing to install here: run the doctor on the machine 
                         "--target-gpu NAME (see --list-gpus), or try `v100-doctor demo`.")
 
 
-def _fix_for(reason: str) -> tuple[str, list[str]]:
+def _fix_for(reason: str, pci: Maybe[tuple[str, ...]] = None) -> tuple[str, list[str]]:
     low = reason.lower()
     if "nvidia-ml-py" in low:
         return "Install the NVML bindings the doctor uses.", ["pip install nvidia-ml-py"]
@@ -32,9 +33,21 @@ def _fix_for(reason: str) -> tuple[str, list[str]]:
         return ("The loaded kernel module and the user-space driver differ (usually a driver update without a reboot). "
                 "Reboot, or reload the nvidia kernel modules.", ["sudo reboot"])
     if "libnvidia-ml" in low or "not loaded" in low:
-        return (f"No NVIDIA driver is installed or loaded. For a V100/P100/P40 install the R{LAST_LEGACY_BRANCH} branch or "
-                f"older (R{LAST_LEGACY_BRANCH} is the last branch that supports {legacy_architectures()}).", ["nvidia-smi"])
+        return f"No NVIDIA driver is installed or loaded. {_driver_for(pci)}", ["nvidia-smi"]
     return "Check that the GPU is visible: run nvidia-smi, and check CUDA_VISIBLE_DEVICES.", ["nvidia-smi"]
+
+
+def _driver_for(pci: Maybe[tuple[str, ...]]) -> str:
+    """Which driver branch to install, for the cards on the PCI bus where they are known, else for the legacy ones."""
+    legacy = f"the R{LAST_LEGACY_BRANCH} branch or older (R{LAST_LEGACY_BRANCH} is the last branch that supports " \
+             f"{legacy_architectures()})"
+    specs = [s for dev in (pci if known(pci) and pci else ()) if (s := spec_for_pci(dev)) is not None]
+    if not specs:
+        return f"For a V100/P100/P40 install {legacy}."
+    names = ", ".join(dict.fromkeys(s.name for s in specs))
+    if all(cc_tuple(s.cc) <= (7, 0) for s in specs):  # Maxwell, Pascal, Volta: their last branch
+        return f"For the {names} on the PCI bus install {legacy}."
+    return f"For the {names} on the PCI bus install a current NVIDIA data-center driver."
 
 
 def _driver_too_new(driver: Maybe[str], pci: Maybe[tuple[str, ...]]) -> str | None:
@@ -92,7 +105,7 @@ def run(ctx: CheckContext) -> Finding:
         if known(pci) and not pci and ctx.facts.host.wsl is not True:  # the bus was read: no NVIDIA device at all
             return CHECK.finding(Status.FAIL, "No NVIDIA GPU on this machine: no NVIDIA device on the PCI bus, so no "
                                  f"driver can help ({reason})", evidence, NO_NVIDIA_DEVICE_FIX, [])
-        fix, commands = _fix_for(reason)
+        fix, commands = _fix_for(reason, pci)
         return CHECK.finding(Status.FAIL, f"No usable NVIDIA GPU: {reason}", evidence, fix, commands)
     lost = lost_gpus(nvml.gpus, ctx.facts.samples)
     if lost:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
+from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, card_is, flash_attn_fix
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, cc_tuple
 from doctor.model.engines import CudaLibrary, EngineLaunch
 from doctor.model.facts import Facts
@@ -118,12 +118,12 @@ class EngineAdapter:
         """The driver branch its bundled CUDA runtime needs on this card; None: the driver is judged by torch's CUDA."""
         return None
 
-    def flash_attn_refusal(self, cc: str | None = None) -> tuple[str, tuple[str, ...]]:
+    def flash_attn_refusal(self, cc: str | None = None, card_name: str | None = None) -> tuple[str, tuple[str, ...]]:
         """(fix, commands) for "FlashAttention only supports Ampere GPUs or newer" (flash-attn 2 on a card below cc
         8.0) in this engine's terms: the check, the probe's failure and `explain` can all print it."""
-        card = f"this card is cc {cc}" if cc else "this card is older than Ampere"
+        card = card_is(cc, card_name) if cc else "this card is older than Ampere"
         if self.flash_attn_use == "calls":
-            return flash_attn_fix(None, cc), FLASH_ATTN_COMMANDS
+            return flash_attn_fix(None, cc, card_name=card_name), FLASH_ATTN_COMMANDS
         if self.flash_attn_use == "opt-in":
             return (f"flash-attn 2 needs cc 8.0+; {card}. {self.flash_attn_note}: load the model with "
                     "attn_implementation=\"sdpa\" (the default), not \"flash_attention_2\"; or uninstall flash-attn.",

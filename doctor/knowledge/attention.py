@@ -47,15 +47,23 @@ FLASH_ATTN_COMMANDS = ("pip uninstall -y flash-attn", "export EXLLAMA_NO_FLASH_A
 FLASH_ATTN_AFTER_FIX = "xformers or torch SDPA, which work on sm_70"  # when the card's own path is not known
 
 
-def flash_attn_fix(gen: FlashAttnGeneration | None = None, cc: str | None = None, instead: str = FLASH_ATTN_AFTER_FIX) -> str:
+def flash_attn_fix(gen: FlashAttnGeneration | None = None, cc: str | None = None, instead: str = FLASH_ATTN_AFTER_FIX,
+                   card_name: str | None = None) -> str:
     """The one user-facing fix for flash-attn on a card below its minimum: the check, the probe and `explain` print it.
 
-    Without a generation and a card (a log or a crash says only that flash-attn failed) it speaks of flash-attn 2.
+    Without a generation and a card (a log or a crash says only that flash-attn failed) it speaks of flash-attn 2;
+    where the card is known it names that card, never an example one.
     """
     gen = gen or FLASH_ATTN[1]
-    card = f"this card is {cc}" if cc else "older cards such as the V100 (7.0) cannot run it"
+    card = card_is(cc, card_name) if cc else "older cards such as the V100 (7.0) cannot run it"
     return (f"flash-attn {gen.major}.x needs cc {gen.min_cc}+; {card}. ExLlamaV2 warns, then still calls it and crashes "
             f"with \"{gen.error}\". Uninstall it, or set EXLLAMA_NO_FLASH_ATTN=1; ExLlamaV2 then uses {instead}.")
+
+
+def card_is(cc: str, card_name: str | None = None) -> str:
+    """'this card (Tesla T4) is cc 7.5': the card a report is about, by name where it is known."""
+    named = f" ({card_name})" if card_name and card_name != "this GPU" else ""
+    return f"this card{named} is cc {cc}"
 
 
 def cc_tuple(cc: str) -> tuple[int, int]:

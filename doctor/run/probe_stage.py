@@ -180,13 +180,22 @@ def _install_commands(report: Report) -> tuple[str, ...]:
     return tuple(probe_install_commands(report.prescription, version))
 
 
+def _card(report: Report) -> tuple[str, str] | None:
+    """(cc, name) of the card the probe ran on, from the report's own facts."""
+    gpu = report.facts.gpu(report.plan.gpu_index)
+    if gpu is None or not known(gpu.compute_capability):
+        return None
+    return str(gpu.compute_capability), str(gpu.name) if known(gpu.name) else "this GPU"
+
+
 def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
     if probe.of_engine:  # an engine's own probe, live or recorded: judged by today's engine verdict
         return with_engine_probe(report, probe)
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
     if not probe.ok:
-        finding = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report))
+        finding = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report),
+                                  _card(report))
         errors = report.errors + ((f"probe {probe.status}: {probe.summary}",) if probe.status == "cancelled" else ())
         return replace(report, probe=probe, findings=merge_findings(report.findings, [finding]), timings_ms=timings,
                        errors=errors)

@@ -36,8 +36,9 @@ def _finding(check_id: CheckId, status: Status, summary: str, evidence: dict, fi
 
 
 def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mode: str = "fp16",
-                    install: tuple[str, ...] = (PROBE_ENGINE_INSTALL,)) -> Finding:
-    """The finding for a probe that failed, timed out, crashed or was cancelled."""
+                    install: tuple[str, ...] = (PROBE_ENGINE_INSTALL,), card: tuple[str, str] | None = None) -> Finding:
+    """The finding for a probe that failed, timed out, crashed or was cancelled; `card` (cc, name): the card it ran
+    on, which a fix names instead of an example card."""
     kind, msg = probe.error_kind, probe.summary
     ev: dict[str, Any] = {"probe_status": probe.status, "phase": probe.error_phase, "error": msg}
     tail = probe.error_detail.strip()
@@ -50,7 +51,7 @@ def failure_finding(probe: ProbeReport, max_seq_len: int | None = None, cache_mo
                         (f"v100-doctor probe --model MODEL {smaller} --cache-mode q8",))
     if kind == FailureKind.FLASH_ATTN:
         return _finding(CheckId.FLASH_ATTN, Status.FAIL, f"ExLlamaV2 crashed in flash-attn: {msg}", ev,
-                        flash_attn_fix(), FLASH_ATTN_COMMANDS)
+                        flash_attn_fix(None, card[0], card_name=card[1]) if card else flash_attn_fix(), FLASH_ATTN_COMMANDS)
     if kind == FailureKind.NO_KERNEL_IMAGE:
         return _finding(CheckId.CUDA_PAIRING, Status.FAIL, f"no CUDA kernel for this card: {msg}", ev,
                         "torch (or an extension) was built without code for this card's architecture; see the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from conftest import MACHINES
 
 from checks.base import CheckContext
@@ -190,3 +191,17 @@ def test_flash_attn_with_no_engine_found_speaks_for_each_engine_not_exllamav2_al
     named = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json"))
     g = FLASH.run(CheckContext(named.facts, named.plan))
     assert not CheckContext(named.facts, named.plan).engine.assumed and "do not call it" not in g.summary
+
+
+@pytest.mark.parametrize("pci, says, not_says", [
+    (("0000:3b:00.0 10de:1db4",), "For the Tesla V100 PCIe 16 GB on the PCI bus install the R580 branch", "V100/P100/P40"),
+    (("0000:3b:00.0 10de:1eb8",), "For the Tesla T4 16 GB on the PCI bus install a current", "R580"),
+    (Unknown("not read"), "For a V100/P100/P40 install the R580 branch", "PCI bus"),
+])
+def test_no_driver_names_the_card_on_the_bus_not_an_example_card(pci, says, not_says):
+    """Issue 35 item 6: a fix where the card is known names that card ("such as the V100" only where it is not)."""
+    from checks.env.gpu_present import CHECK as GPU
+
+    bare = load_document(str(MACHINES / "no-nvml.json")).facts
+    f = GPU.run(ctx(replace(bare, host=replace(bare.host, nvidia_pci_devices=pci, wsl=False))))
+    assert f.status is Status.FAIL and says in f.fix and not_says not in f.fix

@@ -45,3 +45,22 @@ def test_every_engine_words_the_flash_attn_refusal_in_its_terms():
         fix, commands = a.flash_attn_refusal("7.5")
         assert "7.5" in fix and "V100" not in fix
         assert ("EXLLAMA_NO_FLASH_ATTN" in " ".join(commands)) == a.uses_exllamav2, engine
+
+
+def test_the_refusal_names_the_card_the_report_is_about():
+    """Issue 35 item 6: the T4 is called the T4, never "older cards such as the V100"."""
+    for engine in (Engine.EXLLAMAV2, Engine.TRANSFORMERS):
+        f = judged(engine)
+        assert "this card (Tesla T4) is cc 7.5" in f.fix and "V100" not in f.fix, engine
+
+
+def test_a_probe_that_crashed_in_flash_attn_names_its_card():
+    from doctor.model.ids import FailureKind
+    from doctor.model.probe_results import ProbeReport
+    from doctor.verdict.failures import failure_finding
+
+    probe = ProbeReport(status="failed", summary="FlashAttention only supports Ampere GPUs or newer.",
+                        error_kind=FailureKind.FLASH_ATTN)
+    named = failure_finding(probe, card=("7.5", "Tesla T4"))
+    assert "this card (Tesla T4) is cc 7.5" in named.fix and "V100" not in named.fix
+    assert "such as the V100" in failure_finding(probe).fix  # no card known: the example stays an example
