@@ -25,7 +25,7 @@ NO_NVIDIA_DEVICE_FIX = ("Nothing to install here: run the doctor on the machine 
                         "--target-gpu NAME (see --list-gpus), or try `v100-doctor demo`.")
 
 
-def _fix_for(reason: str, pci: Maybe[tuple[str, ...]] = None) -> tuple[str, list[str]]:
+def _fix_for(reason: str, pci: Maybe[tuple[str, ...]] | None = None) -> tuple[str, list[str]]:
     low = reason.lower()
     if "nvidia-ml-py" in low:
         return "Install the NVML bindings the doctor uses.", ["pip install nvidia-ml-py"]
@@ -37,11 +37,11 @@ def _fix_for(reason: str, pci: Maybe[tuple[str, ...]] = None) -> tuple[str, list
     return "Check that the GPU is visible: run nvidia-smi, and check CUDA_VISIBLE_DEVICES.", ["nvidia-smi"]
 
 
-def _driver_for(pci: Maybe[tuple[str, ...]]) -> str:
+def _driver_for(pci: Maybe[tuple[str, ...]] | None) -> str:
     """Which driver branch to install, for the cards on the PCI bus where they are known, else for the legacy ones."""
     legacy = f"the R{LAST_LEGACY_BRANCH} branch or older (R{LAST_LEGACY_BRANCH} is the last branch that supports " \
              f"{legacy_architectures()})"
-    specs = [s for dev in (pci if known(pci) and pci else ()) if (s := spec_for_pci(dev)) is not None]
+    specs = [s for dev in (pci if pci is not None and known(pci) and pci else ()) if (s := spec_for_pci(dev)) is not None]
     if not specs:
         return f"For a V100/P100/P40 install {legacy}."
     names = ", ".join(dict.fromkeys(s.name for s in specs))
