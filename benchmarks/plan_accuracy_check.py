@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from doctor.facts.hub_quants import discover  # noqa: E402
 from doctor.knowledge.arithmetic.model_bytes import dims  # noqa: E402
 from doctor.knowledge.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
+from doctor.knowledge.cuda_context import context_bytes  # noqa: E402
 from doctor.knowledge.exllamav2_memory import cuda_context_bytes  # noqa: E402
 from doctor.knowledge.gpus import spec_for_key  # noqa: E402
 from doctor.model.units import MIB  # noqa: E402
@@ -115,11 +116,11 @@ def check_gguf(m: dict, gguf: str) -> dict:
     printed_gpu = sum((printed.get(k, {}).get("CUDA0") or 0) for k in pred) * MIB
     return {"option": f"{c.label}, {m['cache_type_k']} cache, FA {m['flash_attn']}, {m['ctx']} tokens",
             "engine": "llama.cpp", "predicted_peak_bytes": row.peak_bytes[0],
-            "predicted_components_bytes": {**pred, "cuda_context": cuda_context_bytes(spec.cc)},
+            "predicted_components_bytes": {**pred, "cuda_context": context_bytes("llama.cpp", spec.cc)},
             "measured_nvml_peak_delta_bytes": nvml, "peak_vs_nvml_pct": pct(row.peak_bytes[0], nvml),
             "measured_bytes": nvml, "measured_is": "NVML peak less the baseline",
             "peak_error_pct": pct(row.peak_bytes[0], nvml), "buffers": bufs, "printed_cuda0_total_bytes": int(printed_gpu),
-            "outside_printed_bytes": int(nvml - printed_gpu), "context_allowance_bytes": cuda_context_bytes(spec.cc),
+            "outside_printed_bytes": int(nvml - printed_gpu), "context_allowance_bytes": context_bytes("llama.cpp", spec.cc),
             "wall_vs_perf_pct": m.get("wall_vs_perf_pct"), **speed_part(row, m)}
 
 

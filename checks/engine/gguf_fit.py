@@ -6,7 +6,7 @@ from __future__ import annotations
 from checks.base import Check, CheckContext
 from checks.model.card import card_for
 from doctor.knowledge.arithmetic.gguf_budget import SOURCE, GgufOption, decode_ceiling, gguf_budget
-from doctor.knowledge.exllamav2_memory import cuda_context_bytes
+from doctor.knowledge.cuda_context import context_bytes
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.model_dir import GgufFacts
@@ -52,7 +52,7 @@ def run(ctx: CheckContext) -> Finding:
         b = gguf_budget(g.shape, g.weights, option)
     except (ValueError, KeyError) as exc:
         return CHECK.finding(Status.SKIP, f"skipped: {exc}")
-    overhead = cuda_context_bytes(card.cc)
+    overhead = context_bytes("llama.cpp", card.cc)
     room_mib = (card.rooms[0].free_mib if card.rooms else None)
     need = b.gpu_bytes + overhead
     ev = {"engine": str(engine), "option": {"n_ctx": option.n_ctx, "cache_type_k": option.cache_type_k,

@@ -13,7 +13,7 @@ from checks.base import Check, CheckContext
 from checks.engine.gguf_fit import option_for
 from checks.model.card import card_for
 from doctor.knowledge.arithmetic.gguf_budget import gguf_budget
-from doctor.knowledge.exllamav2_memory import cuda_context_bytes
+from doctor.knowledge.cuda_context import context_bytes
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.units import human_bytes
@@ -76,7 +76,7 @@ def whole_model_fits(ctx: CheckContext) -> str:
         return ""
     try:
         option, _assumed = option_for(ctx)
-        need = gguf_budget(g.shape, g.weights, replace(option, n_gpu_layers=None)).gpu_bytes + cuda_context_bytes(card.cc)
+        need = gguf_budget(g.shape, g.weights, replace(option, n_gpu_layers=None)).gpu_bytes + context_bytes("llama.cpp", card.cc)
     except (ValueError, KeyError):
         return ""
     room = card.rooms[0].free_mib

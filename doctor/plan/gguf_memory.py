@@ -3,7 +3,7 @@
 KV cache and compute buffer: issue 27's formulas (doctor/knowledge/arithmetic/gguf_budget.py, fitted on llama.cpp's own
 printed sizes). Weights: llama-quantize's mix for the file type (gguf_budget.quant_weights: the GPU tensors as
 ggml-cuda allocates them; the token embedding stays on the host) where the mix is known, else the file's size less
-the embedding. The CUDA context: the same allowance as ExLlamaV2's budget (doctor/knowledge/exllamav2_memory.py).
+the embedding. The CUDA context: llama.cpp's own allowance (doctor/knowledge/cuda_context.py).
 A split is llama.cpp's default --tensor-split: layers in proportion to each GPU's memory.
 """
 

@@ -14,6 +14,7 @@ from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
 from doctor.knowledge.arithmetic.model_bytes import ModelBytes, ModelDims, model_bytes
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP, GpuRoom, largest_fitting_seq_len, plan_budget
+from doctor.knowledge.cuda_context import context_bytes
 from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import family
 from doctor.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION, cuda_context_bytes
@@ -119,7 +120,7 @@ def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
     d = s.dims
     shape = gm.gguf_shape(d, c.download_bytes, c.bpw, c.gguf_type)
     caps = [s.capacity_bytes(g) for g in cards]
-    ctx_bytes = cuda_context_bytes(cards[0].cc)
+    ctx_bytes = context_bytes("llama.cpp", cards[0].cc)
 
     def peaks_at(n: int) -> list[int]:
         p = gm.gpu_peaks(d, shape, n, cache, [float(x) for x in caps], ctx_bytes)
