@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from huggingface_hub.utils import SafetensorsFileMetadata
 
 _HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)(?:@(?P<rev>[^\s@]+))?$")
+HUB_TIMEOUT_S = 1.5  # one request, one short wait: an unreachable Hub costs this, not huggingface_hub's 5 retries (24 s)
 HEADER_SOURCE = "safetensors headers from the Hugging Face Hub (get_safetensors_metadata; no weights downloaded)"
 _fetched: dict[str, ModelFacts] = {}  # one fetch per id and run: the plan and the gatherer ask for the same one
 
@@ -135,7 +136,44 @@ def download_command(ident: HubId) -> str:
     return f"{tool} download {ident.repo}" + (f" --revision {shlex.quote(ident.revision)}" if ident.revision else "")
 
 
-def _why(exc: Exception, ident: HubId | None = None) -> str:
+def config_command(ident: HubId) -> str:
+    """The command that puts config.json alone (a few KB) in the Hugging Face cache, where the plan finds it offline."""
+    return download_command(ident).replace(f"download {ident.repo}", f"download {ident.repo} config.json", 1)
+
+
+def fetch_config_once(ident: HubId) -> dict:
+    """config.json from the Hub in one request with a short timeout (HUB_TIMEOUT_S), never retried: the plan asks the
+    Hub only for what the catalogue and the cache lack, and a user without a network hears so at once. The token
+    and endpoint are huggingface_hub's (HF_TOKEN, HF_ENDPOINT); its errors are its own (hf_raise_for_status), so
+    _why words them. Raises UsageError (one line) when the Hub cannot give it."""
+    from huggingface_hub import get_session, hf_hub_url  # lazy: huggingface_hub loads only for a Hub id
+    from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
+
+    url = hf_hub_url(ident.repo, "config.json", revision=ident.revision)
+    try:
+        session = get_session()
+        try:
+            response = session.get(url, headers=build_hf_headers(), timeout=HUB_TIMEOUT_S, follow_redirects=True)
+        except TypeError:  # huggingface_hub before 1.0: a requests.Session, which follows redirects itself
+            response = session.get(url, headers=build_hf_headers(), timeout=HUB_TIMEOUT_S)
+        hf_raise_for_status(response)
+        data = response.json()
+    except ValueError:
+        raise UsageError(f"{ident.label}: the Hub's config.json is not JSON; {config_command(ident)} and pass "
+                         "the file, or plan a model folder") from None
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub's HTTP and repo errors, one line each
+        if type(exc).__name__ in ("EntryNotFoundError", "RemoteEntryNotFoundError"):
+            raise UsageError(f"{ident.label}: no config.json on the Hub (a GGUF-only repo?); plan its base model "
+                             "instead, e.g. v100-doctor plan ORG/BASE-MODEL") from None
+        fix = f"fetch its config.json once where the Hub is reachable ({config_command(ident)}, a few KB)"
+        raise UsageError(f"{ident.label}: {_why(exc, ident, fix)}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{ident.label}: the Hub's config.json is not a JSON object")
+    return data
+
+
+def _why(exc: Exception, ident: HubId | None = None, fix: str | None = None) -> str:
+    """One line for a failed Hub call; `fix`: what to do when the Hub is unreachable (default: download the model)."""
     kind = type(exc).__name__
     reasons = {"RepositoryNotFoundError": "no such model on the Hub (or it is private: set HF_TOKEN)",
                "GatedRepoError": "the model is gated: accept its licence on the Hub and set HF_TOKEN",
@@ -146,7 +184,7 @@ def _why(exc: Exception, ident: HubId | None = None) -> str:
     if kind in reasons:
         return reasons[kind]
     first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else kind
-    how = f"download it first ({download_command(ident)})" if ident else "download it first"
+    how = fix or (f"download it first ({download_command(ident)})" if ident else "download it first")
     return f"cannot reach the Hugging Face Hub ({first}); {how}, or set HF_HUB_OFFLINE=1 to use the cache only"
 
 

@@ -12,13 +12,13 @@ Only config.json is ever downloaded, into a temporary folder; no weights.
 from __future__ import annotations
 
 import re
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from doctor.facts import catalogue
 from doctor.facts.gguf_header import is_gguf, read_gguf
-from doctor.facts.hub_model import HubId, _why, hub_id, offline
+from doctor.facts.hub_model import HubId, _why, config_command, fetch_config_once, hub_id, offline
 from doctor.facts.hub_quiet import hub_quiet
 from doctor.facts.model_config import ConfigError, load_config_json, parse_config
 from doctor.model.errors import UsageError
@@ -48,10 +48,20 @@ def discover(text: str) -> Discovered:
     path = Path(text).expanduser()
     if path.exists():
         return _local(path)
+    entry = catalogue.lookup(text)
+    if entry is not None:
+        return _catalogued(entry)
     ident = hub_id(text)
     if ident is None:
-        raise UsageError(f"{text}: neither a local folder or config.json nor a Hugging Face id (org/name[@revision])")
+        raise UsageError(f"{text}: neither a local folder or config.json, a Hugging Face id (org/name[@revision]) nor "
+                         "a model in the embedded catalogue")
     return _hub(ident)
+
+
+def _catalogued(entry: catalogue.CatalogueEntry) -> Discovered:
+    """A model in the embedded catalogue: its config and versions as catalogued, without the Hub or its library."""
+    config = _config_from(dict(entry.config), f"{entry.repo} (catalogue)")
+    return Discovered(entry.repo, entry.repo, config, catalogue.candidates(entry), catalogue.provenance(entry))
 
 
 def _config_from(data: dict, where: str) -> ModelConfig:
@@ -150,26 +160,16 @@ def _listed(api: HfApi, ident: HubId, own: QuantCandidate | None) -> tuple[Quant
 
 
 def _hub_config(ident: HubId) -> dict:
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache  # lazy: huggingface_hub loads only for a Hub id
+    from huggingface_hub import try_to_load_from_cache  # lazy: huggingface_hub loads only for a Hub id
 
     cached = try_to_load_from_cache(ident.repo, "config.json", revision=ident.revision)
     if isinstance(cached, str):
         return _load(Path(cached), ident.label)
     if offline():
-        raise UsageError(f"{ident.label}: its config.json is not in the Hugging Face cache and HF_HUB_OFFLINE is set; "
-                         f"fetch it once online (hf download {ident.repo} config.json) or pass a config.json")
-    try:
-        with tempfile.TemporaryDirectory(prefix="v100-doctor-plan-") as tmp:
-            with hub_quiet():  # huggingface_hub's retry lines stay off the terminal; one line of ours instead
-                path = Path(hf_hub_download(ident.repo, "config.json", revision=ident.revision, local_dir=tmp))
-            return _load(path, ident.label)
-    except UsageError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - huggingface_hub's HTTP and repo errors, one line each
-        if type(exc).__name__ in ("EntryNotFoundError", "RemoteEntryNotFoundError"):
-            raise UsageError(f"{ident.label}: no config.json on the Hub (a GGUF-only repo?); plan its base model "
-                             "instead, e.g. v100-doctor plan ORG/BASE-MODEL") from None
-        raise UsageError(f"{ident.label}: {_why(exc, ident)}") from None
+        raise UsageError(f"{ident.label}: not in the catalogue, its config.json is not in the Hugging Face cache, and "
+                         f"HF_HUB_OFFLINE is set; fetch the config alone once online ({config_command(ident)}, a few "
+                         "KB) or pass a config.json")
+    return fetch_config_once(ident)
 
 
 def fmt_of(repo: str, tags: list[str] | None) -> str | None:

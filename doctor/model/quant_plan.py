@@ -28,7 +28,8 @@ class QuantCandidate:
     gguf_type: str | None = None  # Q4_K_M ...
     group_size: int | None = None  # GPTQ/AWQ
     download_bytes: int | None = None  # what the download weighs, from the Hub listing
-    found: str = "hub"  # hub | cache | local | config (only config.json on disk) | convert (made with a converter)
+    found: str = "hub"  # hub | catalogue (on the Hub, as the embedded catalogue lists it) | cache | local | config (only
+    # config.json on disk) | convert (made with a converter)
 
 
 @dataclass(frozen=True)
