@@ -16,6 +16,7 @@ examples:
   v100-doctor plan ORG/MODEL --target-gpu p40 --target-gpu t4      each card, then the two split
   v100-doctor plan ./config.json --context 16384 --min-tok-s 30
   v100-doctor plan ORG/MODEL --draft ORG/SMALL-MODEL --json        a draft model in the budget; JSON (v100-doctor/plan/1)
+  v100-doctor plan ORG/MODEL --users 8 --min-tok-s 15              the best option for eight people at once
 
 exit codes: below (and docs/reference/exit-codes.md).
 """
@@ -35,7 +36,7 @@ from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.quant_plan import QuantPlan, plan_to_json
 from doctor.plan.build import DEFAULT_MIN_BPW, build_plan
-from doctor.plan.draft import draft_bytes
+from doctor.plan.draft import draft_bytes, draft_weights
 from doctor.render.plan_markdown import render_plan_markdown
 from doctor.render.plan_text import render_plan_text
 from doctor.render.untrusted import json_for_terminal, visible
@@ -57,7 +58,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-bpw", type=finite_float(1.0, 16.0, "bits per weight"), default=DEFAULT_MIN_BPW, metavar="B",
                    help=f"quality floor for the answer (default {DEFAULT_MIN_BPW:g}); the table shows every version")
     p.add_argument("--draft", metavar="MODEL", type=path_arg,
-                   help="a speculative-decoding draft model (Hub id, folder or config.json) to count in the budget")
+                   help="a speculative-decoding draft model (Hub id, folder or config.json): in the budget, and the "
+                        "speed it may give (an estimate)")
+    p.add_argument("--users", type=bounded_int(1, 64, "a number of users"), metavar="N",
+                   help="N people at once: the option that gives each the highest speed (above --min-tok-s), from "
+                        "batched decode's estimate")
     o = p.add_argument_group("output")
     fmt = o.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the plan as JSON only (schema v100-doctor/plan/1)")
@@ -72,18 +77,20 @@ def make_plan(args: argparse.Namespace) -> QuantPlan:
     found = discover(args.model)
     print(f"v100-doctor: {found.model}: {found.how}", file=sys.stderr)
     cards = tuple(spec for key in (args.cards or [DEFAULT_CARD]) if (spec := spec_for_key(key)) is not None)
-    extra, name = 0, None
+    extra, name, weights = 0, None, (0, 0)
     if args.draft:
         draft = discover(args.draft)
         name = draft.model
         own = draft.candidates[0] if draft.candidates and draft.candidates[0].found in ("local", "config", "hub") else None
         try:
             extra = draft_bytes(draft.config, own, args.context)
+            weights = draft_weights(draft.config, own)
         except ArithmeticUnavailable as exc:
             raise UsageError(f"--draft {args.draft}: {exc}") from None
     try:
         return build_plan(found.model, found.how, found.config, found.candidates, cards, args.context, args.min_tok_s,
-                          args.min_bpw, args.engine, extra, name, found.base_repo, found.notes)
+                          args.min_bpw, args.engine, extra, name, found.base_repo, found.notes,
+                          draft_weights=weights, users=args.users)
     except ArithmeticUnavailable as exc:
         raise UsageError(f"{args.model}: {exc}") from None
 

@@ -45,6 +45,43 @@ class Estimate:
 
 
 @dataclass(frozen=True)
+class TokS:
+    """A speed range, tok/s: the source and confidence are the row's `concurrency_source`."""
+
+    low: float
+    mid: float
+    high: float
+
+
+@dataclass(frozen=True)
+class StreamsEstimate:
+    """Batched decode at `streams` concurrent streams, each with `context_per_stream` tokens of context (an estimate:
+    doctor/plan/concurrency.py)."""
+
+    streams: int
+    context_per_stream: int
+    total_tok_s: TokS
+    per_stream_tok_s: TokS
+
+
+KNEE_GAIN = 0.10  # within this share of the highest total speed: at the knee
+
+
+def knee(entries: tuple[StreamsEstimate, ...]) -> int:
+    """The fewest streams that reach within KNEE_GAIN of the highest total speed in `entries`: past it, more streams
+    add little in total and cost each stream speed. The last entry when the total still rises there."""
+    if not entries:
+        return 0
+    top = max(e.total_tok_s.mid for e in entries)
+    return next(e.streams for e in entries if e.total_tok_s.mid >= top * (1 - KNEE_GAIN))
+
+
+def still_rising(entries: tuple[StreamsEstimate, ...]) -> bool:
+    """Whether the last doubling still added KNEE_GAIN or more of total speed (the knee lies beyond the ladder)."""
+    return len(entries) > 1 and entries[-1].total_tok_s.mid >= entries[-2].total_tok_s.mid * (1 + KNEE_GAIN)
+
+
+@dataclass(frozen=True)
 class PlanRow:
     option: QuantCandidate
     engine: str  # exllamav2 | llama.cpp
@@ -64,6 +101,10 @@ class PlanRow:
     quality_source: str
     commands: dict[str, str] = field(default_factory=dict)  # download, config (TabbyAPI config.yml or llama-server)
     why_not: str = ""  # when it does not fit: what overflows, by how much
+    concurrency: tuple[StreamsEstimate, ...] = ()  # 1, 2, 4, 8 ... streams, up to what the cache holds
+    concurrency_source: str = ""  # how the batched figures are made, what the engine batches, with sources
+    knee: int = 0  # the stream count after which another doubling adds under 10% of total speed (0: not estimated)
+    speculative: Estimate | None = None  # single-stream tok/s with the --draft model (doctor/plan/speculative.py)
 
     @property
     def bpw(self) -> float | None:
@@ -109,6 +150,7 @@ def plan_to_dict(plan: QuantPlan) -> dict:
 def _row(r: PlanRow) -> dict:
     d = asdict(r)
     d["cards"], d["peak_bytes"], d["capacity_bytes"] = list(r.cards), list(r.peak_bytes), list(r.capacity_bytes)
+    d["concurrency"] = [asdict(c) for c in r.concurrency]
     return d
 
 

@@ -17,7 +17,10 @@ from doctor.model.model_dir import ModelConfig
 from doctor.model.quant_plan import PlanAnswer, PlanRow, QuantCandidate, QuantPlan
 from doctor.model.units import gb
 from doctor.plan.commands import TABBY_EXL2
+from doctor.plan.concurrency import STREAMS_NOTE, with_concurrency
 from doctor.plan.rows import ENGINE_OF, Setting, caches, context_cost, row
+from doctor.plan.speculative import with_speculative
+from doctor.plan.users import users_answer
 
 DEFAULT_MIN_BPW = 3.5
 STANDARD_EXL2_BPW = (2.5, 3.0, 3.5, 3.75, 4.0, 4.25, 5.0, 6.0, 8.0)
@@ -53,8 +56,10 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
                cards: tuple[GpuSpec, ...], context: int, min_tok_s: float | None = None,
                min_bpw: float = DEFAULT_MIN_BPW, engine: str | None = None, draft_bytes: int = 0,
                draft_name: str | None = None, base_repo: str | None = None,
-               notes: tuple[str, ...] = (), exl2_flash_attn: bool | None = None) -> QuantPlan:
-    """`exl2_flash_attn`: whether ExLlamaV2 has flash-attn (None: as TabbyAPI installs it, on sm_80 and newer)."""
+               notes: tuple[str, ...] = (), exl2_flash_attn: bool | None = None,
+               draft_weights: tuple[int, int] = (0, 0), users: int | None = None) -> QuantPlan:
+    """`exl2_flash_attn`: whether ExLlamaV2 has flash-attn (None: as TabbyAPI installs it, on sm_80 and newer).
+    `draft_weights`: the draft's (weight bytes, layers), for its speed-up; `users`: the answer for that many streams."""
     setting = Setting(config, dims(config), cards, draft_bytes, draft_name, base_repo, exl2_flash_attn)
     said = list(notes)
     usable = []
@@ -71,16 +76,19 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
     rows: list[PlanRow] = []
     answers: list[PlanAnswer] = []
     for group in card_sets(cards):
-        group_rows = [row(setting, c, group, cache, context) for c, eng in usable for cache in caches(eng)]
+        group_rows = [with_speculative(setting, with_concurrency(setting, row(setting, c, group, cache, context)),
+                                       *draft_weights) for c, eng in usable for cache in caches(eng)]
         rows += group_rows
         answers += _answers(setting, group, group_rows, context, min_tok_s, min_bpw)
+        if users:
+            answers.append(users_answer(setting, _where(group), group_rows, users, min_tok_s, min_bpw))
     if any(eng == "exllamav2" for _, eng in usable):
         said.append(TABBY_EXL2)
     if draft_bytes:
         said.append(f"the draft model ({draft_name}, {gb(draft_bytes, 2)} with its cache) is in every budget, on the "
-                     "first GPU; the speed it may add is not estimated")
-    said.append("streams: how many full-context sequences the memory left after one holds (an estimate: TabbyAPI's "
-                 "cache_size, llama-server's --parallel with -c x streams); batched decode's total speed is not estimated")
+                     "first GPU; 'with draft' is the single-stream speed it may give (an estimate, its range from the "
+                     "acceptance rate)")
+    said.append(STREAMS_NOTE)
     return QuantPlan(model, model_source, shape_text(config), tuple(c.key for c in cards), context, min_tok_s, min_bpw,
                      engine, tuple(rows), tuple(answers), tuple(dict.fromkeys(said)))
 

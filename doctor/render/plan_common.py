@@ -2,23 +2,62 @@
 
 from __future__ import annotations
 
-from doctor.model.quant_plan import PlanRow, QuantPlan
+from doctor.model.quant_plan import PlanRow, QuantPlan, still_rising
 from doctor.model.units import GB
 
 HEADERS = ("card", "version", "engine", "cache", "fits", "peak / card GB", "tok/s (range)", "ceiling", "at ctx",
-           "max ctx", "streams", "download", "quality")
+           "max ctx", "streams", "knee", "download", "quality")
+DRAFT_HEADER = "with draft"
+
+
+def headers(plan: QuantPlan) -> tuple[str, ...]:
+    """The table's columns: 'with draft' after the speed when a draft model was planned."""
+    return HEADERS[:7] + (DRAFT_HEADER,) + HEADERS[7:] if has_draft(plan) else HEADERS
+
+
+def has_draft(plan: QuantPlan) -> bool:
+    return any(r.speculative is not None for r in plan.rows)
+
+
+def knee_cell(r: PlanRow) -> str:
+    """'8: 167' (streams at the knee: total tok/s there), '1 (in turn)' where the engine runs one stream at a time."""
+    e = next((c for c in r.concurrency if c.streams == r.knee), None)
+    if e is None:
+        return "-"
+    if e.streams == 1 and len(r.concurrency) > 1 and r.concurrency[-1].total_tok_s.mid <= e.total_tok_s.mid * 1.01:
+        return "1 (in turn)"
+    return f"{e.streams}: {e.total_tok_s.mid:g}" + ("+" if still_rising(r.concurrency) and e is r.concurrency[-1] else "")
+
+
+def ladder_text(r: PlanRow) -> str:
+    """Every stream count's total and per-stream speed, and the knee, in one line."""
+    if not r.concurrency:
+        return ""
+    steps = ", ".join(f"{c.streams} x {c.context_per_stream}: {c.total_tok_s.mid:g} ({c.per_stream_tok_s.mid:g} each)"
+                      for c in r.concurrency)
+    if knee_cell(r) == "1 (in turn)":
+        end = "one stream at a time: more streams wait their turn"
+    elif still_rising(r.concurrency) and r.knee == r.concurrency[-1].streams:
+        end = f"total still rising at {r.knee} streams, the most estimated"
+    else:
+        end = f"knee at {r.knee} streams: more add little in total and slow each"
+    return f"streams x context: total tok/s: {steps}; {end} (estimates)"
 
 
 def where(r: PlanRow) -> str:
     return r.cards[0] if len(r.cards) == 1 else "+".join(r.cards)
 
 
-def cells(r: PlanRow) -> tuple[str, ...]:
+def cells(r: PlanRow, draft: bool = False) -> tuple[str, ...]:
+    """The row's cells under headers(plan); `draft`: with the 'with draft' column."""
     peak = "/".join(f"{p / GB:.1f}" for p in r.peak_bytes) + " / " + "/".join(f"{c / GB:.1f}" for c in r.capacity_bytes)
     size = f"{r.option.download_bytes / GB:.1f} GB" if r.option.download_bytes else r.option.found
+    spec = r.speculative
+    with_draft = ((f"{spec.mid:g} ({spec.low:g}-{spec.high:g})" if spec else "-"),) if draft else ()
     return (where(r), r.option.label, r.engine, r.cache, "yes" if r.fits else "NO", peak,
-            f"{r.speed.mid:g} ({r.speed.low:g}-{r.speed.high:g})", f"{r.ceiling_tok_s:g}",
-            f"{r.speed_full.mid:g}", str(r.max_context), str(r.streams) if r.fits else "-", size, r.quality)
+            f"{r.speed.mid:g} ({r.speed.low:g}-{r.speed.high:g})", *with_draft, f"{r.ceiling_tok_s:g}",
+            f"{r.speed_full.mid:g}", str(r.max_context), str(r.streams) if r.fits else "-", knee_cell(r), size,
+            r.quality)
 
 
 def sorted_rows(plan: QuantPlan) -> list[PlanRow]:
@@ -29,4 +68,6 @@ def sorted_rows(plan: QuantPlan) -> list[PlanRow]:
 
 def sources(plan: QuantPlan) -> list[str]:
     return list(dict.fromkeys([r.speed.source for r in plan.rows] + [r.quality_source for r in plan.rows
-                                                                      if r.quality_source.startswith("http")]))
+                                                                      if r.quality_source.startswith("http")]
+                              + [r.concurrency_source for r in plan.rows if r.concurrency_source]
+                              + [r.speculative.source for r in plan.rows if r.speculative][:1]))

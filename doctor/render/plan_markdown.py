@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from doctor.model.quant_plan import QuantPlan
-from doctor.render.plan_common import HEADERS, cells, sorted_rows, sources
+from doctor.render.plan_common import cells, has_draft, headers, ladder_text, sorted_rows, sources
 from doctor.render.untrusted import md_code, md_text
 
 
@@ -21,9 +21,11 @@ def render_plan_markdown(plan: QuantPlan) -> str:
     for r in answered:
         out += ["", f"{r.option.label}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:", "", "```"]
         out += [line for cmd in r.commands.values() for line in cmd.splitlines()] + ["```"]
+        if ladder := ladder_text(r):
+            out += ["", md_text(ladder)]
     out += ["", f"All options at {plan.context} tokens (tok/s with half of it in the cache; *at ctx* with all of it; "
-                "estimates):", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-    out += ["| " + " | ".join(_cell(c) for c in cells(r)) + " |" for r in sorted_rows(plan)]
+                "estimates):", "", "| " + " | ".join(headers(plan)) + " |", "|" + "---|" * len(headers(plan))]
+    out += ["| " + " | ".join(_cell(c) for c in cells(r, has_draft(plan))) + " |" for r in sorted_rows(plan)]
     out += ["", "Sources:"] + [f"- {s}" for s in sources(plan)]
     out += [""] + [f"> {n}" for n in plan.notes]
     return "\n".join(out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from doctor.model.quant_plan import QuantPlan
-from doctor.render.plan_common import HEADERS, cells, sorted_rows, sources
+from doctor.render.plan_common import cells, has_draft, headers, ladder_text, sorted_rows, sources
 
 
 def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -> str:
@@ -19,8 +19,11 @@ def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -
         out += ["", f"  {r.option.label}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:"]
         for kind, cmd in r.commands.items():
             out += [f"    {kind}:"] + [f"      {line}" for line in cmd.splitlines()]
-    rows = [HEADERS] + [cells(r) for r in sorted_rows(plan)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
+        if ladder := ladder_text(r):
+            out += textwrap.wrap(ladder, width, initial_indent="    ", subsequent_indent="      ")
+    head, draft = headers(plan), has_draft(plan)
+    rows = [head] + [cells(r, draft) for r in sorted_rows(plan)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     out += ["", f"All options at {plan.context} tokens (tok/s with half of it in the cache; 'at ctx': with all of it; "
                 "speeds are estimates):"]
     for row in rows:

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from doctor.model.quant_plan import PlanRow, QuantPlan
-from doctor.render.plan_common import HEADERS, cells, sorted_rows
+from doctor.render.plan_common import cells, has_draft, headers, ladder_text, sorted_rows
 from doctor.tui.controls_dropped import SanitisedApp
 
 # what `s` cycles through: (name, key, reverse)
@@ -28,7 +28,8 @@ def commands_text(r: PlanRow) -> str:
     if not r.fits:
         head += f" (does not fit: {r.why_not})"
     body = [f"{kind}:\n" + "\n".join(f"  {line}" for line in text.splitlines()) for kind, text in r.commands.items()]
-    return "\n".join([head, *body, f"speed: {r.speed.source}"])
+    ladder = [ladder_text(r)] if r.concurrency else []
+    return "\n".join([head, *body, *ladder, f"speed: {r.speed.source}"])
 
 
 class PlanTable(DataTable):
@@ -67,7 +68,7 @@ class PlanApp(SanitisedApp[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns(*HEADERS)
+        table.add_columns(*headers(self.plan))
         self._fill()
         table.focus()
 
@@ -75,7 +76,7 @@ class PlanApp(SanitisedApp[None]):
         table = self.query_one(DataTable)
         table.clear()
         for i, r in enumerate(self.rows):
-            table.add_row(*cells(r), key=str(i))
+            table.add_row(*cells(r, has_draft(self.plan)), key=str(i))
 
     def action_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)
