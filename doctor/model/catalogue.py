@@ -43,6 +43,7 @@ class CatalogueEntry:
     config: Mapping[str, Any] = field(compare=False, hash=False, repr=False)
     quants: tuple[CatalogueQuant, ...] = ()
     ollama: str | None = None  # "qwen2.5:32b"
+    ollama_source: str | None = None  # where that name was read
     params: int | None = None  # total parameters where a source states them (safetensors total)
     license_note: str | None = None  # the source's licence, when it is not the model's own page
 

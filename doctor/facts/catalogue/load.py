@@ -54,7 +54,7 @@ def _quant(q: dict[str, Any], entry: dict[str, Any]) -> CatalogueQuant:
 def _entry(raw: dict[str, Any]) -> CatalogueEntry:
     return CatalogueEntry(repo=raw["repo"], family=raw["family"], source=raw["source"], checked=raw["checked"],
                           config=raw["config"], quants=tuple(_quant(q, raw) for q in raw.get("quants", ())),
-                          ollama=raw.get("ollama"), params=raw.get("params"), license_note=raw.get("license_note"))
+                          ollama=raw.get("ollama"), ollama_source=raw.get("ollama_source"), params=raw.get("params"), license_note=raw.get("license_note"))
 
 
 @lru_cache(maxsize=1)

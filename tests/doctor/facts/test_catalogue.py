@@ -17,7 +17,7 @@ from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable, dims
 # moe_intermediate_size, hybrids without a dense FFN size). The test fails when one starts to parse: then strike it.
 NOT_MODELLED = {"Qwen/Qwen3.6-35B-A3B", "Qwen/Qwen3.5-35B-A3B", "Qwen/Qwen3.5-122B-A10B", "Qwen/Qwen3.5-397B-A17B",
                 "Qwen/Qwen3.8-2.4T-A95B", "deepseek-ai/DeepSeek-V4-Flash", "deepseek-ai/DeepSeek-V4-Pro",
-                "nvidia/Llama-3_3-Nemotron-Super-49B-v1"}
+                "nvidia/Llama-3_3-Nemotron-Super-49B-v1", "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16"}
 DATE = re.compile(r"^20\d\d-\d\d-\d\d$")
 
 
@@ -34,14 +34,15 @@ def test_every_entry_parses_into_a_model_shape(entry):
     assert re.fullmatch(r"[\w.-]+/[\w.-]+", entry.repo)
     assert entry.source.startswith("https://") and DATE.match(entry.checked)
     config = catalogue.model_config(entry)
-    for field in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"):
-        assert isinstance(getattr(config, field), int), f"{entry.repo}: {field} unknown"
     if entry.repo in NOT_MODELLED:
         with pytest.raises(ArithmeticUnavailable):
             dims(config)
         return
+    for field in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"):
+        assert isinstance(getattr(config, field), int), f"{entry.repo}: {field} unknown"
     d = dims(config)
     assert d.layers > 0 and d.hidden > 0 and d.intermediate > 0 and d.kv_heads > 0 and d.head_dim > 0
+    assert (entry.ollama is None) == (entry.ollama_source is None)
     for q in entry.quants:
         assert q.fmt in ("gguf", "exl2", "gptq", "awq") and q.repo and q.source and DATE.match(q.checked)
         assert q.bytes is None or q.bytes > 0
