@@ -24,10 +24,10 @@ OLLAMA_V12 = ("Install Ollama's cuda_v12 runner beside cuda_v13 (the full Linux 
 LMSTUDIO = "https://github.com/lmstudio-ai/lmstudio-bug-tracker"
 # what leaves Ollama without a usable GPU; the CPU fallback and "no compatible GPUs" that follow are their consequences
 OLLAMA_NO_GPU_CAUSES = ("ollama-skipping-cuda-device", "ollama-cuda-driver-unloadable", "ollama-driver-too-old",
-                        "cuda-driver-insufficient", "ggml-cuda-init-failed")
+                        "cuda-driver-insufficient", "ggml-cuda-init-failed", "ollama-cuda-init-failure")
 # what leaves llama.cpp without a CUDA device: "offloaded 0/N layers" and "no usable GPU found" follow from them
 LLAMA_NO_GPU_CAUSES = ("ggml-cuda-init-failed", "cuda-driver-insufficient", "no-cuda-gpus-available",
-                       "ggml-no-cuda-arch", "lmstudio-no-cuda-gpus") + OLLAMA_NO_GPU_CAUSES[:3]
+                       "ggml-no-cuda-arch", "lmstudio-no-cuda-gpus") + OLLAMA_NO_GPU_CAUSES[:3] + ("ollama-cuda-init-failure",)
 
 ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
     dict(id="llama-partial-offload", engine="llama.cpp", anchor="layers to gpu",
@@ -110,7 +110,8 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
                    "(a container, a service with its own environment); the line itself says it ran on the CPU",
          fix_class="gpu-unused", consequence_of=OLLAMA_NO_GPU_CAUSES + ("ollama-no-compatible-gpus", "ollama-no-gpu-library")),
     dict(id="ollama-cuda-driver-unloadable", engine="Ollama", anchor="unable to load cuda driver library",
-         pattern=r"unable to load cuda driver library\" library=(?P<library>\S+)(?: error=\"(?P<error>[^\"]*))?",
+         pattern=r"unable to load cuda driver library\"(?![^\n]*init failure: \d) library=(?P<library>\S+)"
+                 r"(?: error=\"(?P<error>[^\"]*))?",
          checks=(CheckId.CUDA_PAIRING,),
          title="Ollama could not load the NVIDIA driver's libcuda named here (the error says why: a symbol an old driver "
                "lacks, a 32-bit or truncated file), so it looks no further for this GPU and falls back to the CPU",
@@ -122,6 +123,28 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          source=f"{OLLAMA}/issues/6626 ; {OLLAMA}/issues/5493", confidence="P", rules_out_on_pass=False,
          pass_note="the checks read this machine's driver, not the libcuda the Ollama process loaded (a container or "
                    "a copied libcuda can differ); the error in the line is Ollama's own"),
+    # issue 39: the libcuda Ollama found loaded but cuInit failed; the number is the CUDA driver's CUresult
+    dict(id="ollama-cuda-init-failure", engine="Ollama", anchor=("init failure: ", "cuinit err: "),
+         pattern=r"(?:cuda driver library|nvcuda|nvml vram) init failure: (?P<cuda_error>\d+)|cuInit err: (?P<cuinit_error>\d+)",
+         checks=(CheckId.GPU_PRESENT, CheckId.CUDA_PAIRING),
+         title="the NVIDIA driver's libcuda loaded but would not start (cuInit failed with the CUDA error code in the "
+               "line), so Ollama finds no GPU and runs on the CPU",
+         fix="The number is the CUDA driver's error code (CUresult): 999 (CUDA_ERROR_UNKNOWN), most often after a "
+             "suspend/resume: reload the UVM module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm); 802 "
+             "(CUDA_ERROR_SYSTEM_NOT_READY): a driver daemon is not running, on an NVSwitch system (HGX/DGX, "
+             "A100/H100/H200 SXM boards) nvidia-fabricmanager of the driver's own version; 3 (CUDA_ERROR_NOT_INITIALIZED): "
+             "look for NVRM or Xid lines in `sudo dmesg`; 100 (CUDA_ERROR_NO_DEVICE): no card is visible to the process "
+             "(CUDA_VISIBLE_DEVICES, a container without --gpus all); 803 (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH): the "
+             "libcuda is not the kernel module's version (reinstall the driver; in a container, the NVIDIA Container "
+             "Toolkit). `nvidia-smi` must work first; then restart the service and look for library=cuda in its "
+             "\"inference compute\" line.",
+         source="https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html (CUresult) ; "
+                "https://docs.ollama.com/gpu (Linux Suspend Resume) ; "
+                f"{OLLAMA}/issues/1877 (999) ; {OLLAMA}/issues/12173 and {OLLAMA}/issues/5567 (802) ; "
+                f"{OLLAMA}/issues/12136 (802: fabric manager) ; {OLLAMA}/issues/11593 (3)",
+         confidence="P", rules_out_on_pass=False,
+         pass_note="the checks read this machine's driver now, not the state the Ollama process met when it started "
+                   "(a suspend/resume, a fabric manager that was not running yet)"),
     # --- issue 35: wordings and classes seen in real pastes, each verified in the public thread named -------------
     dict(id="llama-zero-layers-offloaded", engine="llama.cpp", anchor="layers to gpu",
          pattern=r"offloaded 0/(?P<layers>\d+) layers to GPU",

@@ -80,6 +80,8 @@ class UnexplainedGroup:
     first_line: int
     count: int
     lines: tuple[int, ...]
+    # what explain says of it: every quoted error line carries an explanation or says it was not recognised
+    explanation: str = "not recognised: no known pitfall's message matches this line"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.model.log_analysis import LogAnalysis, LogEngine, MatchGroup
+from doctor.model.log_analysis import LogAnalysis, LogEngine, MatchGroup, UnexplainedGroup
 from doctor.render.common import WIDTH, wrap
 from doctor.render.untrusted import md_code, md_fence, md_text
 
@@ -15,6 +15,12 @@ def clip(text: str, limit: int) -> str:
     """A quoted log line within `limit` characters, its cut marked with "…" (never cut without saying so)."""
     text = text.strip()
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def unexplained_label(g: UnexplainedGroup) -> str:
+    """An unexplained line's place and kind, and that it was not recognised (explain never quotes a line silently)."""
+    count = f" (×{g.count})" if g.count > 1 else ""
+    return f"line {g.first_line}{count} {g.kind}, {g.explanation.split(':')[0]}"
 
 
 def _size(n: float) -> str:
@@ -108,12 +114,12 @@ def render_text(a: LogAnalysis, verbose: bool = False, width: int = WIDTH) -> st
             out += wrap(f"{c.check} — {c.title} (a consequence of the above: the same fix)", "         ", "           ", width)
     u = a.unexplained
     out += [""] + wrap(f"Unexplained: {u.error_lines} error-looking, {u.warning_lines} warning-looking line(s) in "
-                       f"{len(u.groups)} kind(s); the other {a.log.ordinary_lines + a.log.framing_lines:,} line(s) are "
-                       "ordinary output or traceback framing.", "", "  ", width)
+                       f"{len(u.groups)} kind(s) that no known pitfall's message matches; the other "
+                       f"{a.log.ordinary_lines + a.log.framing_lines:,} line(s) are ordinary output or traceback framing.",
+                       "", "  ", width)
     shown = u.groups if verbose else u.groups[:SHOWN_GROUPS]
     for g in shown:
-        count = f" (×{g.count})" if g.count > 1 else ""
-        out += wrap(f"line {g.first_line}{count} {g.kind}: {clip(g.example, 150)}", "  ", "    ", width)
+        out += wrap(f"{unexplained_label(g)}: {clip(g.example, 150)}", "  ", "    ", width)
     hidden = len(u.groups) - len(shown)
     if hidden:
         out.append(f"  … {hidden} more kind(s) ({sum(g.count for g in u.groups[len(shown):])} lines): use -v or --json")
@@ -154,8 +160,7 @@ def render_markdown(a: LogAnalysis) -> str:
     u = a.unexplained
     if u.groups:
         out += [f"**Unexplained** ({u.error_lines} error-looking, {u.warning_lines} warning-looking lines):", ""]
-        out += [f"- line {g.first_line}{f' (×{g.count})' if g.count > 1 else ''} {g.kind}: {md_code(clip(g.example, 150))}"
-                for g in u.groups[:SHOWN_GROUPS]]
+        out += [f"- {md_text(unexplained_label(g))}: {md_code(clip(g.example, 150))}" for g in u.groups[:SHOWN_GROUPS]]
         if len(u.groups) > SHOWN_GROUPS or u.lines_in_dropped_groups:
             more = sum(g.count for g in u.groups[SHOWN_GROUPS:]) + u.lines_in_dropped_groups
             out.append(f"- … {more} more line(s) of other kinds (see the JSON)")

@@ -128,7 +128,7 @@ def test_text_and_markdown_show_line_pitfall_fix_and_verdict():
     assert "[✗] line 45: nvcc fatal   : Unsupported gpu architecture 'compute_70'" in text.stdout
     assert "machine: confirmed: cuda-pairing failed: torch 2.11.0+cu130 has no kernel for sm_70" in text.stdout
     assert "fix: Build with a CUDA 12.x toolkit" in text.stdout
-    assert "line 19 error: ERROR: pip's dependency resolver" in text.stdout
+    assert "line 19 error, not recognised: ERROR: pip's dependency resolver" in text.stdout
     md = run_cli("explain", str(LOGS / "pip-torch-cu130-v100.log"), "--replay", V100_CU130, "--markdown")
     assert "| ✗ | 45 | `cuda-pairing` | confirmed | `Unsupported gpu architecture 'compute_70'` |" in md.stdout
     assert "<details><summary>Fixes and evidence</summary>" in md.stdout

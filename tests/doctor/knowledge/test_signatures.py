@@ -377,6 +377,20 @@ CASES = [
     ("ollama-cuda-driver-unloadable", "https://github.com/ollama/ollama/issues/6626",
      "time=2024-09-04T14:28:41.837+08:00 level=INFO source=gpu.go:568 msg=\"unable to load cuda driver library\" "
      "library=/usr/lib64/libcuda.so.460.106.00 error=\"symbol lookup for cuCtxCreate_", {"library": "/usr/lib64/libcuda.so.460.106.00"}),
+    # issue 39: cuInit's CUresult in Ollama's discovery lines, each quoted from the issue named
+    ("ollama-cuda-init-failure", "https://github.com/ollama/ollama/issues/5567",
+     "msg=\"unable to load cuda driver library\" library=/usr/lib/x86_64-linux-gnu/libcuda.so.535.183.01 "
+     "error=\"cuda driver library init failure: 802\"", {"cuda_error": 802}),
+    ("ollama-cuda-init-failure", "https://github.com/ollama/ollama/issues/9031",
+     "time=2025-02-19T04:44:23.228Z level=INFO source=gpu.go:612 msg=\"Unable to load cudart library "
+     "/usr/lib/x86_64-linux-gnu/libcuda.so.570.86.15: cuda driver library init failure: 802\"", {"cuda_error": 802}),
+    ("ollama-cuda-init-failure", "https://github.com/ollama/ollama/issues/5453",
+     "time=2024-07-03T13:26:05.135+08:00 level=DEBUG source=gpu.go:517 msg=\"Unable to load nvcuda\" "
+     "library=/usr/lib/x86_64-linux-gnu/libcuda.so.535.183.01 error=\"nvcuda init failure: 999\"", {"cuda_error": 999}),
+    ("ollama-cuda-init-failure", "https://github.com/ollama/ollama/issues/5453", "cuInit err: 999", {"cuinit_error": 999}),
+    ("ollama-cuda-init-failure", "https://github.com/ollama/ollama/issues/1877",
+     "time=2024-03-11T13:14:33.744Z level=INFO source=gpu.go:249 msg=\"Unable to load CUDA management library "
+     "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14: nvml vram init failure: 999", {"cuda_error": 999}),
     ("ollama-inference-on-cpu", "https://github.com/ollama/ollama/issues/9496",
      "time=2025-03-05T11:57:30.901+10:00 level=INFO source=types.go:130 msg=\"inference compute\" id=0 library=cpu "
      "variant=\"\" compute=\"\" driver=0.0 name=\"\" total=\"31.9 GiB\" available=\"26.4 GiB\"", {"host_memory": "31.9 GiB"}),
