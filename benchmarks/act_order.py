@@ -89,7 +89,7 @@ def main() -> int:
         return 0
     from dataclasses import replace
 
-    from doctor.facts.build_cache import exllamav2_location
+    from doctor.facts.engines.build_cache import exllamav2_location
     from doctor.probe.synthetic import QWEN_27B_LIKE, build
 
     root = tempfile.mkdtemp(prefix="act-order-")

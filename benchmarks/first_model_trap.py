@@ -57,7 +57,7 @@ def write_model_like_original(out: str, layers: int) -> None:
     import torch
     from safetensors.torch import save_file
 
-    from doctor.facts.build_cache import exllamav2_location
+    from doctor.facts.engines.build_cache import exllamav2_location
     from doctor.probe.synthetic import QWEN_27B_LIKE, calibration_texts, config_json, train_tokenizer
 
     os.makedirs(out, exist_ok=True)

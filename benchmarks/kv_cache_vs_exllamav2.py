@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from doctor.facts.model_dir import gather_model  # noqa: E402
+from doctor.facts.modeldir.directory import gather_model  # noqa: E402
 from doctor.knowledge.arithmetic.model_bytes import dims, model_bytes  # noqa: E402
 from doctor.knowledge.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
 from doctor.knowledge.exllamav2_memory import CUDA_CONTEXT_MIB, cuda_context_bytes  # noqa: E402

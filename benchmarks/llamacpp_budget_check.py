@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from doctor.facts.gguf_header import read_gguf  # noqa: E402
+from doctor.facts.modeldir.gguf_header import read_gguf  # noqa: E402
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, compute_buffer_bytes, gguf_budget, kv_quantized  # noqa: E402
 from doctor.model.engine_probe import LlamaCppProbe  # noqa: E402
 from doctor.model.serialize import from_jsonable  # noqa: E402

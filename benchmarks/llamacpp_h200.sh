@@ -36,7 +36,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 wait $GPID; cat /tmp/gguf.log >> "$R/run.log"
 # the doctor's engine facts for this build: archs read from the fat binary, never loaded
 python3 -c "
-from pathlib import Path; from doctor.facts.engines import read_cuda_library
+from pathlib import Path; from doctor.facts.engines.installed import read_cuda_library
 for p in sorted(Path('/tmp/site/llama_cpp/lib').glob('libggml-cuda.so*'))[:1]: print(read_cuda_library(p))" > "$R/engine_facts.txt" 2>&1
 nvidia-smi --query-gpu=name,memory.used,clocks.max.sm,clocks.max.mem --format=csv >> "$R/run.log"
 PROBE="python3 -m doctor.probe.llamacpp $M64"

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from doctor.facts.hub_quants import discover  # noqa: E402
+from doctor.facts.hub.quants import discover  # noqa: E402
 from doctor.knowledge.arithmetic.model_bytes import dims  # noqa: E402
 from doctor.knowledge.arithmetic.vram_budget import GpuRoom, plan_budget  # noqa: E402
 from doctor.knowledge.cuda_context import context_bytes  # noqa: E402

@@ -49,7 +49,7 @@ def main() -> None:
                 rows = sum(1 for line in done.stdout.splitlines() if line.startswith("  ") and (" yes " in line or " NO " in line))
             print(f"CLI {name}: {statistics.median(times):.2f} s wall (process start, imports, {len(asked)} Hub requests, "
                   f"plan, text), {rows} table rows")
-    from doctor.facts.model_config import parse_config
+    from doctor.facts.modeldir.config import parse_config
     from doctor.knowledge.gpus import spec_for_key
     from doctor.plan.build import build_plan, standard_candidates
 

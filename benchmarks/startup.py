@@ -2,7 +2,7 @@
 
 Run on purpose, on a machine with torch installed:  python benchmarks/startup.py [--runs 7] [--json OUT]
 cold     = no per-wheel torch cache (a fresh XDG_CACHE_HOME each run); the static torch facts are read from the
-           wheel's files (doctor/facts/torch_static.py), so torch is not imported either way
+           wheel's files (doctor/facts/python/torch_static.py), so torch is not imported either way
 repeated = the same with the cache directory kept
 Prints a table of medians and the ratios the issue asks for.
 """

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from doctor.facts.torch_static import fatbin_archs, read_static  # noqa: E402
+from doctor.facts.python.torch_static import fatbin_archs, read_static  # noqa: E402
 
 
 def main() -> int:

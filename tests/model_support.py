@@ -12,7 +12,7 @@ from conftest import MACHINES, ROOT
 
 from checks.manifest import MODEL_CHECKS
 from checks.runner import run_checks
-from doctor.facts.model_dir import attach_model
+from doctor.facts.modeldir.directory import attach_model
 from doctor.facts.replay import load_document
 from doctor.model.plan import Plan
 

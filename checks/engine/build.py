@@ -1,7 +1,7 @@
 """`engine-build`: the CUDA architectures the engine's own libraries (llama.cpp's, Ollama's runners) were built for,
 against the card; the adapter says where they are and how its users rebuild them.
 
-Read from the ggml CUDA library's fat binary (doctor/facts/engines.py), never by loading it: a build without code
+Read from the ggml CUDA library's fat binary (doctor/facts/engines/installed.py), never by loading it: a build without code
 for the card fails at load with "ggml was not compiled with any CUDA arch <= 70" (llama.cpp) or is skipped by Ollama.
 """
 

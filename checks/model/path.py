@@ -1,7 +1,7 @@
 """`model-path`: the model path exists, is readable, holds sound files, and has no characters that break tools.
 
 Pure: what it says about the disk (near matches, a split path's first piece) was read by the gatherer
-(doctor/facts/model_dir.py) and recorded in ModelFacts, so a replay never looks at this machine.
+(doctor/facts/modeldir/directory.py) and recorded in ModelFacts, so a replay never looks at this machine.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`cpu-offload`: weights living in host memory, from four kinds of evidence.
 
 1. the plan: a gpu_split smaller than the model's GPU bytes (model group's arithmetic);
-2. the launch config: device_map / max_memory / offload settings (doctor/facts/launch_config.py);
+2. the launch config: device_map / max_memory / offload settings (doctor/facts/engines/launch_config.py);
 3. a running process: its VRAM (NVML) well below the model's GPU bytes while its RSS holds the rest;
 4. under load: sustained host->GPU PCIe traffic, the signature of weights streamed every token.
 Offloaded bytes cross PCIe every token, so the finding states the decode speed that caps.

@@ -26,14 +26,14 @@ from doctor.render.untrusted import visible
 
 if TYPE_CHECKING:
     from checks.base import Check
-    from doctor.facts.torch_facts import TorchGatherer
+    from doctor.facts.python.torch_facts import TorchGatherer
 
 
 def start_torch_early(args: argparse.Namespace) -> TorchGatherer | None:
     """Start the torch child before importing the checks: its ~1.5 s import then overlaps everything else."""
     if args.replay or args.list_checks or args.list_gpus or wants_tui(args):
         return None  # the TUI gathers in its own worker
-    from doctor.facts.torch_facts import TorchGatherer  # lazy: only a live run starts the torch child; --version and replays never load it
+    from doctor.facts.python.torch_facts import TorchGatherer  # lazy: only a live run starts the torch child; --version and replays never load it
 
     return TorchGatherer(timeout_s=args.torch_timeout, fresh=args.fresh, use_cache=not args.no_cache)
 

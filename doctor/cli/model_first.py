@@ -39,8 +39,8 @@ def refuse_non_model(args: argparse.Namespace, plan: Plan | None = None) -> None
         return  # checks asked for by id that do not judge the model
     if plan is None:
         plan = plan_from_args(args)  # an org/name is resolved (or refused: unknown, offline) here, once per run
-    from doctor.facts.hub_model import hub_id  # lazy: the model's readers load only with --model
-    from doctor.facts.model_dir import gather_model  # lazy: as above
+    from doctor.facts.hub.model_id import hub_id  # lazy: the model's readers load only with --model
+    from doctor.facts.modeldir.directory import gather_model  # lazy: as above
 
     if not plan.model_path or hub_id(plan.model_path) is not None:
         return  # no model after all, or a Hub id not in the cache: its headers are read once, by the run

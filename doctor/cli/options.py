@@ -22,7 +22,7 @@ from doctor.version import __version__
 
 if TYPE_CHECKING:
     from checks.base import Check
-    from doctor.facts.torch_facts import TorchGatherer
+    from doctor.facts.python.torch_facts import TorchGatherer
     from doctor.model.engines import EngineLaunch
     from doctor.model.plan import Plan
     from doctor.model.source import Source
@@ -202,7 +202,7 @@ ENGINE_CHOICES = [str(e) for e in Engine]  # one per package in doctor/engines/ 
 
 def engine_config(text: str) -> EngineLaunch:
     """--engine-config: read and parsed while the arguments are, so a bad one is a usage error (exit 3)."""
-    from doctor.facts.engine_launch import LaunchError, read_engine_config  # lazy: read only when --engine-config is given
+    from doctor.facts.engines.launch import LaunchError, read_engine_config  # lazy: read only when --engine-config is given
 
     try:
         return read_engine_config(path_arg(text) if "\n" not in text else text)
@@ -332,7 +332,7 @@ def _with_tabby_config(args: argparse.Namespace, plan: Plan) -> Plan:
     path = getattr(args, "tabby_config", None)
     if not path:
         return plan
-    from doctor.facts.tabby_config import describe, read_tabby_config, tabby_plan  # lazy: PyYAML loads only for --tabby-config
+    from doctor.facts.engines.tabby_config import describe, read_tabby_config, tabby_plan  # lazy: PyYAML loads only for --tabby-config
     from doctor.render.untrusted import visible  # lazy: with the TabbyAPI reader, after the parser
 
     settings = getattr(args, "tabby_settings", None)
@@ -343,10 +343,10 @@ def _with_tabby_config(args: argparse.Namespace, plan: Plan) -> Plan:
 
 
 def _hub_model(args: argparse.Namespace, text: str) -> str | None:
-    """--model org/name[@revision] (doctor/facts/hub_model.py): resolved once per run, and said on stderr how."""
+    """--model org/name[@revision] (doctor/facts/hub/model_id.py): resolved once per run, and said on stderr how."""
     resolved = getattr(args, "hub_resolved", None)
     if resolved is None or resolved[0] != text:
-        from doctor.facts.hub_model import resolve  # lazy: huggingface_hub loads only for --model org/name
+        from doctor.facts.hub.model_id import resolve  # lazy: huggingface_hub loads only for --model org/name
 
         found = resolve(text)
         args.hub_resolved = resolved = (text, found[0] if found else None)

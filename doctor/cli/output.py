@@ -8,8 +8,8 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
-from doctor.facts.atomic_write import write_whole
 from doctor.facts.children import interrupts_ignored
+from doctor.facts.files.atomic_write import write_whole
 from doctor.model.errors import OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.findings import Status

@@ -33,7 +33,7 @@ from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan
 from doctor.cli.output import exit_code_for
 from doctor.commands.explain import explain
 from doctor.facts.archive import ArchiveError, archive_kind, write_archive
-from doctor.facts.identities import this_machine
+from doctor.facts.host.identities import this_machine
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.log_analysis import LogAnalysis, analysis_to_dict

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from doctor.cli.output import write_report_text
-from doctor.facts.identities import this_machine
+from doctor.facts.host.identities import this_machine
 from doctor.model.serialize import strict_json
 from doctor.render.redact import Redactor
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from doctor.cli.options import add_plan_arguments, encoding_name, path_arg, plan_from_args
 from doctor.cli.output import text_width, write_whole
 from doctor.commands.log_input import open_log
-from doctor.facts.identities import this_machine
+from doctor.facts.host.identities import this_machine
 from doctor.knowledge.paste import fit_to_paste
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import LogInputError
@@ -156,7 +156,7 @@ def _refuse_missing_model(args: argparse.Namespace) -> None:
     if not model:
         return
     path = " ".join(model) if isinstance(model, list) else str(model)
-    from doctor.facts.hub_model import hub_id  # lazy: only --model names one (the Hub reader and its models load then)
+    from doctor.facts.hub.model_id import hub_id  # lazy: only --model names one (the Hub reader and its models load then)
 
     if hub_id(path) is None and not os.path.lexists(os.path.expanduser(path)):
         raise UsageError(f"--model {path!r}: no such file or directory")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from doctor.cli.options import path_arg, positive_int
 from doctor.cli.output import write_whole
-from doctor.facts.identities import this_machine
+from doctor.facts.host.identities import this_machine
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.render.fleet import render_fleet_json, render_fleet_markdown, render_fleet_text

@@ -1,11 +1,11 @@
-"""The log `explain` reads: opened by the gatherer (doctor/facts/log_file.py), sniffed by the scanner's source
+"""The log `explain` reads: opened by the gatherer (doctor/facts/files/log_file.py), sniffed by the scanner's source
 (doctor/logscan/source.py), which reads only the stream it is handed."""
 
 from __future__ import annotations
 
 from typing import BinaryIO
 
-from doctor.facts.log_file import open_log_file
+from doctor.facts.files.log_file import open_log_file
 from doctor.logscan.source import LogSource, read_log
 
 

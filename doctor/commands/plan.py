@@ -29,7 +29,7 @@ import sys
 
 from doctor.cli.options import bounded_int, finite_float, path_arg, target_gpu
 from doctor.cli.output import text_width, write_whole
-from doctor.facts.hub_quants import discover
+from doctor.facts.hub.quants import discover
 from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable
 from doctor.knowledge.gpus import spec_for_key
 from doctor.model.errors import UsageError

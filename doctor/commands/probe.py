@@ -25,7 +25,7 @@ from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
 from doctor.cli.output import ReportOutputs
 from doctor.commands import probe_transformers
-from doctor.facts.model_dir import gather_model
+from doctor.facts.modeldir.directory import gather_model
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.ids import Engine

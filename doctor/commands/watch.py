@@ -30,14 +30,14 @@ from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.manifest import RUNTIME_CHECKS
 from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, seconds_timeout, watch_seconds
 from doctor.cli.output import emit
-from doctor.facts import engine_servers
 from doctor.facts.children import interrupts_ignored
-from doctor.facts.hub_model import resolve
-from doctor.facts.launch_config import read_launch_config
-from doctor.facts.model_dir import gather_model
+from doctor.facts.engines import servers as engine_servers
+from doctor.facts.engines.launch_config import read_launch_config
+from doctor.facts.engines.tabby_config import describe
+from doctor.facts.hub.model_id import resolve
+from doctor.facts.modeldir.directory import gather_model
 from doctor.facts.sampling import sampler as sampling
 from doctor.facts.sampling.host_reader import owner_problem
-from doctor.facts.tabby_config import describe
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.plan import Plan
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             print(visible(f"v100-doctor: TabbyAPI config {args.config}: {describe(launch.tabby)}"), file=sys.stderr)
             if not args.model and launch.tabby.model_path:
                 args.model = [launch.tabby.model_path]
-    if args.model:  # org/name[@rev]: the HF cache's folder, or planned from the Hub's headers (doctor/facts/hub_model.py)
+    if args.model:  # org/name[@rev]: the HF cache's folder, or planned from the Hub's headers (doctor/facts/hub/model_id.py)
         if found := resolve(" ".join(args.model)):
             args.model = [found[0]]
             print(f"v100-doctor: {found[1]}", file=sys.stderr)

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
-from doctor.facts.atomic_write import whole_file
+from doctor.facts.files.atomic_write import whole_file
 from doctor.model.errors import InputError
 from doctor.model.units import MIB
 

@@ -9,8 +9,8 @@ import os
 from typing import Iterator
 
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
+from doctor.facts.files.safe_open import read_capped
 from doctor.facts.replay import MAX_REPORT_BYTES, json_document
-from doctor.facts.safe_open import read_capped
 from doctor.model.errors import ReplayError
 
 SUFFIXES = (".json", ".tar.gz", ".tgz", ".zip")

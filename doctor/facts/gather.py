@@ -8,15 +8,15 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
-from doctor.facts.build_cache import gather_build_cache
 from doctor.facts.children import stop_all
-from doctor.facts.engines import gather_engines
-from doctor.facts.host import gather_host
+from doctor.facts.engines.build_cache import gather_build_cache
+from doctor.facts.engines.installed import gather_engines
+from doctor.facts.host.system import gather_host
 from doctor.facts.nvml import gather_nvml
 from doctor.facts.nvml.isolated import DEFAULT_TIMEOUT_S as DEFAULT_NVML_TIMEOUT_S
 from doctor.facts.nvml.isolated import NvmlChild
-from doctor.facts.python_env import gather_nvcc, package_versions, relevant_env
-from doctor.facts.torch_facts import TorchGatherer
+from doctor.facts.python.environment import gather_nvcc, package_versions, relevant_env
+from doctor.facts.python.torch_facts import TorchGatherer
 from doctor.model.errors import Interrupted
 from doctor.model.facts import Facts, HostFacts, NvccFacts, NvmlFacts, PythonFacts, TorchFacts
 from doctor.model.unknown import Unknown

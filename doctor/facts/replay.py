@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
-from doctor.facts.safe_open import read_capped
+from doctor.facts.files.safe_open import read_capped
 from doctor.model.errors import ReplayError
 from doctor.model.report import Loaded, parse_document
 

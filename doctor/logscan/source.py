@@ -5,7 +5,7 @@ MAX_LINE is cut into pieces at block edges (each piece keeps its line number). T
 decide the encoding: a UTF-16/UTF-32 BOM (or the NUL pattern of BOM-less UTF-16, as Windows
 PowerShell's `>` writes) is transcoded to UTF-8 on the fly; NUL bytes otherwise mean a binary file.
 
-It reads only the stream it is handed: `doctor/facts/log_file.py` opens the file, FIFO or stdin.
+It reads only the stream it is handed: `doctor/facts/files/log_file.py` opens the file, FIFO or stdin.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _chain(head: bytes, stream: BinaryIO) -> Iterator[bytes]:
 
 def read_log(stream: BinaryIO, name: str = "<stdin>", size: int | None = None, encoding: str | None = None,
              owns_stream: bool = False) -> LogSource:
-    """Sniff an opened log (doctor/facts/log_file.py opens it); every problem is a LogInputError with a one-line
+    """Sniff an opened log (doctor/facts/files/log_file.py opens it); every problem is a LogInputError with a one-line
     reason. `size` is its bytes on disk (None for a pipe); an owned stream is closed here if the log is refused."""
     owns = owns_stream
     try:

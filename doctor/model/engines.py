@@ -1,6 +1,6 @@
 """Which inference engines are installed, what their CUDA code was built for, and how the user launches them.
 
-Filled by doctor/facts/engines.py (live) and doctor/facts/engine_launch.py (a llama-server command line
+Filled by doctor/facts/engines/installed.py (live) and doctor/facts/engines/launch.py (a llama-server command line
 or an Ollama model's parameters); judged by checks/engine/. Every field is a value or Unknown.
 """
 

@@ -133,7 +133,7 @@ class PythonFacts:
     torch: TorchFacts = TorchFacts(installed=False, reason="not gathered")
     nvcc: NvccFacts = NvccFacts()
     env: dict[str, str] = field(default_factory=dict)  # relevant env vars only
-    exllamav2_build: BuildCache | None = None  # ExLlamaV2's JIT build cache (doctor/facts/build_cache.py)
+    exllamav2_build: BuildCache | None = None  # ExLlamaV2's JIT build cache (doctor/facts/engines/build_cache.py)
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ class HostFacts:
     swap_used_mib: Maybe[float] = NOT_GATHERED
     # NVIDIA display/3D controllers on the PCI bus, seen without the driver ("0000:3b:00.0 10de:1db4")
     nvidia_pci_devices: Maybe[tuple[str, ...]] = NOT_GATHERED
-    # where the doctor runs (doctor/facts/runtime_env.py): WSL2 lists no per-process GPU use; a container may run a
+    # where the doctor runs (doctor/facts/host/runtime_env.py): WSL2 lists no per-process GPU use; a container may run a
     # newer CUDA through the forward-compatibility libcuda ("/usr/local/cuda-12.4/compat/libcuda.so.550.54.14", "" = none)
     wsl: Maybe[bool] = NOT_GATHERED
     container: Maybe[str] = NOT_GATHERED  # "docker", "podman", "" when none is seen
@@ -164,10 +164,10 @@ class Facts:
     nvml: NvmlFacts
     python: PythonFacts
     host: HostFacts
-    model: ModelFacts | None = None  # the model directory's facts, when --model was given (doctor/facts/model_dir.py)
+    model: ModelFacts | None = None  # the model directory's facts, when --model was given (doctor/facts/modeldir/directory.py)
     samples: SampleSeries | None = None  # NVML/host time series, when the machine was sampled (watch, probe)
     launch_config: LaunchConfigFacts | None = None  # offload settings found in the server's launch config
-    engines: EngineFacts | None = None  # llama.cpp, Ollama: installed, built for which archs (doctor/facts/engines.py)
+    engines: EngineFacts | None = None  # llama.cpp, Ollama: installed, built for which archs (doctor/facts/engines/installed.py)
 
     def gpu(self, index: int = 0) -> GpuFacts | None:
         for g in self.nvml.gpus:

@@ -1,6 +1,6 @@
 """What a GGUF header says about the model's shape and where its bytes are, without its tensor data.
 
-Filled by doctor/facts/gguf_header.py from the tensor infos; used by doctor/knowledge/arithmetic/gguf_budget.py.
+Filled by doctor/facts/modeldir/gguf_header.py from the tensor infos; used by doctor/knowledge/arithmetic/gguf_budget.py.
 Sizes are ggml_nbytes of each tensor; `gpu_alloc_bytes` adds what ggml-cuda allocates beyond it
 (padding of quantized rows to 512 elements, 128-byte buffer alignment).
 """

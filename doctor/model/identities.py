@@ -1,4 +1,4 @@
-"""What identifies the machine the doctor runs on and its user: gathered (doctor/facts/identities.py) only to be
+"""What identifies the machine the doctor runs on and its user: gathered (doctor/facts/host/identities.py) only to be
 hidden from what a user shares (doctor/render/redact.py), never shown or saved."""
 
 from __future__ import annotations

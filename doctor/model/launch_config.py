@@ -21,12 +21,12 @@ class LaunchConfigFacts:
     path: str
     hints: tuple[ConfigHint, ...] = ()
     error: str = ""  # why the file could not be read
-    tabby: TabbySettings | None = None  # the file is a TabbyAPI config.yml: what it loads (doctor/facts/tabby_config.py)
+    tabby: TabbySettings | None = None  # the file is a TabbyAPI config.yml: what it loads (doctor/facts/engines/tabby_config.py)
 
 
 @dataclass(frozen=True)
 class TabbySettings:
-    """What a TabbyAPI config.yml says the server loads (doctor/facts/tabby_config.py), already in the doctor's
+    """What a TabbyAPI config.yml says the server loads (doctor/facts/engines/tabby_config.py), already in the doctor's
     terms: the plan takes model, context, cache and split from here; the rest is reported beside it."""
 
     path: str

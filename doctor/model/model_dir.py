@@ -1,6 +1,6 @@
 """What the model directory holds, as read from its headers: config, quantization, tensor sizes.
 
-These are the fact types only; doctor/facts/model_dir.py and its header readers fill them in.
+These are the fact types only; doctor/facts/modeldir/directory.py and its header readers fill them in.
 """
 
 from __future__ import annotations

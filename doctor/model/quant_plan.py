@@ -1,7 +1,7 @@
 """What `v100-doctor plan` answers, as data: the quantized versions of a model, and for each version, cache type
 and card whether it fits, how fast it should run and how to get it.
 
-The checks build it (doctor/plan/), Hub discovery fills the candidates (doctor/facts/hub_quants.py), renderers
+The checks build it (doctor/plan/), Hub discovery fills the candidates (doctor/facts/hub/quants.py), renderers
 draw it (doctor/render/plan_text.py, plan_markdown.py); the wire form is schema v100-doctor/plan/1
 (doctor/schema/plan-1.json).
 """

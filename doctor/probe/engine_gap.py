@@ -23,7 +23,7 @@ from importlib import util
 from pathlib import Path
 from typing import Any, Callable
 
-from doctor.facts.gguf_header import read_gguf
+from doctor.facts.modeldir.gguf_header import read_gguf
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, gguf_budget
 from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
 from doctor.model.serialize import to_jsonable
@@ -77,7 +77,7 @@ def measure_exllamav2(folder: str, shape: Shape, say: Callable[[str], Any], runs
     """ExLlamaV2 on a 4-bit GPTQ model of this shape (its own probe); None when exllamav2 is not installed."""
     if util.find_spec("exllamav2") is None:
         return None
-    from doctor.facts.build_cache import exllamav2_location  # lazy: only where ExLlamaV2 is installed
+    from doctor.facts.engines.build_cache import exllamav2_location  # lazy: only where ExLlamaV2 is installed
     from doctor.probe import synthetic  # lazy: numpy and tokenizers only when a synthetic model is written
     from doctor.probe.protocol import ProbeSpec  # lazy: as the runner
     from doctor.probe.runner import run_probe  # lazy: the ExLlamaV2 probe only when it is compared

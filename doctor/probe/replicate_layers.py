@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-from doctor.facts.safetensors_header import HeaderError, read_header
+from doctor.facts.modeldir.safetensors_header import HeaderError, read_header
 from doctor.probe.safetensors_writer import ITEMSIZE, TensorEntry, write_safetensors
 
 LAYER_KEY = re.compile(r"^(?P<prefix>.*?layers\.)(?P<index>\d+)(?P<rest>\..+)$")

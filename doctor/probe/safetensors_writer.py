@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
-from doctor.facts.safetensors_header import DTYPE_BYTES
+from doctor.facts.modeldir.safetensors_header import DTYPE_BYTES
 
 ITEMSIZE = DTYPE_BYTES  # the reader's table: what one writes, the other reads
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from doctor.facts.build_cache import exllamav2_location
+from doctor.facts.engines.build_cache import exllamav2_location
 from doctor.knowledge.arithmetic.model_bytes import layer_linears, matrix_bytes
 from doctor.model.ids import FailureKind
 from doctor.model.units import GIB, gb

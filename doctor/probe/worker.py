@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from doctor.facts.act_order import act_order_in
-from doctor.facts.build_cache import has_prebuilt_extension, inspect_cache
+from doctor.facts.engines.build_cache import has_prebuilt_extension, inspect_cache
+from doctor.facts.modeldir.act_order import act_order_in
 from doctor.knowledge.arithmetic.model_bytes import layer_linears
 from doctor.knowledge.engines import JIT_UNITS
 from doctor.knowledge.kv_cache import KV_CACHE_MODES

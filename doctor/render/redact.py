@@ -6,7 +6,7 @@ source; a log's lines; a launch config's lines) and parts the doctor wrote (find
 Redactor first learns the values to hide from the read parts only: identifying fields by name (hostname, serial,
 uuid), secret-named fields and variables, secret shapes in text (NAME=VALUE, `--api-key VALUE`, `Authorization:
 Bearer ...`, URL passwords, hf_/sk-/ghp_/AKIA tokens, `boot <uuid>`, MACs), /home/<name> paths, and when given them
-this machine's own home, user, hostnames and secret environment (gathered by doctor/facts/identities.py: the
+this machine's own home, user, hostnames and secret environment (gathered by doctor/facts/host/identities.py: the
 redactor reads nothing from the machine itself). Then it replaces exactly those values wherever they
 appear, the doctor's prose included (a finding that quotes the hostname); a pattern never runs over prose, so
 "per token: 12.79 GB" stays as written. Stand-ins hold no Markdown or HTML syntax (`redacted-host`,
@@ -136,7 +136,7 @@ def high_entropy(value: str) -> bool:
 
 class Redactor:
     def __init__(self, machine: Identities | None = None):
-        """`machine`: this machine's identities (doctor/facts/identities.py) when what is redacted was read here."""
+        """`machine`: this machine's identities (doctor/facts/host/identities.py) when what is redacted was read here."""
         self.counts: Counter = Counter()
         self.secret_names: set[str] = set()
         self.homes: dict[str, None] = {}
@@ -364,7 +364,7 @@ def shareable(report: Report, redact: bool = True, redactor: Redactor | None = N
     doctor's words and everything the checks read kept, so a replay of it gives the same findings. Every report
     output goes through here (--json, -o, --markdown, the TUI's saves and copy, watch, bundle); redact=False
     (--no-redact) returns it as it is. `machine`: the identities of the machine that gathered it, when that is this
-    one (doctor/facts/identities.py identities_for; a replay hides what the report names, not the replayer's)."""
+    one (doctor/facts/host/identities.py identities_for; a replay hides what the report names, not the replayer's)."""
     if not redact:
         return report
     from doctor.model.report import Report, report_to_dict  # lazy: the report model (17 modules) loads when a report is redacted, not for --version/--help

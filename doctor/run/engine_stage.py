@@ -144,7 +144,7 @@ def _wrap(engine: str, measured: LlamaCppProbe | TransformersProbe, synthetic: s
 
 def _llamacpp(report: Report, request: EngineRequest, folder: str | None, factory: Callable,
               on_event: Sink | None) -> ProbeReport:
-    from doctor.facts.gguf_header import read_gguf  # lazy: the header is read when the probe runs
+    from doctor.facts.modeldir.gguf_header import read_gguf  # lazy: the header is read when the probe runs
     from doctor.probe import engine_gap, llamacpp, synthetic_gguf  # lazy: the probe loads when it runs
     plan = report.plan
     launch = plan.engine_launch

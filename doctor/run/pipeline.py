@@ -26,7 +26,7 @@ __all__ = ["GatherOptions", "default_checks", "diagnose", "gather", "live_option
 
 def live_options(torch_timeout_s: float = 20.0, fresh: bool = False, use_cache: bool = True) -> GatherOptions:
     """Options with the torch child already started, so a screen can stop it when the user quits."""
-    from doctor.facts.torch_facts import TorchGatherer  # lazy: a replay reads no torch install (platformdirs, the wheel's files)
+    from doctor.facts.python.torch_facts import TorchGatherer  # lazy: a replay reads no torch install (platformdirs, the wheel's files)
 
     return GatherOptions(torch_timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache,
                          torch_gatherer=TorchGatherer(timeout_s=torch_timeout_s, fresh=fresh, use_cache=use_cache))
@@ -52,7 +52,7 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: Provenance = LIV
         facts = gather(plan, options)
         timings["gather_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     if plan.model_path:  # live or replay: read --model now unless the facts already hold that directory
-        from doctor.facts.model_dir import attach_model  # lazy: model headers (and huggingface_hub's names) are read only with --model
+        from doctor.facts.modeldir.directory import attach_model  # lazy: model headers (and huggingface_hub's names) are read only with --model
 
         t0 = time.perf_counter()
         facts = attach_model(facts, plan.model_path, plan.model_path_parts)

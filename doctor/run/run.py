@@ -19,7 +19,7 @@ from doctor.model.source import Source, ThisMachine
 
 if TYPE_CHECKING:
     from checks.base import Check
-    from doctor.facts.torch_facts import TorchGatherer
+    from doctor.facts.python.torch_facts import TorchGatherer
     from doctor.model.facts import Facts
     from doctor.model.report import Report
     from doctor.probe.runner import SyntheticRequest
@@ -112,7 +112,7 @@ class RunControl:
         self._stopped = False  # a quit before the gathering started: its torch child is stopped as it starts
 
     def started(self, options: GatherOptions) -> GatherOptions:
-        from doctor.facts.torch_facts import TorchGatherer  # lazy: a replay reads no torch install
+        from doctor.facts.python.torch_facts import TorchGatherer  # lazy: a replay reads no torch install
 
         with self._lock:
             gatherer = TorchGatherer(timeout_s=options.torch_timeout_s, fresh=options.fresh,

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from doctor.facts.atomic_write import write_whole
+from doctor.facts.files.atomic_write import write_whole
 from doctor.facts.source import base_plan
 from doctor.model.plan import Plan
 from doctor.model.source import BundledExample

@@ -1,12 +1,12 @@
 """A report as it may be sent (--json, --markdown, -o, the TUI's saves and copy): redacted with the identities of the
-machine that gathered it, when that is this one. The gatherer reads them (doctor/facts/identities.py); the redactor
+machine that gathered it, when that is this one. The gatherer reads them (doctor/facts/host/identities.py); the redactor
 is handed them (doctor/render/redact.py) and reads nothing itself."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from doctor.facts.identities import identities_for
+from doctor.facts.host.identities import identities_for
 from doctor.render.redact import shareable
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from conftest import ROOT
 import checks
 from checks.registry import all_checks
 from checks.runner import run_checks
-from doctor.facts.model_dir import gather_model
+from doctor.facts.modeldir.directory import gather_model
 from doctor.facts.replay import load_document
 from doctor.model.findings import Status
 from doctor.model.plan import Plan

@@ -233,7 +233,7 @@ def _torch_children() -> list[int]:
     found = []
     for pid in os.listdir("/proc"):
         try:
-            if pid.isdigit() and b"doctor.facts.torch_child" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if pid.isdigit() and b"doctor.facts.python.torch_child" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(int(pid))
         except OSError:
             pass
@@ -278,7 +278,7 @@ def test_the_installed_console_script(tmp_path):
 
 @pytest.mark.parametrize("content", ["[]", "null", '"ok"', "1", '{"ok": true}', "{", "symlink"])
 def test_a_bad_cache_entry_is_absent_and_replaced(tmp_path, content):
-    from doctor.facts import torch_facts
+    from doctor.facts.python import torch_facts
 
     os.environ_backup = dict(os.environ)
     cache = tmp_path / "v100-doctor"

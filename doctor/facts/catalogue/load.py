@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from doctor.facts.model_config import ConfigError, parse_config
+from doctor.facts.modeldir.config import ConfigError, parse_config
 from doctor.knowledge.quant_quality import gguf_bpw
 from doctor.model.catalogue import Catalogue, CatalogueEntry, CatalogueQuant
 from doctor.model.model_dir import ModelConfig

@@ -1,4 +1,4 @@
-"""The NVML snapshot read in a child process with a deadline, as torch's facts are (doctor/facts/torch_facts.py).
+"""The NVML snapshot read in a child process with a deadline, as torch's facts are (doctor/facts/python/torch_facts.py).
 
 A hang inside libnvidia-ml.so costs the deadline, a crash costs nothing but NVML's facts: either way the
 parent writes its report with NVML unknown and the reason. The child starts early and is collected later, so

@@ -11,7 +11,7 @@ from conftest import MACHINES
 from checks.base import CheckContext
 from checks.runner import run_one
 from checks.runtime import cpu_offload, gpu_memory_health, gpu_processes, pcie_link, thermal
-from doctor.facts.launch_config import parse_launch_config
+from doctor.facts.engines.launch_config import parse_launch_config
 from doctor.facts.replay import load_document
 from doctor.model.facts import GpuProcess
 from doctor.model.findings import Status
@@ -343,7 +343,7 @@ def test_offload_reads_the_model_groups_arithmetic_for_real_model_facts():
     """No fake: the 27B EXL2 3.75 bpw fixture's config, sized by doctor.knowledge.arithmetic.model_bytes (~12.5 GB on the GPU)."""
     from conftest import ROOT
 
-    from doctor.facts.model_dir import gather_model
+    from doctor.facts.modeldir.directory import gather_model
 
     model = gather_model(str(ROOT / "fixtures" / "models" / "qwen2-27b-exl2-3.75bpw"))
     f = replace(facts(), model=model)

@@ -71,7 +71,7 @@ def machine_never_read(monkeypatch):
     for name in ("doctor.facts.gather", "doctor.run.pipeline"):  # imported first, so that a module that binds these
         importlib.import_module(name)  # names at import never keeps the stand-ins after the test
     monkeypatch.setattr(importlib.import_module("doctor.facts.source"), "gather_live", reached)
-    monkeypatch.setattr(importlib.import_module("doctor.facts.torch_facts"), "TorchGatherer", reached)
+    monkeypatch.setattr(importlib.import_module("doctor.facts.python.torch_facts"), "TorchGatherer", reached)
     monkeypatch.setattr(importlib.import_module("doctor.cli.tui"), "run_tui", reached)
 
 

@@ -68,7 +68,7 @@ def test_bad_input_is_one_line_and_exit_3(tmp_path):
 
 
 def test_the_table_is_quick_once_the_hub_has_answered():
-    from doctor.facts.model_config import parse_config
+    from doctor.facts.modeldir.config import parse_config
     from doctor.knowledge.gpus import spec_for_key
     from doctor.plan.build import build_plan, standard_candidates
 

@@ -10,7 +10,7 @@ import stat
 import pytest
 from conftest import MACHINES, run_cli
 
-from doctor.facts.atomic_write import refuse_planted, write_whole
+from doctor.facts.files.atomic_write import refuse_planted, write_whole
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="planting another user's link needs chown (root)")
 MALLORY, DIR_OWNER = 4242, 4343
@@ -83,7 +83,7 @@ def test_links_outside_shared_folders_and_dev_stdout_are_followed(tmp_path):
 
 def test_the_rule_is_the_kernels(monkeypatch):
     """Unit of the rule with made-up owners, so it runs as any user."""
-    from doctor.facts import atomic_write
+    from doctor.facts.files import atomic_write
 
     monkeypatch.setattr(atomic_write.os, "geteuid", lambda: 1000)
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from doctor.commands.log_input import open_log
-from doctor.facts import log_file
+from doctor.facts.files import log_file
 from doctor.logscan import source
 from doctor.logscan.scanner import Scanner
 from doctor.logscan.source import CHUNK, MAX_LINE, LogInputError

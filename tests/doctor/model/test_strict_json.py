@@ -17,10 +17,10 @@ from doctor.model.serialize import finite, strict_json
 INTERNAL = {
     "doctor/model/serialize.py": "strict_json itself",
     "doctor/facts/nvml/child.py": "the NVML child's pipe to the doctor",
-    "doctor/facts/torch_child.py": "the torch child's pipe to the doctor",
-    "doctor/facts/torch_facts.py": "the torch child's cache file, read back by the doctor only",
+    "doctor/facts/python/torch_child.py": "the torch child's pipe to the doctor",
+    "doctor/facts/python/torch_facts.py": "the torch child's cache file, read back by the doctor only",
     "doctor/facts/sampling/nvml_child.py": "the sampler child's pipe to the doctor",
-    "doctor/facts/model_config.py": "rope_scaling's canonical form, compared as text",
+    "doctor/facts/modeldir/config.py": "rope_scaling's canonical form, compared as text",
     "doctor/probe/protocol.py": "the probe child's pipe to the doctor",
     "doctor/probe/llamacpp_child.py": "the llama.cpp probe child's pipe to the doctor",
     "doctor/probe/transformers_child.py": "the Transformers probe child's pipe to the doctor",

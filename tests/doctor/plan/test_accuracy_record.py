@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from doctor.facts.hub_quants import discover
+from doctor.facts.hub.quants import discover
 from doctor.knowledge import decode_context as dc
 from doctor.knowledge.decode_context import Range
 from doctor.knowledge.gpus import spec_for_key

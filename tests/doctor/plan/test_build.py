@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import ROOT
 
-from doctor.facts.model_config import parse_config
+from doctor.facts.modeldir.config import parse_config
 from doctor.knowledge.arithmetic.model_bytes import dims
 from doctor.knowledge.gpus import spec_for_key
 from doctor.model.quant_plan import QuantCandidate

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from doctor.facts.build_cache import extensions_root, inspect_cache
+from doctor.facts.engines.build_cache import extensions_root, inspect_cache
 from doctor.knowledge.signatures import oom_figures, probe_failure_kind
 from doctor.model.findings import Finding, Status
 from doctor.model.probe_results import DecodePass, DecodeRun, ProbeReport
@@ -143,7 +143,7 @@ def test_build_cache_location_follows_torch(tmp_path):
 
 
 def test_a_build_older_than_the_installed_sources_will_rebuild(tmp_path, monkeypatch):
-    import doctor.facts.build_cache as eb
+    import doctor.facts.engines.build_cache as eb
 
     env = {"XDG_CACHE_HOME": str(tmp_path)}
     build = extensions_root("13.0", env) / "exllamav2_ext"

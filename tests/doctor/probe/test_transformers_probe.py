@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.facts.gguf_header import read_gguf
+from doctor.facts.modeldir.gguf_header import read_gguf
 from doctor.probe import synthetic_gguf
 from doctor.probe.engine_gap import gguf_read_bytes, shape_of
 from doctor.probe.synthetic import QWEN_27B_LIKE, Shape

@@ -208,7 +208,7 @@ def test_q_while_facts_are_gathered_stops_the_torch_child_and_does_not_wait_for_
     import sys
     import time
 
-    from doctor.facts import torch_facts
+    from doctor.facts.python import torch_facts
     from doctor.model.facts import TorchFacts
 
     class HangingTorchChild:  # a torch import that would take a minute

@@ -7,7 +7,7 @@ import json
 
 from conftest import ROOT
 
-from doctor.facts.model_config import parse_config
+from doctor.facts.modeldir.config import parse_config
 from doctor.knowledge.gpus import spec_for_key
 from doctor.plan.build import build_plan, standard_candidates
 from doctor.tui.plan_screen import SORTS, PlanApp

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from gguf_support import write_gguf
 
-from doctor.facts.gguf_header import read_gguf
+from doctor.facts.modeldir.gguf_header import read_gguf
 from doctor.knowledge.arithmetic.gguf_budget import (
     GgufOption,
     compute_buffer_bytes,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from model_support import MODELS, V100
 
-from doctor.facts.model_dir import gather_model
+from doctor.facts.modeldir.directory import gather_model
 from doctor.knowledge.arithmetic.decode_bytes import ArithmeticUnavailable, bytes_per_token, ceiling_tok_s
 from doctor.knowledge.arithmetic.model_bytes import dims, model_bytes
 from doctor.knowledge.arithmetic.vram_budget import GpuRoom, largest_fitting_seq_len, plan_budget
