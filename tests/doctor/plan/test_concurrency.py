@@ -9,7 +9,7 @@ import jsonschema
 from conftest import ROOT
 from test_build import CONFIG, STORY, cards, plan
 
-from doctor.facts.model_config import parse_config
+from doctor.facts.modeldir.config import parse_config
 from doctor.knowledge.batch_scaling import BATCH_RATIOS, batch_ratio, ratio_at
 from doctor.model.quant_plan import QuantCandidate, StreamsEstimate, TokS, knee, plan_to_dict, still_rising
 from doctor.plan import concurrency as cc
