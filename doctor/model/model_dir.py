@@ -32,8 +32,28 @@ class ModelConfig:
     sliding_layers: Maybe[int] = MISSING  # how many layers use the sliding window
     rope_theta: Maybe[float] = MISSING
     rope_scaling: Maybe[str] = MISSING  # compact JSON of the rope_scaling block
-    num_experts: Maybe[int] = MISSING
+    num_experts: Maybe[int] = MISSING  # routed experts per MoE layer (num_experts, num_local_experts, n_routed_experts)
     attention_bias: bool = False
+    # mixture of experts (doctor/facts/model_config.py reads each family's keys into these)
+    num_experts_per_tok: Maybe[int] = MISSING  # routed experts each token uses
+    moe_intermediate_size: Maybe[int] = MISSING  # one routed expert's FFN width (intermediate_size where none is given)
+    shared_expert_intermediate_size: Maybe[int] = MISSING  # all shared experts' FFN width together (0: none)
+    moe_layers: Maybe[int] = MISSING  # decoder layers that route to experts; the others have a dense FFN
+    # multi-head latent attention (DeepSeek-V2/V3): K and V are kept as one compressed latent per token
+    kv_lora_rank: Maybe[int] = MISSING
+    q_lora_rank: Maybe[int] = MISSING
+    qk_rope_head_dim: Maybe[int] = MISSING
+    qk_nope_head_dim: Maybe[int] = MISSING
+    v_head_dim: Maybe[int] = MISSING
+    original_max_position_embeddings: Maybe[int] = MISSING  # the pre-training context a rope_scaling block extends
+
+    @property
+    def is_moe(self) -> bool:
+        return isinstance(self.num_experts, int) and self.num_experts > 1
+
+    @property
+    def is_mla(self) -> bool:
+        return isinstance(self.kv_lora_rank, int) and self.kv_lora_rank > 0
 
     @property
     def kv_width(self) -> Maybe[int]:

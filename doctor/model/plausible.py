@@ -25,6 +25,10 @@ CONFIG_RANGES: dict[str, tuple[float, float]] = {
     "num_key_value_heads": (1, 1 << 14), "head_dim": (1, 1 << 16), "intermediate_size": (1, 1 << 24),
     "vocab_size": (1, 1 << 26), "max_position_embeddings": (1, 1 << 30), "sliding_window": (1, 1 << 30),
     "sliding_layers": (0, 2048), "num_experts": (1, 1 << 16), "rope_theta": (1e-6, 1e15),
+    "num_experts_per_tok": (1, 1 << 16), "moe_intermediate_size": (1, 1 << 24),
+    "shared_expert_intermediate_size": (0, 1 << 24), "moe_layers": (0, 2048), "kv_lora_rank": (1, 1 << 20),
+    "q_lora_rank": (1, 1 << 20), "qk_rope_head_dim": (1, 1 << 16), "qk_nope_head_dim": (0, 1 << 16),
+    "v_head_dim": (1, 1 << 16), "original_max_position_embeddings": (1, 1 << 30),
 }
 # What NVML reports for one GPU. A field NVML cannot fill comes back as NVML_VALUE_NOT_AVAILABLE, all ones:
 # 2^32-1 or 2^64-1 (https://docs.nvidia.com/deploy/nvml-api/api/structnvmlProcessInfo__t.html), which is far

@@ -82,6 +82,19 @@ def still_rising(entries: tuple[StreamsEstimate, ...]) -> bool:
 
 
 @dataclass(frozen=True)
+class Offload:
+    """Part of the model kept in host RAM so the rest fits the card (doctor/plan/offload.py)."""
+
+    kind: str  # "experts": the routed experts of the first `layers` layers (llama.cpp --n-cpu-moe); "layers": whole
+    # layers left on the CPU (-ngl, Ollama's num_gpu)
+    layers: int
+    host_bytes: int  # host RAM the offloaded weights and the token embedding take (mmap'd from the file)
+    host_read_bytes: int  # what one decoded token reads of them, at the host's memory bandwidth
+    how: str  # the flag, and what Ollama can do
+    source: str
+
+
+@dataclass(frozen=True)
 class PlanRow:
     option: QuantCandidate
     engine: str  # exllamav2 | llama.cpp
@@ -105,6 +118,7 @@ class PlanRow:
     concurrency_source: str = ""  # how the batched figures are made, what the engine batches, with sources
     knee: int = 0  # the stream count after which another doubling adds under 10% of total speed (0: not estimated)
     speculative: Estimate | None = None  # single-stream tok/s with the --draft model (doctor/plan/speculative.py)
+    offload: Offload | None = None  # part of the model in host RAM (None: all of it on the GPU)
 
     @property
     def bpw(self) -> float | None:

@@ -9,6 +9,7 @@ published perplexity cost climbs steeply (llama.cpp's table: +0.66 at Q3_K_M, 3.
 
 from __future__ import annotations
 
+from doctor.knowledge.arithmetic import model_shape
 from doctor.knowledge.arithmetic.model_bytes import dims
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP
 from doctor.knowledge.gpus import GpuSpec
@@ -18,6 +19,7 @@ from doctor.model.quant_plan import PlanAnswer, PlanRow, QuantCandidate, QuantPl
 from doctor.model.units import gb
 from doctor.plan.commands import TABBY_EXL2
 from doctor.plan.concurrency import STREAMS_NOTE, with_concurrency
+from doctor.plan.offload import offload_notes, offload_rows
 from doctor.plan.rows import ENGINE_OF, Setting, caches, context_cost, row
 from doctor.plan.speculative import with_speculative
 from doctor.plan.users import users_answer
@@ -41,9 +43,7 @@ def standard_candidates() -> tuple[QuantCandidate, ...]:
 
 
 def shape_text(config: ModelConfig) -> str:
-    d = dims(config)
-    return (f"{d.layers} layers, hidden {d.hidden}, FFN {d.intermediate}, {d.heads}/{d.kv_heads} heads x {d.head_dim}, "
-            f"vocab {d.vocab}")
+    return model_shape.shape_text(dims(config))  # a MoE: experts, active ones, parameters (doctor/knowledge/arithmetic/model_shape.py)
 
 
 def card_sets(cards: tuple[GpuSpec, ...]) -> list[tuple[GpuSpec, ...]]:
@@ -78,10 +78,13 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
     for group in card_sets(cards):
         group_rows = [with_speculative(setting, with_concurrency(setting, row(setting, c, group, cache, context)),
                                        *draft_weights) for c, eng in usable for cache in caches(eng)]
+        group_rows += offload_rows(setting, [c for c, eng in usable if eng == "llama.cpp"], group,
+                                   caches("llama.cpp"), context)  # what does not fit whole, part in host RAM
         rows += group_rows
         answers += _answers(setting, group, group_rows, context, min_tok_s, min_bpw)
         if users:
             answers.append(users_answer(setting, _where(group), group_rows, users, min_tok_s, min_bpw))
+    said += offload_notes(rows)
     if any(eng == "exllamav2" for _, eng in usable):
         said.append(TABBY_EXL2)
     if draft_bytes:

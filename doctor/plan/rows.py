@@ -97,7 +97,7 @@ def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
 
     def times_at(past: int) -> list[float]:
         """Each GPU's read time (weights, cache, the repeat_kv copy without flash-attn) and the embedding row."""
-        return [read_ms(dev.components["weights"] + dev.layers * dt.exl2_layer_bytes(
+        return [read_ms(dev.read_weight_bytes + dev.layers * dt.exl2_layer_bytes(
                     d, past, cache, s.flash_attn(cards[dev.index])), cards[dev.index].bandwidth_gbs)
                 for dev in budget.devices if dev.components["weights"]] + \
             [read_ms(mb.embedding_row_bytes, cards[0].bandwidth_gbs)]

@@ -79,6 +79,44 @@ def _sliding(text: dict) -> tuple[Maybe[int], Maybe[int]]:
     return window, layers if isinstance(layers, int) else MISSING
 
 
+def _moe_layers(text: dict, layers: Maybe[int], experts: Maybe[int]) -> Maybe[int]:
+    """How many decoder layers route to experts, by each family's rule (transformers' modeling code):
+    Qwen2/3-MoE: layer i unless i is in mlp_only_layers or (i + 1) % decoder_sparse_step != 0;
+    DeepSeek-V2/V3, GLM-4-MoE: i >= first_k_dense_replace and i % moe_layer_freq == 0; Mixtral, gpt-oss,
+    OLMoE, Granite-MoE: every layer."""
+    if not isinstance(experts, int) or experts <= 1:
+        return 0
+    if not isinstance(layers, int):
+        return MISSING
+    step = text.get("decoder_sparse_step")
+    only = text.get("mlp_only_layers")
+    first = text.get("first_k_dense_replace")
+    freq = text.get("moe_layer_freq")
+    dense = set(only) if isinstance(only, list) else set()
+    step = step if isinstance(step, int) and not isinstance(step, bool) and step > 0 else 1
+    first = first if isinstance(first, int) and not isinstance(first, bool) and first > 0 else 0
+    freq = freq if isinstance(freq, int) and not isinstance(freq, bool) and freq > 0 else 1
+    return sum(1 for i in range(layers) if i not in dense and (i + 1) % step == 0 and i >= first and i % freq == 0)
+
+
+def _shared_width(text: dict, expert_width: Maybe[int]) -> Maybe[int]:
+    """All shared experts' FFN width: Qwen2-MoE's shared_expert_intermediate_size, DeepSeek's n_shared_experts x
+    moe_intermediate_size, Granite-MoE-shared's shared_intermediate_size; 0 where the config names none."""
+    width = _int(text, "shared_expert_intermediate_size", "shared_intermediate_size")
+    if isinstance(width, int):
+        return width
+    n = _int(text, "n_shared_experts", "num_shared_experts")
+    if isinstance(n, int):
+        return n * expert_width if isinstance(expert_width, int) else MISSING
+    return 0
+
+
+def _original_context(rope: object) -> Maybe[int]:
+    if isinstance(rope, dict):
+        return _int(rope, "original_max_position_embeddings")
+    return MISSING
+
+
 def parse_config(data: dict) -> ModelConfig:
     """The config's shape; ConfigError when a number in it is one no model can have ("hidden_size 0")."""
     config = _parse_config(data)
@@ -115,11 +153,14 @@ def _parse_config(data: dict) -> ModelConfig:
     window, sliding_layers = _sliding(text)
     rope = text.get("rope_scaling")
     theta = text.get("rope_theta")
-    experts = _int(text, "num_experts", "num_local_experts", "n_routed_experts")
+    experts = _int(text, "num_experts", "num_local_experts", "n_routed_experts", "num_routed_experts")
+    layers = _int(text, "num_hidden_layers", "n_layers", "n_layer")
+    moe = isinstance(experts, int) and experts > 1
+    expert_width = _int(text, "moe_intermediate_size", "intermediate_size") if moe else MISSING
     return ModelConfig(
         architecture=archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else MISSING,
         model_type=model_type if isinstance(model_type, str) else MISSING,
-        num_hidden_layers=_int(text, "num_hidden_layers", "n_layers", "n_layer"),
+        num_hidden_layers=layers,
         hidden_size=hidden, num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
         intermediate_size=_int(text, "intermediate_size"),
         vocab_size=_int(text, "vocab_size", "padded_vocab_size") or _int(data, "vocab_size"),
@@ -131,4 +172,15 @@ def _parse_config(data: dict) -> ModelConfig:
         rope_scaling=json.dumps(rope, sort_keys=True, separators=(",", ":")) if isinstance(rope, dict) else MISSING,
         num_experts=experts,
         attention_bias=bool(text.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe"),
+        num_experts_per_tok=_int(text, "num_experts_per_tok", "experts_per_token", "num_experts_per_token",
+                                 "moe_topk") if moe else MISSING,
+        moe_intermediate_size=expert_width,
+        shared_expert_intermediate_size=_shared_width(text, expert_width) if moe else MISSING,
+        moe_layers=_moe_layers(text, layers, experts),
+        kv_lora_rank=_int(text, "kv_lora_rank"),
+        q_lora_rank=_int(text, "q_lora_rank"),
+        qk_rope_head_dim=_int(text, "qk_rope_head_dim"),
+        qk_nope_head_dim=_int(text, "qk_nope_head_dim"),
+        v_head_dim=_int(text, "v_head_dim"),
+        original_max_position_embeddings=_original_context(rope),
     )

@@ -33,7 +33,7 @@ def bytes_per_token(model: ModelFacts, context: int = 0, cache_mode: str = "fp16
     d = dims(model.config)
     mode = KV_CACHE_MODES[cache_mode]
     kv = kv_read_bytes(d.layers, d.kv_heads, d.head_dim, context, cache_mode)
-    weights = sum(mb.layer_bytes) + mb.norm_bytes
+    weights = sum(mb.read_layer_bytes) + mb.norm_bytes  # a MoE: the active experts only
     total = weights + mb.lm_head_bytes + mb.embedding_row_bytes + kv
     return {
         "weights_bytes": weights,
@@ -43,7 +43,8 @@ def bytes_per_token(model: ModelFacts, context: int = 0, cache_mode: str = "fp16
         "total_bytes": total,
         "context": context,
         "cache_mode": cache_mode,
-        "counted": ("every decoder-layer weight once, the LM head once, one embedding row (the table stays in host RAM), "
+        "counted": (("every decoder-layer weight once (of a MoE's routed experts, the ones a token uses), "
+                     if mb.layer_expert_bytes else "every decoder-layer weight once, ") + "the LM head once, one embedding row (the table stays in host RAM), "
                     f"and the KV cache of {context} past tokens"
                     + ("" if not mode.fp16_scratch_pair else
                        f" ({mode.key}: its own bytes plus the FP16 dequantize round trip, 8 bytes x E per past token per layer)")),

@@ -8,34 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from doctor.model.model_dir import ModelConfig, ModelFacts, WeightFacts
+from doctor.knowledge.arithmetic.model_shape import ArithmeticUnavailable, ModelDims, dims, layer_parts
+from doctor.model.model_dir import ModelFacts, WeightFacts
 from doctor.model.units import gb
 from doctor.model.unknown import known
+
+__all__ = ["ArithmeticUnavailable", "ModelBytes", "ModelDims", "dims", "layer_linears", "matrix_bytes", "model_bytes"]
 
 EXL2_DEFAULT_HEAD_BITS = 6.0  # exllamav2/conversion/convert_exl2.py default -hb 6
 BNB_4BIT_BPW = 4.5  # 4-bit codes + one FP32 absmax per 64 weights (no double quantisation)
 UNQUANTIZED_BYTES = 2  # ExLlamaV2 holds unquantized weights as FP16, whatever the file's dtype
-
-
-class ArithmeticUnavailable(ValueError):
-    """The model's sizes cannot be worked out; the message says which fact is missing."""
-
-
-@dataclass(frozen=True)
-class ModelDims:
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    intermediate: int
-    vocab: int
-    tied: bool
-    experts: int = 1
-
-    @property
-    def kv_width(self) -> int:
-        return self.kv_heads * self.head_dim
 
 
 @dataclass(frozen=True)
@@ -47,25 +29,20 @@ class ModelBytes:
     embedding_row_bytes: int  # what one decoded token reads of it
     source: str  # "safetensors headers" | "estimated from config.json at X bpw"
     notes: tuple[str, ...] = ()
+    layer_expert_bytes: tuple[int, ...] = ()  # of each layer's bytes, its routed experts' (a MoE; empty: dense)
+    active_expert_share: float = 1.0  # the share of the routed experts one token reads (experts_active / experts)
 
     @property
     def gpu_bytes(self) -> int:
         return sum(self.layer_bytes) + self.lm_head_bytes + self.norm_bytes
 
-
-def dims(config: ModelConfig | None) -> ModelDims:
-    if config is None:
-        raise ArithmeticUnavailable("no usable config.json, so the model's shape is unknown")
-    need = {"num_hidden_layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
-            "num_attention_heads": config.num_attention_heads, "num_key_value_heads": config.num_key_value_heads,
-            "head_dim": config.head_dim, "intermediate_size": config.intermediate_size, "vocab_size": config.vocab_size}
-    missing = [k for k, v in need.items() if not known(v)]
-    if missing:
-        raise ArithmeticUnavailable(f"config.json lacks {', '.join(missing)}")
-    layers, hidden, heads, kv_heads, head_dim, intermediate, vocab = [v for v in need.values() if known(v)]
-    return ModelDims(layers, hidden, heads, kv_heads, head_dim, intermediate, vocab,
-                     bool(config.tie_word_embeddings) if known(config.tie_word_embeddings) else False,
-                     config.num_experts if known(config.num_experts) else 1)
+    @property
+    def read_layer_bytes(self) -> tuple[int, ...]:
+        """What one decoded token reads of each layer: all of a dense layer; of a routed one, everything but the
+        experts it does not use (memory holds them all; a token's reads are the active ones)."""
+        if not self.layer_expert_bytes:
+            return self.layer_bytes
+        return tuple(int(b - e * (1 - self.active_expert_share)) for b, e in zip(self.layer_bytes, self.layer_expert_bytes))
 
 
 def layer_linears(hidden: int, intermediate: int, heads: int, kv_heads: int, head_dim: int,
@@ -81,8 +58,14 @@ def layer_linears(hidden: int, intermediate: int, heads: int, kv_heads: int, hea
     return attn + mlp
 
 
-def _matrices(d: ModelDims) -> list[tuple[int, int]]:
-    return [(i, o) for _, i, o in layer_linears(d.hidden, d.intermediate, d.heads, d.kv_heads, d.head_dim, d.experts)]
+def _layer_bytes(d: ModelDims, i: int, method: str, bits: float, group: int) -> tuple[float, float]:
+    """(all of layer i's bytes, its routed experts' bytes) stored as `method`: the matrices, the router in FP16
+    (the converters leave it unquantized) and the norms."""
+    p = layer_parts(d, i)
+    mats = sum(matrix_bytes(method, m_in, m_out, bits, group) for _, m_in, m_out in p.attention + p.ffn)
+    experts = d.experts * sum(matrix_bytes(method, m_in, m_out, bits, group) for _, m_in, m_out in p.experts)
+    small = sum(m_in * m_out for _, m_in, m_out in p.router) * UNQUANTIZED_BYTES + p.norms * UNQUANTIZED_BYTES
+    return mats + experts + small, experts
 
 
 def matrix_bytes(method: str, m_in: int, m_out: int, bits: float, group: int, g_idx: bool = True) -> float:
@@ -113,8 +96,7 @@ def _from_config(model: ModelFacts, d: ModelDims) -> ModelBytes:
         raise ArithmeticUnavailable(f"{method} model without declared bits: cannot estimate its size from config.json")
     if method == "unknown":
         method = "fp16"
-    layer = sum(matrix_bytes(method, i, o, bits or 16, group) for i, o in _matrices(d))
-    layer += 2 * d.hidden * 2  # input and post-attention norms
+    layers = [_layer_bytes(d, i, method, bits or 16, group) for i in range(d.layers)]
     notes = []
     if method == "exl2" and q is not None:
         head_bits = float(q.head_bits) if known(q.head_bits) else EXL2_DEFAULT_HEAD_BITS
@@ -125,10 +107,12 @@ def _from_config(model: ModelFacts, d: ModelDims) -> ModelBytes:
     else:
         head = d.vocab * d.hidden * UNQUANTIZED_BYTES
         label = f"{bits:g}-bit {method}, FP16 head" if bits else f"{method}, held as FP16"
-    if d.experts > 1:
-        notes.append(f"MoE with {d.experts} experts: every expert is counted as resident and read")
-    return ModelBytes(tuple([int(layer)] * d.layers), int(head), d.hidden * 2, d.vocab * d.hidden * 2, d.hidden * 2,
-                      f"estimated from config.json at {label}", tuple(notes))
+    share = d.experts_active / d.experts if d.is_moe else 1.0
+    if d.is_moe:
+        notes.append(f"MoE: all {d.experts} experts of each routed layer are resident; a token reads {d.experts_active}")
+    return ModelBytes(tuple(int(b) for b, _ in layers), int(head), d.hidden * 2, d.vocab * d.hidden * 2, d.hidden * 2,
+                      f"estimated from config.json at {label}", tuple(notes),
+                      tuple(int(e) for _, e in layers) if d.is_moe else (), share)
 
 
 def _from_headers(w: WeightFacts, d: ModelDims | None) -> ModelBytes:
@@ -148,7 +132,22 @@ def _from_headers(w: WeightFacts, d: ModelDims | None) -> ModelBytes:
         notes.append(f"vision tower ({gb(w.vision_bytes, 2)}) not counted: not read when decoding text")
     hidden = w.embedding_shape[-1] if w.embedding_shape else (d.hidden if d else 0)
     row = hidden * emb_width
-    return ModelBytes(layer_bytes, head, w.other_bytes, emb, row, "safetensors headers", tuple(notes))
+    experts: tuple[int, ...] = ()
+    if d is not None and d.is_moe and len(layer_bytes) == d.layers:
+        shares = [_expert_share(d, i) for i in range(d.layers)]
+        experts = tuple(int(b * s) for b, s in zip(layer_bytes, shares))
+        notes.append(f"MoE: the routed experts' share of each layer's bytes is taken from config.json's shape; "
+                     f"a token reads {d.experts_active} of {d.experts}")
+    return ModelBytes(layer_bytes, head, w.other_bytes, emb, row, "safetensors headers", tuple(notes), experts,
+                      d.experts_active / d.experts if experts and d is not None else 1.0)
+
+
+def _expert_share(d: ModelDims, i: int) -> float:
+    """The routed experts' share of layer i's weights, by parameter count."""
+    p = layer_parts(d, i)
+    experts = d.experts * sum(a * b for _, a, b in p.experts)
+    rest = sum(a * b for _, a, b in p.attention + p.ffn + p.router) + p.norms
+    return experts / max(1, experts + rest)
 
 
 def model_bytes(model: ModelFacts) -> ModelBytes:

@@ -43,6 +43,7 @@ class DeviceBudget:
     components: dict[str, int]  # bytes
     peak_bytes: int
     free_bytes: int
+    read_weight_bytes: int = 0  # what one decoded token reads of this GPU's weights (a MoE reads its active experts)
 
     @property
     def margin_bytes(self) -> int:
@@ -184,7 +185,8 @@ def plan_budget(mb: ModelBytes, d: ModelDims, rooms: list[GpuRoom], max_seq_len:
         comp["transient_is"] = 1 if loading > runtime else 0  # 1: the loader's moment is the peak
         peak = sum(v for k, v in comp.items() if k != "transient_is")
         free = int(rooms[i].free_mib * MIB) if i < len(rooms) else 0
-        devices.append(DeviceBudget(i, len(layers), comp, peak, free))
+        read = sum(mb.read_layer_bytes[j] for j in layers) + (head_extra if i == head_dev else 0)
+        devices.append(DeviceBudget(i, len(layers), comp, peak, free, read))
     notes: tuple[str, ...] = ()
     if gpu_split and len(gpu_split) > len(rooms):
         notes = (f"--gpu-split names {len(gpu_split)} GPUs; the budget assumes each like GPU {rooms[-1].index if rooms else 0}",)

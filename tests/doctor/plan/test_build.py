@@ -119,6 +119,9 @@ def test_a_draft_model_takes_its_room():
     without, with_draft = plan("v100-pcie-16gb"), plan("v100-pcie-16gb", draft_bytes=draft, draft_name="org/small")
     a = {(r.option.label, r.cache): r for r in without.rows}
     for r in with_draft.rows:
+        if r.offload is not None:  # the draft's room moves more of the model to host RAM: another row
+            assert r.peak_bytes[0] <= r.capacity_bytes[0]
+            continue
         assert r.peak_bytes[0] == a[r.option.label, r.cache].peak_bytes[0] + draft or not r.fits
         assert r.max_context <= a[r.option.label, r.cache].max_context
     assert any("draft model" in n for n in with_draft.notes)
