@@ -149,6 +149,7 @@ def _other_engine(s: Setting, group: tuple[GpuSpec, ...], best: PlanRow, fitting
 def _longest(s: Setting, group: tuple[GpuSpec, ...], rows: list[PlanRow], min_tok_s: float | None,
              min_bpw: float) -> PlanAnswer:
     where = _where(group)
+    rows = [r for r in rows if r.offload is None]  # an offload row is planned at the asked context only
     if min_tok_s is None:
         q = f"longest context on {where} (no --min-tok-s)"
         best = max((r for r in rows if r.max_context), key=lambda r: (r.max_context, r.speed.mid), default=None)

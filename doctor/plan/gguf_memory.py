@@ -10,6 +10,7 @@ A split is llama.cpp's default --tensor-split: layers in proportion to each GPU'
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from doctor.knowledge.arithmetic import gguf_budget as g27
 from doctor.knowledge.arithmetic.gguf_mix import BASE as MIX_TYPES
@@ -46,6 +47,7 @@ def header_shape(d: ModelDims) -> HeaderShape:
     return HeaderShape("llama", d.layers, d.hidden, d.intermediate, d.heads, d.kv_heads, d.head_dim, d.head_dim, d.vocab)
 
 
+@lru_cache(maxsize=256)  # a plan asks for the same option's shape for every cache, context and card
 def gguf_shape(d: ModelDims, file_bytes: int | None, bpw: float | None, gguf_type: str | None = None) -> GgufShape:
     """The weights of a GGUF of this shape: llama-quantize's mix for its type when known, else its file size,
     else its type's bits per weight."""
