@@ -124,7 +124,8 @@ def offload_row(s: Setting, c: QuantCandidate, card: GpuSpec, cache: str, contex
                       "llama.cpp common/arg.cpp --n-cpu-moe; " + PCIE_SOURCE)
     ceiling = 1000 / (read_ms(gpu_read, card.bandwidth_gbs) + host_read / (HOST_BANDWIDTH_GBS.mid * 1e6))
     return PlanRow(option, "llama.cpp", (card.key,), cache, context, True, (int(peak) + s.draft_bytes,), (cap,),
-                   s.draft_bytes, round(ceiling, 1), speed, speed_full, context, 1, q, q_source, commands, "", offload)
+                   s.draft_bytes, round(ceiling, 1), speed, speed_full, context, 1, q, q_source, commands, "",
+                   offload=offload)
 
 
 def offload_rows(s: Setting, candidates: list[QuantCandidate], cards: tuple[GpuSpec, ...], caches: tuple[str, ...],
