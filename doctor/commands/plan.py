@@ -8,8 +8,9 @@ downloaded. With no quantized version found, the standard ones you can convert y
 
 The answer comes first: the fastest option that fits --context (within 5% of the fastest, the better quality
 one), and the longest context that still runs at --min-tok-s; then the whole table. Speeds are estimates: the
-decode ceiling (bandwidth / bytes read per token) times the engine's efficiency on that architecture, each with
-its source and range. Nothing is downloaded or run: the commands are printed.
+bytes read per token at the card's bandwidth over the engine's efficiency on that architecture (llama.cpp: its
+products' share of the bandwidth plus fixed costs per layer and per token), each with its source and range.
+Nothing is downloaded or run: the commands are printed.
 
 examples:
   v100-doctor plan Qwen/Qwen2.5-32B-Instruct                      a V100 16 GB at 8192 tokens (the defaults)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from doctor.knowledge import decode_fixed_cost as fc
 from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
 from doctor.knowledge.arithmetic.model_bytes import ModelBytes, ModelDims, model_bytes
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP, GpuRoom, largest_fitting_seq_len, plan_budget
 from doctor.knowledge.cuda_context import context_bytes
 from doctor.knowledge.decode_context import time_model_efficiency
-from doctor.knowledge.engine_efficiency import family
+from doctor.knowledge.engine_efficiency import Efficiency, family
 from doctor.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION, cuda_context_bytes
 from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
@@ -63,18 +64,36 @@ def caches(engine: str) -> tuple[str, ...]:
 
 def _speed(weights_ms: list[float], context_ms: dt.Span, engine: str, cards: tuple[GpuSpec, ...], cache: str,
            s: Setting, gguf_type: str | None = None) -> Estimate:
-    """1000 / (each GPU's weight time over the efficiency + the context term). The slowest card's family decides the
-    efficiency (a split runs the GPUs one after another); the least certain part decides the confidence."""
+    """1000 / (the weights' time + the context term). The slowest card's family decides the efficiency (a split runs
+    the GPUs one after another); the least certain part decides the confidence. llama.cpp's weights' time is the
+    products at their share of the bandwidth plus fixed costs per layer and per token (doctor/knowledge/
+    decode_fixed_cost.py) where its family has them; ExLlamaV2's is the bytes over its efficiency."""
     rows = [time_model_efficiency(engine, family(c.cc, c.fp16_slow), gguf_type) for c in cards]
     eff, note = min(rows, key=lambda r: r[0].mid)
     w = sum(weights_ms)
-    ms = dt.Span(w / eff.high, w / eff.mid, w / eff.low) + context_ms
+    fixed = _llama_times(w, eff, cards, s.dims.layers, gguf_type) if engine == "llama.cpp" else None
+    ms = (dt.Span(fixed[0].fast, fixed[0].mid, fixed[0].slow) if fixed else dt.Span(w / eff.high, w / eff.mid, w / eff.low)) \
+        + context_ms
     slowest = min(cards, key=lambda c: c.bandwidth_gbs)
     what, src, conf = dt.context_term(engine, cache, slowest.cc, slowest.key, s.flash_attn(slowest))
-    confidence = "K" if note or "K" in (conf, eff.confidence) else eff.confidence
+    confidence = "K" if note or "K" in (conf, eff.confidence) or (fixed and fixed[2] == "K") else eff.confidence
+    how = fixed[1] if fixed else f"bandwidth time / {eff.mid:g} ({eff.low:g}-{eff.high:g}): {eff.how}; {eff.source}"
     return Estimate(round(1000 / ms.slow, 1), round(1000 / ms.mid, 1), round(1000 / ms.fast, 1),
-                    f"bandwidth time / {eff.mid:g} ({eff.low:g}-{eff.high:g}): {eff.how}; {eff.source}"
-                    + (f" ({note})" if note else "") + f"; context: {what} ({src})", confidence)
+                    how + (f" ({note})" if note else "") + f"; context: {what} ({src})", confidence)
+
+
+def _llama_times(w: float, eff: Efficiency, cards: tuple[GpuSpec, ...], layers: int,
+                 gguf_type: str | None) -> tuple[fc.Times, str, str] | None:
+    """llama.cpp's weights' time with its fixed costs: the H200's fits on Hopper, else the family's efficiency turned
+    into a share at its anchor shape ((times, how, confidence); None where the family has no anchor)."""
+    if eff.family == "hopper":
+        return fc.h200_times(w, layers, gguf_type), f"{fc.H200_HOW}; {fc.RESULTS}", "P"
+    slowest = min(cards, key=lambda c: c.bandwidth_gbs)
+    t = fc.elsewhere_times(w, layers, slowest.bandwidth_gbs, eff.family, eff.low, eff.mid, eff.high)
+    if t is None:
+        return None
+    return t, (f"{eff.how} ({eff.low:g}-{eff.high:g} of the ceiling there; {eff.source}), carried to this shape with "
+               f"{fc.ELSEWHERE} ({fc.RESULTS})"), "K"
 
 
 def exl2_bytes(s: Setting, c: QuantCandidate) -> ModelBytes:

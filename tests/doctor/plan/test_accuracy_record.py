@@ -61,8 +61,9 @@ def test_each_measured_speed_is_inside_todays_range_and_the_record_is_current(re
     e = now["speed_expected"]
     assert e["low"] <= rec["measured_tok_s"] <= e["high"], (rec["file"], e, rec["measured_tok_s"])
     assert now["speed_expected"] == rec["speed_expected"] and rec["speed_in_range"]
-    # not wider than it must be: ExLlamaV2's five points span 0.273-0.308 of their ceiling, llama.cpp's a few percent
-    assert now["range_width_pct"] <= (15.0 if rec["engine"] == "exllamav2" else 6.0)
+    # not wider than it must be: ExLlamaV2's five points span 0.273-0.308 of their ceiling; llama.cpp's range is the
+    # spread of its sixteen fits over four shapes (issue 37), about +-6% at this one
+    assert now["range_width_pct"] <= (15.0 if rec["engine"] == "exllamav2" else 12.0)
 
 
 def _speed(model: str, ctx: int, engine: str, cache: str, **kw):
