@@ -15,16 +15,19 @@ examples:
   v100-doctor probe --model /models/qwen-27b-Q4_K_M.gguf                 llama.cpp on your GGUF
   v100-doctor probe --engine llama.cpp --synthetic                        llama.cpp on a synthetic 27B-shape GGUF
   v100-doctor probe --engine transformers --synthetic --compare-engines   bitsandbytes NF4 against llama.cpp/ExLlamaV2
+  v100-doctor probe --streams 1,2,4,8 --engine-url http://127.0.0.1:8080  a running server under 1-8 users at once
 """
 
 from __future__ import annotations
 
 import argparse
 
+from checks.env.gpu_present import CHECK as GPU_PRESENT
 from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
 from doctor.cli.output import ReportOutputs
 from doctor.commands import probe_transformers
+from doctor.facts.engines.servers import NotLoopback, loopback_url
 from doctor.facts.modeldir.directory import gather_model
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
@@ -64,11 +67,49 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--compare-engines", action="store_true",
                    help="also measure the same shape in the other installed engines (Transformers, llama.cpp, ExLlamaV2), "
                         "each in its own format; the verdict's engine gap then says 'measured'")
+    g.add_argument("--streams", type=stream_counts, metavar="N,N,...",
+                   help="concurrent streams to time against the running server at --engine-url (e.g. 1,2,4,8): "
+                        "total and per-stream tok/s and time to first token at each; batched or queued")
+    g.add_argument("--engine-url", metavar="URL",
+                   help="the running engine server (loopback: llama-server, Ollama, vLLM, TabbyAPI) --streams drives")
     g.add_argument("--no-sampling", action="store_true",
                    help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
 
+def stream_counts(text: str) -> tuple[int, ...]:
+    """'1,2,4' -> (1, 2, 4): each a whole number 1-64, in the order given, no repeats."""
+    try:
+        counts = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        counts = ()
+    if not counts or any(not 1 <= n <= 64 for n in counts) or len(set(counts)) != len(counts):
+        raise argparse.ArgumentTypeError(f"{text!r}: give stream counts from 1 to 64, comma-separated, e.g. 1,2,4,8")
+    return counts
+
+
+def run_streams(args: argparse.Namespace) -> int:
+    """--streams: the checks that need no model, then the concurrency probe of the server, in the one Run."""
+    if not args.engine_url:
+        raise UsageError("--streams drives a running server: give --engine-url URL (llama-server started with "
+                         "--parallel N, Ollama with OLLAMA_NUM_PARALLEL=N, vLLM, TabbyAPI)")
+    if args.synthetic or args.model:
+        raise UsageError("--streams times the server's own model: leave out --model and --synthetic")
+    try:
+        loopback_url(args.engine_url)
+    except NotLoopback as exc:
+        raise UsageError(str(exc)) from None
+    plan = plan_from_args(args)
+    run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=(GPU_PRESENT,),
+              probe=ProbeRequest(asked=True, sampling=False, streams=args.streams, engine_url=args.engine_url,
+                                 stream_tokens=args.tokens))
+    outputs = ReportOutputs(args)
+    run.execute(outputs)
+    return outputs.code if outputs.code is not None else ExitCode.INTERNAL
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.streams:
+        return run_streams(args)
     if args.synthetic == bool(args.model):
         raise UsageError("give either --model PATH or --synthetic")
     if args.synthetic_format not in FORMATS:

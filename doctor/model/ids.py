@@ -53,10 +53,11 @@ class CheckId(_TextId):
     MODEL_LOAD = "model-load"
     PROBE = "probe"
     DECODE_SPEED = "decode-speed"
+    CONCURRENCY = "concurrency"  # probe --streams: batched, queued or failing (doctor/verdict/streams.py)
 
 
 # the ids above that only the probe stage emits; every other member is a registered check (tested)
-PROBE_STAGE_IDS = frozenset({CheckId.MODEL_LOAD, CheckId.PROBE, CheckId.DECODE_SPEED})
+PROBE_STAGE_IDS = frozenset({CheckId.MODEL_LOAD, CheckId.PROBE, CheckId.DECODE_SPEED, CheckId.CONCURRENCY})
 
 
 class FailureKind(_TextId):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe, TransformersProbe
 from doctor.model.ids import FailureKind
 from doctor.model.samples import SampleSeries
+from doctor.model.streams import StreamsProbe
 from doctor.model.unknown import Maybe, Unknown
 
 NOT_MEASURED = Unknown("not measured")
@@ -217,6 +218,7 @@ class ProbeReport:
     transformers: TransformersProbe | None = None
     measurements: tuple[EngineMeasurement, ...] = ()  # --compare-engines: the other engines on the same shape
     asked: bool = False  # `probe` asked for it: an engine's probe that could not run is a failure, not a skip
+    streams: StreamsProbe | None = None  # `probe --streams`: N concurrent streams against a running server
 
     @property
     def ok(self) -> bool:

@@ -80,6 +80,13 @@ def probe_view(probe: Any) -> ProbeView | None:
     probe = _as(ProbeReport, probe)
     if probe is None:
         return None
+    if probe.streams is not None:  # probe --streams: each round's total tok/s as the spark line
+        state = "done" if probe.status == "ok" else "failed"
+        totals = tuple(r.total_tok_s for r in probe.streams.rounds)
+        return ProbeView(state=state, phase="done", done=1.0, total=1.0, tok_s=totals,
+                         reported_tok_s=max(totals) if totals else None,
+                         result=f"streams: {probe.summary}" if state == "done" else "",
+                         error=f"streams: {probe.summary}" if state != "done" else "")
     if probe.of_engine:
         return _engine_probe_view(probe)
     state = {"ok": "done", "cancelled": "cancelled"}.get(probe.status, "failed")

@@ -66,7 +66,25 @@ def engine_verdict_lines(v: EngineVerdict, width: int = WIDTH) -> list[str]:
     return lines
 
 
+def streams_lines(probe: ProbeReport, width: int = WIDTH) -> list[str]:
+    """`probe --streams`: each round's total and per-stream speed and time to first token (measured)."""
+    st = probe.streams
+    assert st is not None
+    lines = _wrap(f"Probe (concurrent streams): {st.model or 'the model'} at {st.url}{st.api}, {st.tokens} tokens "
+                  "per request", "", "  ", width)
+    for r in st.rounds:
+        lines += _wrap(f"{r.streams} stream{'s' if r.streams > 1 else ''}: {r.total_tok_s:g} tok/s in total, "
+                       f"{r.per_stream_tok_s:g} each (slowest {r.slowest_stream_tok_s:g}), first token "
+                       f"{r.ttft_median_s:g} s median, {r.ttft_max_s:g} s max" + (f", {r.failed} failed" if r.failed else ""),
+                       "  ", "    ", width)
+    if st.error:
+        lines += _wrap(st.error, "  not measured: ", "    ", width)
+    return lines
+
+
 def probe_lines(probe: ProbeReport, verbose: bool = False, width: int = WIDTH) -> list[str]:
+    if probe.streams is not None:
+        return streams_lines(probe, width)
     if probe.of_engine:
         return engine_probe_lines(probe, verbose, width)
     what = probe.synthetic or probe.model_path or "model"

@@ -190,6 +190,10 @@ def _card(report: Report) -> tuple[str, str] | None:
 
 def with_probe(report: Report, probe: ProbeReport) -> Report:
     """Put a finished (or failed) probe into the report: findings, verdict, errors."""
+    if probe.streams is not None:  # `probe --streams`, live or recorded: today's concurrency verdict
+        from doctor.run.streams_stage import with_streams  # lazy: as the stage
+
+        return with_streams(report, probe)
     if probe.of_engine:  # an engine's own probe, live or recorded: judged by today's engine verdict
         return with_engine_probe(report, probe)
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}

@@ -1,0 +1,66 @@
+"""The concurrency probe's verdict (`probe --streams`): does the server batch concurrent streams, take them in turn,
+or fail under them? Judged from the measured rounds alone, so a replay judges a saved probe the same way.
+
+- batched: the total at the most streams is BATCHED x one stream's or more: each user pays a little speed for it.
+- queued: the total stays within QUEUED of one stream's while the first token waits longer with each stream: the
+  server runs one request at a time, the others wait ("slow" for a user is "queued" here). The fixes: the engine's
+  own setting for parallel slots (llama-server --parallel N with -c N x the context per user, OLLAMA_NUM_PARALLEL=N),
+  and ExLlamaV2's dynamic generator, which batches only with flash-attn (sm_80+; unpaged it takes one job at a time:
+  https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/generator/dynamic.py).
+"""
+
+from __future__ import annotations
+
+from doctor.model.findings import Finding, Status
+from doctor.model.ids import CheckId
+from doctor.model.streams import StreamsProbe, StreamsRound
+
+TITLE = "Concurrent streams"
+BATCHED = 1.3  # total at N streams over one stream's: at or above, the server batches
+QUEUED = 1.15  # at or below, it takes the streams in turn
+PARALLEL_FIXES = ("llama-server: --parallel N -c <N x the context each user needs>",
+                  "Ollama: OLLAMA_NUM_PARALLEL=N in the server's environment (its memory holds num_ctx x N)")
+
+
+def _line(r: StreamsRound) -> str:
+    return (f"{r.streams}: {r.total_tok_s:g} tok/s in total, {r.per_stream_tok_s:g} each (slowest {r.slowest_stream_tok_s:g}), "
+            f"first token {r.ttft_median_s:g} s (max {r.ttft_max_s:g})" + (f", {r.failed} failed" if r.failed else ""))
+
+
+def judge(probe: StreamsProbe) -> Finding:
+    evidence = {"url": probe.url, "api": probe.api, "model": probe.model, "tokens_per_request": probe.tokens,
+                "rounds": [_line(r) for r in probe.rounds]}
+    good = [r for r in probe.rounds if r.total_tok_s > 0]
+    if probe.error and not good:
+        return Finding(CheckId.CONCURRENCY, TITLE, Status.FAIL, f"the concurrency probe could not run: {probe.error}",
+                       evidence)
+    failed = [r for r in probe.rounds if r.failed]
+    if failed:
+        r = failed[0]
+        errors = sorted({x.error for x in r.requests if x.error})
+        return Finding(CheckId.CONCURRENCY, TITLE, Status.FAIL,
+                       f"{r.failed} of {r.streams} concurrent streams failed: {errors[0] if errors else 'no text'}",
+                       {**evidence, "errors": errors[:5]})
+    one = next((r for r in good if r.streams == 1), None)
+    top = max(good, key=lambda r: r.streams, default=None)
+    if one is None or top is None or top.streams == 1:
+        return Finding(CheckId.CONCURRENCY, TITLE, Status.INFO,
+                       "measured: " + "; ".join(_line(r) for r in good) + " (give --streams 1,2,4 to judge batching)",
+                       evidence)
+    gain = top.total_tok_s / one.total_tok_s if one.total_tok_s else 0.0
+    evidence["total_gain"] = round(gain, 2)
+    said = "; ".join(_line(r) for r in good)
+    if gain >= BATCHED:
+        return Finding(CheckId.CONCURRENCY, TITLE, Status.PASS,
+                       f"the server batches: {top.streams} streams give {gain:.2f}x one stream's total ({said})",
+                       evidence)
+    if gain <= QUEUED:
+        return Finding(CheckId.CONCURRENCY, TITLE, Status.WARN,
+                       f"queued, not slow: {top.streams} streams give {gain:.2f}x one stream's total and wait up to "
+                       f"{top.ttft_max_s:g} s for their first token (one alone: {one.ttft_max_s:g} s); the server runs "
+                       f"one request at a time ({said})", evidence,
+                       fix="give the server parallel slots (each holds its own context in memory); ExLlamaV2 (TabbyAPI) "
+                           "batches only with flash-attn, on sm_80 and newer",
+                       commands=PARALLEL_FIXES)
+    return Finding(CheckId.CONCURRENCY, TITLE, Status.INFO,
+                   f"partly batched: {top.streams} streams give {gain:.2f}x one stream's total ({said})", evidence)
