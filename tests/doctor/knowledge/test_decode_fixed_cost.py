@@ -91,3 +91,54 @@ def test_off_hopper_the_cards_own_efficiency_holds_at_its_anchor_and_a_smaller_m
 def test_no_anchor_or_fixed_costs_longer_than_the_anchor_give_no_carried_figure():
     assert fc.elsewhere_times(10.0, 32, 900, "ada", 0.5, 0.6, 0.7) is None
     assert fc.anchored_share(0.9, 0.5, 64) is None  # 64 layers of fixed costs alone take longer than 0.5 / 0.9 ms
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"benchmarks/{name}.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_device_sweeps_runs_refit_to_the_costs_they_were_made_with_and_check_the_held_out_shapes(tmp_path):
+    """benchmarks/speed_shapes.py's runs (made here from known costs, 0.5% apart) through its `inputs` and
+    speed_model_fit.py: the fit finds the costs again, and the held-out shapes land inside their ranges; with the
+    costs changed for the held-out shapes only, they do not."""
+    shapes, fit = _load("speed_shapes"), _fit_script()
+    true = {"share": 0.45, "layer_ms": 0.05, "token_ms": 0.2}
+
+    def runs(path, held_out_slower=1.0):
+        with path.open("w") as fh:
+            for name, (role, *dims) in shapes.SHAPES.items():
+                for gguf_type, cache, depth in shapes.OPTIONS[:3]:
+                    layers, hidden, ffn, heads, kv = dims
+                    s = {"layers": layers, "hidden": hidden, "intermediate": ffn, "heads": heads, "kv_heads": kv,
+                         "head_dim": hidden // heads}
+                    t = (fit.weights_ms(s, gguf_type) / true["share"] + layers * true["layer_ms"] + true["token_ms"]) \
+                        * (held_out_slower if role == "check" else 1.0) + fit.context_ms(s, depth + 64, cache)
+                    fh.write(json.dumps({"shape": name, "role": role, "dims": dims, "gguf_type": gguf_type, "cache": cache,
+                                         "depth": depth, "samples_ts": [1000 / t * (1 + j) for j in (-0.0025, 0, 0.0025)],
+                                         "nvml_peak_delta_bytes": 0}) + "\n")
+
+    def table(held_out_slower):
+        r = tmp_path / f"runs-{held_out_slower}.jsonl"
+        runs(r, held_out_slower)
+        shapes.inputs(r, tmp_path / "inputs.json")
+        import sys
+        argv = sys.argv
+        sys.argv = ["fit", "--inputs", str(tmp_path / "inputs.json"), "--out", str(tmp_path)]
+        try:
+            fit.main()
+        finally:
+            sys.argv = argv
+        return (json.loads((tmp_path / "fits.json").read_text()),
+                json.loads((tmp_path / "fits-out-of-sample.json").read_text()))
+
+    fitted, rows = table(1.0)
+    env = fitted["envelope"]
+    assert env["share"][0] <= true["share"] <= env["share"][1] and env["layer_ms"][0] <= 0.05 <= env["layer_ms"][1]
+    held = [r for r in rows if r["role"] == "check"]
+    assert len(held) == 12 and all(r["inside"] for r in rows)
+    _, rows = table(1.10)
+    assert not any(r["inside"] for r in rows if r["role"] == "check")
