@@ -34,7 +34,7 @@ class ModelConfig:
     rope_scaling: Maybe[str] = MISSING  # compact JSON of the rope_scaling block
     num_experts: Maybe[int] = MISSING  # routed experts per MoE layer (num_experts, num_local_experts, n_routed_experts)
     attention_bias: bool = False
-    # mixture of experts (doctor/facts/model_config.py reads each family's keys into these)
+    # mixture of experts (doctor/facts/modeldir/config.py reads each family's keys into these)
     num_experts_per_tok: Maybe[int] = MISSING  # routed experts each token uses
     moe_intermediate_size: Maybe[int] = MISSING  # one routed expert's FFN width (intermediate_size where none is given)
     shared_expert_intermediate_size: Maybe[int] = MISSING  # all shared experts' FFN width together (0: none)

@@ -78,8 +78,9 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
     for group in card_sets(cards):
         group_rows = [with_speculative(setting, with_concurrency(setting, row(setting, c, group, cache, context)),
                                        *draft_weights) for c, eng in usable for cache in caches(eng)]
-        group_rows += offload_rows(setting, [c for c, eng in usable if eng == "llama.cpp"], group,
-                                   caches("llama.cpp"), context)  # what does not fit whole, part in host RAM
+        group_rows += [with_speculative(setting, r, *draft_weights) for r in  # what does not fit whole, part in host RAM
+                       offload_rows(setting, [c for c, eng in usable if eng == "llama.cpp"], group,
+                                    caches("llama.cpp"), context)]
         rows += group_rows
         answers += _answers(setting, group, group_rows, context, min_tok_s, min_bpw)
         if users:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from doctor.facts.model_config import parse_config
+from doctor.facts.modeldir.config import parse_config
 from doctor.knowledge.arithmetic.gguf_mix import gguf_mix
 from doctor.knowledge.arithmetic.model_shape import dims, parameter_count
 from doctor.knowledge.gpus import spec_for_key

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from doctor.facts.model_config import parse_config
+from doctor.facts.modeldir.config import parse_config
 from doctor.knowledge.arithmetic import gguf_budget as g27
 from doctor.knowledge.arithmetic.gguf_mix import gguf_mix, use_more_bits
 from doctor.knowledge.arithmetic.model_shape import dims

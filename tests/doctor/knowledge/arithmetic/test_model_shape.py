@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.facts.model_config import parse_config
+from doctor.facts.modeldir.config import parse_config
 from doctor.knowledge.arithmetic.decode_bytes import bytes_per_token
 from doctor.knowledge.arithmetic.model_bytes import model_bytes
 from doctor.knowledge.arithmetic.model_shape import dims, parameter_count, shape_text
