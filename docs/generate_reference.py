@@ -65,6 +65,18 @@ def imported_modules(name: str) -> set[str]:
     return {m for m in found if module_file(m)}
 
 
+def is_knowledge(name: str) -> bool:
+    """A module of data with sources: doctor/knowledge/ (not its arithmetic), or an engine's support table."""
+    return ((name.startswith("doctor.knowledge.") and not name.startswith("doctor.knowledge.arithmetic"))
+            or (name.startswith("doctor.engines.") and name.count(".") == 3 and name.endswith(".support")))
+
+
+def label(name: str) -> str:
+    """Its heading and anchor: "engines" for doctor.knowledge.engines, "llamacpp_support" for an engine's table."""
+    parts = name.split(".")
+    return f"{parts[2]}_support" if parts[1] == "engines" else parts[-1]
+
+
 def knowledge_of(module: str) -> list[str]:
     """The knowledge modules a check's module reads, directly or through other check code."""
     seen: set[str] = set()
@@ -75,11 +87,11 @@ def knowledge_of(module: str) -> list[str]:
         if name in seen or name in NOT_WALKED:
             continue
         seen.add(name)
-        if name.startswith("doctor.knowledge.") and not name.startswith("doctor.knowledge.arithmetic") and name != module:
+        if is_knowledge(name) and name != module:
             knowledge.add(name)
             continue
         todo.extend(imported_modules(name))
-    return sorted(knowledge)
+    return sorted(knowledge, key=lambda name: (name.startswith("doctor.engines."), name))  # doctor/knowledge/ first
 
 
 def first_line(doc: str | None) -> str:
@@ -96,23 +108,23 @@ def checks_page() -> str:
     lines = [HEADER + "# Checks\n",
              "Every check the doctor runs, in the order it runs them (`v100-doctor --list-checks`; one alone with "
              "`--check ID -v`). A check is a pure function of the facts and the plan; one that needs a check that did "
-             "not pass is skipped with the reason. *Knowledge* names the modules of `doctor/knowledge/` the check "
-             "reads; every row there carries its source URL and a confidence tag (P primary, S secondary, K recalled "
-             "and unverified), listed below the table.\n",
+             "not pass is skipped with the reason. *Knowledge* names the modules of `doctor/knowledge/` and the engines' "
+             "support tables (`doctor/engines/<engine>/support.py`) the check reads; every row there carries its source "
+             "URL and a confidence tag (P primary, S secondary, K recalled and unverified), listed below the table.\n",
              "| id | title | group | needs | knowledge |", "|---|---|---|---|---|"]
     used: set[str] = set()
     for check in all_checks():
         knowledge = knowledge_of(check.run.__module__)
         used.update(knowledge)
         needs = ", ".join(f"`{d.value}`" for d in check.depends_on) or "—"
-        kn = ", ".join(f"[`{k.rsplit('.', 1)[1]}`](#{k.rsplit('.', 1)[1]})" for k in knowledge) or "—"
+        kn = ", ".join(f"[`{label(k)}`](#{label(k)})" for k in knowledge) or "—"
         lines.append(f"| `{check.id.value}` | {cell(check.title)} | {group.get(check.id, '')} | {needs} | {kn} |")
     lines.append("\n## Knowledge sources\n")
-    for name in sorted(used):
+    for name in sorted(used, key=lambda name: (name.startswith("doctor.engines."), name)):
         path = module_file(name)
         assert path is not None
         urls = sorted(set(u.rstrip(".,;:") for u in URL.findall(path.read_text(encoding="utf-8"))))
-        lines.append(f"### {name.rsplit('.', 1)[1]}\n")
+        lines.append(f"### {label(name)}\n")
         lines.append(f"`{path.relative_to(ROOT).as_posix()}`: {module_doc(name)}\n")
         lines.extend(f"- <{u}>" for u in urls)
         lines.append("")

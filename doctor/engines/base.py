@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, card_is, flash_attn_fix
-from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, cc_tuple
+from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, EngineSupport, cc_tuple
 from doctor.model.engines import CudaLibrary, EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
@@ -99,6 +99,8 @@ class EngineAdapter:
     auto_offload: bool = False  # with no GPU-layer count set, it puts only the layers that fit on the GPU itself
     pins_torch: bool = False  # its wheel is compiled against one torch: a torch without the card's kernels is fixed
     # by the engine's version (judge_card's fix), not by swapping torch under it
+    support: tuple[EngineSupport, ...] = ()  # its support table: the oldest card each version runs on, with sources
+    # (its package's support.py)
 
     @property
     def cuda_stack(self) -> frozenset[str]:

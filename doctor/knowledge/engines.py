@@ -123,7 +123,8 @@ TRITON = CompilerMinimum(
 )
 
 
-# ---- which cards each engine (and version) supports: issue 27 -------------------------------------------------
+# ---- which cards an engine (and version) supports: issue 27 --------------------------------------------------
+# The row type; each engine's rows live in its package (doctor/engines/<engine>/support.py, EngineAdapter.support).
 # Sources collected in /work/shared/notes/engines-2026.md (public repositories and docs to about Sept 2026).
 
 
@@ -143,55 +144,9 @@ class EngineSupport:
     experimental_from: str = ""  # cc with experimental support only (exllamav3's Turing)
 
 
-ENGINE_SUPPORT: tuple[EngineSupport, ...] = (
-    EngineSupport(
-        "exllamav2", "ExLlamaV2", "0.3.2 (the last release, 2025-07-13; only CI changes since)", "6.0", ("exl2", "gptq"),
-        "no support below Pascal", "llama.cpp with a GGUF of the model",
-        "https://github.com/turboderp-org/exllamav2/blob/master/.github/workflows/build-wheels-release.yml (wheels for "
-        "6.0 6.1 7.0 7.5 ... 12.0+PTX); last tag v0.3.2", "S"),
-    EngineSupport(
-        "exllamav3", "exllamav3", "up to 1.5.x", "8.0", ("exl3",),
-        "the build fails (\"Feature 'cp.async' requires .target sm_80\"); Volta and Pascal stay rejected",
-        "ExLlamaV2 0.3.2 (EXL2) or llama.cpp (GGUF)",
-        "https://github.com/turboderp-org/exllamav3/issues/14 ; https://github.com/turboderp-org/exllamav3/releases/tag/v1.5.2 "
-        "(experimental Turing) ; https://github.com/theroyallab/tabbyAPI/pull/463 (Volta rejected)", "S", experimental_from="7.5"),
-    EngineSupport(
-        "tabbyapi-main", "TabbyAPI (main branch)", "main since c8b9a8f (2026-07-14): EXL3 only", "8.0", ("exl3",),
-        "it refuses to start: \"All GPUs must be ampere (30 series) or newer\" (common/hardware.py)",
-        "TabbyAPI's exl2-checkpoint branch (git checkout exl2-checkpoint) with an EXL2 model, or llama.cpp/YALS for GGUF",
-        "https://github.com/theroyallab/tabbyAPI (README: ExLlamaV2 models preserved on the exl2-checkpoint branch; "
-        "common/hardware.py)", "S"),
-    EngineSupport(
-        "tabbyapi-exl2-checkpoint", "TabbyAPI (exl2-checkpoint branch)", "the EXL2 branch, ExLlamaV2 0.3.x", "6.0",
-        ("exl2", "gptq"), "as ExLlamaV2", "llama.cpp with a GGUF of the model",
-        "https://github.com/theroyallab/tabbyAPI (README, exl2-checkpoint)", "S"),
-    EngineSupport(
-        "vllm-0.19", "vLLM", "0.19.x and older (prebuilt wheels)", "7.0", ("gptq", "awq", "fp16", "bf16"),
-        "no kernel image", "llama.cpp",
-        "https://docs.vllm.ai/en/v0.14.0/getting_started/installation/gpu/ (compute capability 7.0 or higher)", "S"),
-    EngineSupport(
-        "vllm-0.20", "vLLM", "0.20.0 and newer", "7.5", ("gptq", "awq", "fp16", "bf16"),
-        "\"no kernel image is available\": 0.20.0 dropped 7.0 from TORCH_CUDA_ARCH_LIST",
-        "vLLM 0.19.x (pip install 'vllm<0.20'), the 1Cat-vLLM V100 fork, or llama.cpp",
-        "https://github.com/vllm-project/vllm/pull/39878 ; https://raw.githubusercontent.com/vllm-project/vllm/v0.21.0/docs/"
-        "getting_started/installation/gpu.cuda.inc.md (7.5 or higher)", "S"),
-    EngineSupport(
-        "llama.cpp", "llama.cpp", "current (CUDA builds)", "5.0", ("gguf",),
-        "older cards are not the limit; a build without code for the card is (\"ggml was not compiled with any CUDA arch\")",
-        "build with -DCMAKE_CUDA_ARCHITECTURES naming the card",
-        "https://github.com/ggml-org/llama.cpp/blob/master/docs/build.md ; V100 takes FP16 cuBLAS instead of MMQ: "
-        "https://github.com/ggml-org/llama.cpp/pull/8075 ; Volta flash attention: https://github.com/ggml-org/llama.cpp/pull/17505",
-        "S"),
-    EngineSupport(
-        "ollama-cuda_v12", "Ollama (cuda_v12 runner)", "0.33", "5.0", ("gguf",),
-        "driver floor 550 (cc 5.0-6.2: 570)", "a driver of branch 550+ (570+ for Pascal)",
-        "https://github.com/ollama/ollama/blob/main/docs/gpu.mdx ; llama/server/CMakePresets.json (cuda_v12: "
-        "50-virtual;52-virtual;60;61;70;75...)", "S"),
-    EngineSupport(
-        "ollama-cuda_v13", "Ollama (cuda_v13 runner)", "0.33", "7.5", ("gguf",),
-        "the card is skipped silently and the model runs on the CPU (library=cpu)",
-        "install Ollama's cuda_v12 runner (the full Linux tarball, not a CUDA-13-only image)",
-        "https://github.com/ollama/ollama/issues/17766 ; llama/server/CMakePresets.json (cuda_v13 starts at 75)", "S"),
+# engines with no package under doctor/engines/ yet (each packaged engine keeps its rows in its own support.py,
+# EngineAdapter.support): their floors, kept with their sources for the day one is added
+UNPACKAGED_SUPPORT: tuple[EngineSupport, ...] = (
     EngineSupport(
         "sglang", "SGLang", "current", "7.5", ("gptq", "awq", "fp16", "bf16"),
         "\"SGlang only supports sm 75 and above\"", "llama.cpp or vLLM 0.19",
@@ -201,10 +156,6 @@ ENGINE_SUPPORT: tuple[EngineSupport, ...] = (
         "Volta support removed; T4 not supported since 0.14", "llama.cpp",
         "https://github.com/NVIDIA/TensorRT-LLM/pull/2389 ; https://github.com/NVIDIA/TensorRT-LLM/issues/2620", "S"),
 )
-
-
-def engine_support(key: str) -> EngineSupport:
-    return next(r for r in ENGINE_SUPPORT if r.key == key)
 
 
 def cc_tuple(cc: str) -> tuple[int, int]:
@@ -231,46 +182,10 @@ def runs_on(cubins: tuple[int, ...], ptx: tuple[int, ...], cc: str) -> str | Non
     return None
 
 
-# llama.cpp's kernel path and flash attention per architecture (single-stream decode of quantized weights)
-@dataclass(frozen=True)
-class LlamaCppPath:
-    min_cc: str
-    kernels: str  # what runs the quantized matmuls
-    flash_attn: str  # llama.cpp's own FA kernels here (not the flash-attn package)
-    note: str
-    source: str
-
-
-LLAMA_CPP_PATHS: tuple[LlamaCppPath, ...] = (  # highest first
-    LlamaCppPath("8.0", "MMQ (int8 tensor cores)", "yes (mma kernels)", "",
-                 "https://github.com/ggml-org/llama.cpp/pull/8075"),
-    LlamaCppPath("7.5", "MMQ (int8 tensor cores); CUDA graphs on", "yes (mma kernels)", "",
-                 "https://github.com/ggml-org/llama.cpp/pull/8075 ; https://github.com/ggml-org/llama.cpp/pull/25749"),
-    LlamaCppPath("7.0", "FP16 cuBLAS for prompt batches (no int8 tensor cores; MMQ only with GGML_CUDA_FORCE_MMQ, lower VRAM "
-                 "but slower large batches), MMVQ for decode; CUDA graphs on", "yes (Volta mma kernels)",
-                 "a published 27B Q4_K_M on a V100-32GB decodes 33.3 tok/s, about 62% of its ceiling",
-                 "https://github.com/ggml-org/llama.cpp/pull/8075 ; https://github.com/ggml-org/llama.cpp/pull/17505 ; "
-                 "https://github.com/ggml-org/llama.cpp/pull/25749 ; sudoingX/qwen38-mtp README.md:121"),
-    LlamaCppPath("6.1", "MMQ with dp4a; FP16 at 1/64 rate, so keep FP16 off the hot path; CUDA graphs off on Pascal",
-                 "vector (tile) kernels only", "one P40 decodes a 14B Q4_K_M at about 16 tok/s",
-                 "https://localaimaster.com/blog/tesla-p40-local-llm ; https://github.com/ggml-org/llama.cpp/pull/27721 "
-                 "(Pascal CUDA graphs, open) ; https://insiderllm.com/guides/used-tesla-p40-local-ai"),
-    LlamaCppPath("5.0", "MMVQ/dequantize + cuBLAS", "vector kernels only", "", "https://github.com/ggml-org/llama.cpp/pull/8075"),
-)
-
-
-def llama_cpp_path(cc: str) -> LlamaCppPath | None:
-    return next((p for p in LLAMA_CPP_PATHS if cc_tuple(cc) >= cc_tuple(p.min_cc)), None)
-
-
 # measured by this project: what llama.cpp's options cost in decode on the same card (H200, 27B-shape Q4_K_M)
 LLAMA_CPP_FA_OFF_DECODE = (92.67 / 82.21, "llama-bench tg128, -fa on 92.67 vs off 82.21 tok/s, 64-layer 27B-shape Q4_K_M, "
                            "H200 (/work/prep27/results/call1-h200/bench.jsonl, this project, 2026-12-03)")
 LLAMA_CPP_Q8_KV_DECODE = (92.67 / 86.88, "llama-bench tg128, f16 K/V 92.67 vs q8_0 86.88 tok/s, same run")
-# quantized V cache needs flash attention: llama.cpp refuses the context otherwise
-QUANT_V_NEEDS_FA = ("V cache quantization requires flash_attn",
-                    "llama.cpp src/llama-context.cpp (llama_init_from_model); https://github.com/ggml-org/llama.cpp/pull/7527")
-
 
 
 # ---- what an engine needs of the driver, and settings that keep it off the GPU: issue 35 ------------------------
@@ -289,19 +204,3 @@ class EngineDriverFloor:
 
     def needs(self, cc: str) -> int:
         return self.old_cards_branch if cc_tuple(cc) <= cc_tuple(self.old_cards_max_cc) else self.branch
-
-
-OLLAMA_DRIVER_FLOOR = EngineDriverFloor(
-    "Ollama", "0.30.0", 550, 570, "6.2",
-    "Ollama filters out every GPU (OLLAMA_DEBUG=2 logs \"NVIDIA driver too old\", supported=map[]) and runs the model "
-    "on the CPU, without an error",
-    "https://github.com/ollama/ollama/issues/17290 (from 0.30.0 a 535 driver filtered both GPUs out; 580 fixed it) ; "
-    "https://github.com/ollama/ollama/issues/16415 (0.30.0 logs \"NVIDIA driver too old\" required_driver=\"570 or newer\" "
-    "on cc 6.1) ; "
-    "https://github.com/ollama/ollama/blob/main/docs/gpu.mdx (driver 550; compute capability 5.0 through 6.2: 570)", "S")
-
-# OLLAMA_LLM_LIBRARY names the runner Ollama loads, bypassing its GPU detection: a cpu* value keeps every layer on
-# the CPU whatever the card
-OLLAMA_LLM_LIBRARY = ("OLLAMA_LLM_LIBRARY",
-                      "https://github.com/ollama/ollama/blob/main/docs/troubleshooting.mdx (Experimental LLM Library "
-                      "Override: \"OLLAMA_LLM_LIBRARY=\\\"cpu_avx2\\\" ollama serve\" forces the CPU library)", "S")

@@ -6,9 +6,10 @@ same architecture. A probe that did not finish gets no attribution: its outcome 
 
 from __future__ import annotations
 
+from doctor.engines.llamacpp.support import llama_cpp_path
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, decode_ceiling, gguf_budget
 from doctor.knowledge.engine_efficiency import efficiency, family
-from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, llama_cpp_path
+from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE
 from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe
 from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.gguf import GgufShape, GgufWeights

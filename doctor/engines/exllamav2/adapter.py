@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.exllamav2.support import EXLLAMAV2, SUPPORT
 from doctor.engines.support import judge_row
-from doctor.knowledge.engines import engine_support, supports
+from doctor.engines.tabbyapi.support import TABBYAPI_MAIN
+from doctor.knowledge.engines import supports
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
@@ -25,10 +27,11 @@ class ExLlamaV2(EngineAdapter):
         fast_format="For ExLlamaV2's fast path get an EXL2 quant (or a 4-bit GPTQ one) of the same model.")
     format_runtimes = ("ExLlamaV2",)
     flash_attn_use = "calls"
+    support = SUPPORT
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
-        j = judge_row(engine_support("exllamav2"), cc, card_name)
-        if j.status == Status.PASS and not supports(engine_support("tabbyapi-main"), cc):
+        j = judge_row(EXLLAMAV2, cc, card_name)
+        if j.status == Status.PASS and not supports(TABBYAPI_MAIN, cc):
             return Judgement(j.status, j.summary + "; serve it with TabbyAPI's exl2-checkpoint branch: TabbyAPI's main "
                              "branch is EXL3-only and refuses this card.", j.fix, j.commands, j.evidence)
         return j

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.llamacpp.support import LLAMA_CPP, QUANT_V_NEEDS_FA, SUPPORT, llama_cpp_path
 from doctor.engines.support import judge_row
-from doctor.knowledge.engines import QUANT_V_NEEDS_FA, engine_support, llama_cpp_path
 from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
@@ -39,6 +39,7 @@ class LlamaCpp(EngineAdapter):
     format_runtimes = ("llama.cpp",)
     quant_v_without_fa = "refuses"
     flash_attn_use = "own"
+    support = SUPPORT
     flash_attn_note = ("llama.cpp runs its own flash-attention kernels (-fa on|auto); the flash-attn package is not "
                        "used, installed or not")
 
@@ -78,7 +79,7 @@ class LlamaCpp(EngineAdapter):
         return tuple(notes)
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
-        j = judge_row(engine_support("llama.cpp"), cc, card_name)
+        j = judge_row(LLAMA_CPP, cc, card_name)
         path = llama_cpp_path(cc)
         if path is None or j.status != Status.PASS:
             return j

@@ -5,7 +5,8 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from doctor.engines.base import UNQUANTIZED, CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement
-from doctor.knowledge.engines import OLLAMA_DRIVER_FLOOR, OLLAMA_LLM_LIBRARY, engine_support, supports
+from doctor.engines.ollama.support import OLLAMA_CUDA_V12, OLLAMA_DRIVER_FLOOR, OLLAMA_LLM_LIBRARY, RUNNER_SUPPORT, SUPPORT
+from doctor.knowledge.engines import supports
 from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
@@ -26,8 +27,6 @@ def ollama_version(facts: Facts) -> Version | None:
         return Version(str(o.version))
     except InvalidVersion:
         return None
-
-RUNNERS = ("cuda_v12", "cuda_v13")
 
 
 class Ollama(EngineAdapter):
@@ -50,6 +49,7 @@ class Ollama(EngineAdapter):
     quant_v_without_fa = "ignores"
     auto_offload = True  # num_gpu unset: Ollama's scheduler offloads the layers that fit (docs/faq.md)
     flash_attn_use = "own"
+    support = SUPPORT
     flash_attn_note = ("Ollama runs llama.cpp's own flash-attention kernels (OLLAMA_FLASH_ATTENTION=1); the flash-attn "
                        "package is not used, installed or not")
 
@@ -60,9 +60,9 @@ class Ollama(EngineAdapter):
         return CudaBuild(o.installed, o.cuda_libraries, f"Ollama {o.version}" if known(o.version) else "Ollama")
 
     def rebuild_for_card(self, cc: str, facts: Facts) -> tuple[str, tuple[str, ...]]:
-        row = engine_support("ollama-cuda_v12")
         return (f"Install Ollama with its cuda_v12 runner (the official Linux install lays out every runner; a "
-                f"CUDA-13-only package or image has no code below cc 7.5) (sources: {row.source} ; {INSTALL_DOC})", (INSTALL,))
+                f"CUDA-13-only package or image has no code below cc 7.5) (sources: {OLLAMA_CUDA_V12.source} ; {INSTALL_DOC})",
+                (INSTALL,))
 
     def driver_floor(self, cc: str, facts: Facts) -> DriverFloor | None:
         f = OLLAMA_DRIVER_FLOOR
@@ -96,7 +96,7 @@ class Ollama(EngineAdapter):
                          ("sudo systemctl edit ollama", "sudo systemctl restart ollama"), {"source": source, name: value})
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
-        rows = {r: engine_support(f"ollama-{r}") for r in RUNNERS}
+        rows = RUNNER_SUPPORT
         o = facts.engines.ollama if facts.engines is not None else None
         ev: dict = {"source": "; ".join(r.source for r in rows.values())}
         if o is None or not o.installed:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.support import judge_row
-from doctor.knowledge.engines import engine_support
+from doctor.engines.tabbyapi.support import SUPPORT, TABBYAPI_MAIN
 from doctor.model.facts import Facts
 from doctor.model.ids import Engine
 
@@ -24,8 +24,9 @@ class TabbyApiMain(EngineAdapter):
                     "branch on older cards.")
     format_runtimes = ("ExLlamaV3",)
     flash_attn_use = "own"
+    support = SUPPORT
     flash_attn_note = ("TabbyAPI's main branch (ExLlamaV3) refuses cards below cc 8.0 before any attention runs; on the "
                        "cards it accepts, flash-attn 2 runs")
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
-        return judge_row(engine_support("tabbyapi-main"), cc, card_name)
+        return judge_row(TABBYAPI_MAIN, cc, card_name)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
-from doctor.knowledge.engines import cc_tuple, engine_support, supports
+from doctor.engines.vllm.support import SUPPORT, VLLM_0_19, VLLM_0_20
+from doctor.knowledge.engines import cc_tuple, supports
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
@@ -43,9 +44,10 @@ class Vllm(EngineAdapter):
     flash_attn_note = ("vLLM picks its attention backend by the card (vllm/platforms/cuda.py): FLASH_ATTN needs cc 8.0, "
                        "so below it vLLM takes TRITON_ATTN or FlexAttention; the flash-attn package is not what it calls")
     pins_torch = True
+    support = SUPPORT
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
-        old, new = engine_support("vllm-0.19"), engine_support("vllm-0.20")
+        old, new = VLLM_0_19, VLLM_0_20
         version = installed_version(facts)
         ev: dict = {"vllm_version": str(version) if version else None, "source": f"{old.source} ; {new.source}",
                     "confidence": new.confidence}

@@ -8,8 +8,9 @@ import pytest
 from conftest import ROOT
 
 from checks.engine.choice import applies
+from doctor.engines import ADAPTERS
 from doctor.facts.replay import load_document
-from doctor.knowledge.engines import ENGINE_SUPPORT, runs_on
+from doctor.knowledge.engines import UNPACKAGED_SUPPORT, runs_on
 from doctor.model.findings import Status
 from doctor.model.ids import CheckId
 from doctor.model.plan import Plan
@@ -93,5 +94,7 @@ def test_runs_on_follows_the_binary_compatibility_rule():
 
 
 def test_every_support_row_has_a_source_and_a_fix():
-    for row in ENGINE_SUPPORT:
+    rows = [r for a in ADAPTERS.values() for r in a.support] + list(UNPACKAGED_SUPPORT)
+    assert len(rows) == 11 and all(a.support for a in ADAPTERS.values() if a.label != "Transformers")
+    for row in rows:
         assert row.source.count("http") >= 1 and row.instead and row.min_cc[0].isdigit(), row.key
