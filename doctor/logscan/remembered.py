@@ -24,8 +24,9 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, count
-from typing import Callable, Container, Mapping, Protocol
+from typing import Callable, Container, KeysView, Mapping, Protocol, Sequence
 
+from doctor.logscan.lines import PREFIX
 from doctor.model.log_analysis import LIST_CAP
 
 SEEN_BYTES = 8 << 20  # how much the remembered lines may hold (their bytes plus ~200 per entry); then no more are kept
@@ -38,6 +39,36 @@ UNEXAMINED = "unexamined"  # a line without any keyword: ordinary output, never 
 CONTEXT = "context"  # a marker: the lines around this one decide it; its outcomes are kept under it with them
 _TRACEBACK = b"Traceback (most recent call last):"
 _BACKREFERENCE = re.compile(r"\(\?P=|\\[1-9]")
+PREFIX_BYTES = re.compile(PREFIX.pattern.encode(), re.VERBOSE)  # lines.PREFIX over bytes (ASCII classes): a log prefix
+
+
+def prefix_end(key: bytes) -> int:
+    """Where a line's log prefix (timestamp, level, logger and process tags) ends, 0 without one. Whatever its digits:
+    the prefix's pattern reads a digit as any digit, so every line with this key (digits blanked) gives the same."""
+    m = PREFIX_BYTES.match(key)
+    return m.end() if m else 0
+
+
+def stamped(line: bytes, prefix: int) -> bytes:
+    """A line whose digits matter as it is keyed: its first `prefix` bytes (its log prefix: the timestamp that makes
+    every line of a real log distinct) with their digits blanked, the message as it is (issue 40)."""
+    return line[:prefix].translate(BLANK_DIGITS) + line[prefix:] if prefix else line
+
+
+def exact_key(run: ScanState, line: bytes, below: Sequence[bytes], whole: bool) -> bytes:
+    """The key of a line whose digits matter, with the lines below that decided it (`below`: wrapped lines and the one
+    that ended them, or a traceback header under a caption). The line itself as it is, its log prefix's digits blanked
+    unless they may matter (`whole`: run.prefix_of and the scanner's checks say when); a line below as it is when it
+    continues the record (its message was read), else with every digit blanked: only whether it continues or starts a
+    traceback was read of it, and neither depends on digits (lines.continuation, lines.starts_a_traceback)."""
+    first = line if whole else stamped(line, run.prefix_of(line.translate(BLANK_DIGITS)))
+    if not below:
+        return first
+    parts = [first]
+    for nxt in below:
+        blanked = nxt.translate(BLANK_DIGITS)
+        parts.append(nxt if run.continues_as(blanked) else blanked)
+    return b"\n".join(parts)
 
 
 def reads_digits(pattern: str, anchors: tuple[str, ...]) -> bool:
@@ -50,8 +81,9 @@ def reads_digits(pattern: str, anchors: tuple[str, ...]) -> bool:
 def any_digits(pattern: str) -> str | None:
     """The pattern with each literal digit made any digit, so it matches every line it matches with other digits
     (a superset): if it does not match a line, no variant of that line's digits can match the original either.
-    None when that cannot be made safely (a negated class or negative lookaround holding a digit, an escaped digit,
-    a backreference)."""
+    A named backreference becomes any text and a negative lookaround holding a digit or one is left out: each only
+    loosens it (a match of the original is one of the looser's, at the same start). None when that cannot be made
+    safely (a negated class holding a digit, an escaped digit: a numbered backreference or an octal escape)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -64,7 +96,8 @@ def any_digits(pattern: str) -> str | None:
             out.append(pattern[i:i + width])
             i += width
         elif pattern.startswith("(?P=", i):
-            return None  # a backreference: whether two numbers are equal cannot be loosened into a superset
+            out.append("(?s:.*?)")  # whether two numbers are equal, loosened: anything there
+            i = pattern.index(")", i) + 1
         elif pattern.startswith("(?P<", i):  # a group's name may hold digits
             end = pattern.find(">", i)
             out.append(pattern[i:end + 1])
@@ -77,8 +110,9 @@ def any_digits(pattern: str) -> str | None:
                 if depth == 0:
                     break
                 j += 1
-            if any(ch.isdigit() for ch in pattern[i:j]):
-                return None
+            if any(ch.isdigit() for ch in pattern[i:j]) or "(?P=" in pattern[i:j]:
+                i = j + 1  # left out: without it the pattern matches more
+                continue
             out.append(pattern[i:i + 3])
             i += 3
         elif c == "{":  # a quantifier's counts stay
@@ -124,6 +158,7 @@ class Seen:
     before: int = 0  # kind CONTEXT: the outcome is remembered under the line with the one above (1) ...
     after: int = 0  # ... and this many lines below; raw is b"" when their digits matter
     needs_no_traceback: bool = False  # error- or warning-looking: it holds only while the next line starts no traceback
+    whole: bool = False  # kind CONTEXT with raw: its log prefix's digits may matter too (exact_key keeps them)
 
 
 class _Group(Protocol):
@@ -158,9 +193,15 @@ class ScanState(Protocol):
 
     def continues_as(self, nxt: bytes) -> bool: ...
 
+    def continuing(self, keys: KeysView[bytes]) -> set[bytes]: ...
+
     def traceback_below(self, nxt: bytes) -> bool: ...
 
-    def unexamined_exact(self, raw: bytes) -> Seen | None: ...
+    def unexamined_exact(self, raw: bytes, key: bytes) -> Seen | None: ...
+
+    def prefix_of(self, key: bytes) -> int: ...
+
+    def replay_hints(self, hints: tuple[tuple[str, object], ...], lineno: int) -> None: ...
 
     def read_line(self, block: bytes, ls: int, le: int, lineno: int) -> None: ...
 
@@ -194,7 +235,9 @@ class _Replay:
         self.run, self.lines, self.counts = run, lines, counts
         self.block, self.keys = lines.block, lines.keys
         self.counted: dict[bytes, tuple[Seen, list[int]]] = {}  # occurrences replayed one by one: outcome, indices
-        self.exact: dict[bytes, tuple[Seen, int]] = {}  # variants of lines whose digits matter: outcome, occurrences
+        # variants of lines whose digits matter, keyed as exact_key does: outcome, the indices of their lines
+        self.exact: dict[bytes, tuple[Seen, list[int]]] = {}
+        self.exact_at: set[int] = set()  # the indices of those lines
         # the indices of lines whose next line continues them, or starts a traceback
         self.before_continued: set[int] = set()
         self.before_traceback: set[int] = set()
@@ -233,8 +276,8 @@ class _Replay:
         entries: list[tuple[Seen, int, list[int] | tuple[list[bytes], bytes]]] = []
         for key, (seen, n) in plan.items():
             entries.append((seen, n, (keys, key)))
-        for line, (seen, n) in self.exact.items():
-            entries.append((seen, n, (lines.raw, line)))
+        for seen, where in self.exact.values():
+            entries.append((seen, len(where), where))
         for seen, where in self.counted.values():
             entries.append((seen, len(where), where))
         for seen, n, _ in entries:
@@ -248,7 +291,7 @@ class _Replay:
         message; continues_as, asked once per distinct line), or starts a traceback (the line is its caption).
         Blanked digits change neither answer."""
         run = self.run
-        continues = {k for k in self.counts if run.continues_as(k)}
+        continues = run.continuing(self.counts.keys())
         starts = {k for k in self.counts if _TRACEBACK in k and run.traceback_below(k)}
         if not continues and not starts:
             return
@@ -266,35 +309,41 @@ class _Replay:
                 or (seen.needs_no_traceback and at in self.before_traceback))
 
     def _count_exact(self, dynamic: dict[bytes, Seen | None]) -> int:
-        """Lines whose digits matter and whose outcome no line around decides, counted per variant (raw line ->
-        outcome, occurrences) when remembered as they are and no next line changes them; a line whose every variant
-        is so counted is no longer looked at per occurrence. Returns how many variants are left to look at."""
+        """Lines whose digits matter and whose outcome no line around decides, counted per variant (as exact_key keys
+        it: the message as it is, a timestamp's digits blanked -> outcome, its lines) when remembered so and no next
+        line changes them; a line whose every variant is so counted is no longer looked at per occurrence. Returns how
+        many variants are left to look at."""
         wanted = {k for k, m in dynamic.items() if m is not None and m.raw is not None and not m.before and not m.after}
         if not wanted:
             return 0
-        run = self.run
+        run, keys, raw = self.run, self.keys, self.lines.raw
+        prefixes = {k: 0 if m.whole else run.prefix_of(k) for k in wanted if (m := dynamic[k]) is not None}
+        variants: dict[bytes, list[int]] = {}
+        for i in _where(keys, wanted):
+            key = keys[i]
+            cut = prefixes[key]
+            line = key[:cut] + raw[i][cut:] if cut else raw[i]  # (the key's prefix is the line's with digits blanked)
+            where = variants.get(line)
+            if where is None:
+                variants[line] = [i]
+            else:
+                where.append(i)
         left: set[bytes] = set()  # keys with a variant that is looked at per occurrence
-        raw = self.lines.raw
-        continued: set[bytes] | None = None
-        traceback: set[bytes] | None = None
         unknown = 0  # variants left to look at one by one (each read once at least)
-        for line, n in Counter(compress(raw, map(wanted.__contains__, self.keys))).items():
+        for line, where in variants.items():
             seen = run.seen.get(b"\n\x01" + line)
             if seen is None:
-                seen = run.unexamined_exact(line)  # a line without keywords that shares a key with one that has
-            changed = False
-            if seen is not None and seen.needs_no_continuation:
-                continued = {raw[i] for i in self.before_continued} if continued is None else continued
-                changed = line in continued
-            if seen is not None and seen.needs_no_traceback and not changed:
-                traceback = {raw[i] for i in self.before_traceback} if traceback is None else traceback
-                changed = line in traceback
+                seen = run.unexamined_exact(raw[where[0]], line)  # a line without keywords that shares a key with one that has
+            changed = seen is not None and (
+                (seen.needs_no_continuation and not self.before_continued.isdisjoint(where))
+                or (seen.needs_no_traceback and not self.before_traceback.isdisjoint(where)))
             if (seen is None or seen.hints or changed
                     or (seen.group is not None and seen.text is not None and seen.group not in run.unexplained)):
-                left.add(line.translate(BLANK_DIGITS))
+                left.add(keys[where[0]])
                 unknown += 1
             else:
-                self.exact[line] = (seen, n)
+                self.exact[line] = (seen, where)
+                self.exact_at.update(where)
         for key in wanted - left:
             del dynamic[key]
         return unknown
@@ -302,14 +351,13 @@ class _Replay:
     def _one_by_one(self, dynamic: dict[bytes, Seen | None]) -> int:
         """Look at each occurrence of the lines not counted at once, in line order: replay it, or read it."""
         run, keys, counted = self.run, self.keys, self.counted
-        raw = self.lines.raw if self.exact else keys
         first = run.lines_before + 1
         line, offset, read = 0, 0, 0  # a line index and its offset in the block (blanking keeps lengths)
         for at in _where(keys, dynamic):
             key = keys[at]
             marker = dynamic[key]
             if marker is not None:
-                if (self.exact and raw[at] in self.exact) or self._resolve(marker, at):
+                if at in self.exact_at or self._resolve(marker, at):
                     continue
             else:
                 seen = run.seen.get(key)  # perhaps remembered since, from an earlier occurrence in this block
@@ -333,12 +381,14 @@ class _Replay:
     def _resolve(self, marker: Seen, at: int) -> bool:
         """Look up one occurrence of a line the lines around decide, with those lines (as scanner._Run._around builds
         the key), into `counted`; False when it must be read one by one: outcome not remembered, the block ends
-        before its lines do, a next line that changes it, a line number that matters."""
+        before its lines do, a next line that changes it. A plan hint it prints is recorded here, with its line
+        number: these lines are looked at in line order, and the lines counted at once print none."""
         run, keys = self.run, self.keys
         if at + marker.after >= len(keys):
             return False
         if marker.raw is not None:
-            here = b"\n".join(self.lines.raw[at:at + marker.after + 1]) if marker.after else self.lines.raw[at]
+            raw = self.lines.raw
+            here = exact_key(run, raw[at], raw[at + 1:at + marker.after + 1], marker.whole)
         else:
             here = b"\n".join(keys[at:at + marker.after + 1]) if marker.after else keys[at]
         if not marker.before:
@@ -348,11 +398,12 @@ class _Replay:
             around = b"\n\x00" + above + b"\n" + here
         seen = run.seen.get(around)
         if seen is None and marker.raw is not None and not marker.before and not marker.after:
-            seen = run.unexamined_exact(here)  # a line without keywords that shares a key with one that has
-        if (seen is None or seen.hints or (seen.group is not None and seen.text is not None
-                                           and seen.group not in run.unexplained)
+            seen = run.unexamined_exact(self.lines.raw[at], here)  # a line without keywords that shares a key with one that has
+        if (seen is None or (seen.group is not None and seen.text is not None and seen.group not in run.unexplained)
                 or (not marker.after and self._changed(seen, at))):
             return False
+        if seen.hints:
+            run.replay_hints(seen.hints, run.lines_before + 1 + at)
         entry = self.counted.get(around)
         if entry is None:
             self.counted[around] = (seen, [at])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable
+from typing import Callable, Iterable, KeysView
 
 from doctor.knowledge.signatures import LOG_SIGNATURES, PLAN_HINTS, Signature
 from doctor.knowledge.signatures import PlanHint as HintRule
@@ -33,6 +33,8 @@ from doctor.logscan.remembered import (
     SEEN_BYTES,
     Seen,
     any_digits,
+    exact_key,
+    prefix_end,
     reads_digits,
     replay_block,
 )
@@ -51,6 +53,7 @@ from doctor.model.log_analysis import (
 
 Progress = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
 _TRACEBACK = TRACEBACK_HEADER.encode()
+PREFIX_MEMO_BYTES = 1 << 20  # prefix_of's answers kept, roughly (then forgotten all at once)
 JOIN_LINES = 4  # a wrapped message is looked for over at most this many continuation lines
 BULK_SHARE = 0.25  # whole-block replay is tried when a quarter of the last block was examined (issue 17, CPU s over
 # 200 MB: 1 line in 10 examined, line by line 1.12 vs whole blocks 1.37; every line, 6.15 vs 2.4)
@@ -163,7 +166,10 @@ class _Run:
         self.pending: list[_Pending] = []
         self.seen: dict[bytes, Seen] = {}
         self.max_line = MAX_LINE
-        self.continues_memo: dict[bytes, bool] = {}
+        self.continues_memo: dict[bytes, bool] = {}  # continues_as's answers, per line with digits blanked
+        self.continuing_keys: set[bytes] = set()  # those answered yes
+        self.prefix_memo: dict[bytes, int] = {}
+        self.prefix_memo_bytes = 0
         self.remembered_bytes = 0  # what seen and continues_memo hold, roughly
         self.bulk_wait = self.bulk_backoff = 0  # blocks to read line by line before trying a whole block again
         self.examined_share = 0.0  # of the last block read line by line: when most lines are examined, try whole blocks
@@ -244,7 +250,7 @@ class _Run:
         key = raw.translate(BLANK_DIGITS)
         seen = self.seen.get(key)
         if seen is not None and seen.kind == CONTEXT:  # the lines around decided it: look it up with them
-            around = self._around(block, ls, le, seen.before, seen.after, seen.raw is not None)
+            around = self._around(block, ls, le, seen)
             found = self.seen.get(around) if around is not None else None
             if found is not None and (seen.after or not self._changed_below(found, block, le)):
                 self._replay(found, lineno)
@@ -256,19 +262,22 @@ class _Run:
             return
         self._classify(block, ls, le, lineno, raw, key)
 
-    def _around(self, block: bytes, ls: int, le: int, before: int, after: int, exact: bool) -> bytes | None:
-        """The line with the line above (before=1) and the `after` lines below it: the key of an outcome they decided
-        (digits blanked unless they matter); None when the block ends before those lines do."""
+    def _around(self, block: bytes, ls: int, le: int, marker: Seen) -> bytes | None:
+        """The line with the line above (marker.before=1) and the marker.after lines below it: the key of an outcome
+        they decided (digits blanked; where they matter, as remembered.exact_key keys them); None when the block ends
+        before those lines do."""
         end = le
-        for _ in range(after):
+        for _ in range(marker.after):
             if end + 1 >= len(block):
                 return None
             nxt = block.find(b"\n", end + 1)
             end = len(block) if nxt == -1 else nxt
-        here = block[ls:end]
-        if not exact:
-            here = here.translate(BLANK_DIGITS)
-        if not before:
+        if marker.raw is None:
+            here = block[ls:end].translate(BLANK_DIGITS)
+        else:
+            below = block[le + 1:end].split(b"\n") if marker.after else []
+            here = exact_key(self, block[ls:le], below, marker.whole)
+        if not marker.before:
             return b"\n\x01" + here
         if ls:
             above = block[block.rfind(b"\n", 0, ls - 1) + 1:ls - 1]
@@ -293,7 +302,7 @@ class _Run:
                 self._record_match(sig, m, text, lineno, block, le)
             if remember and key is not None:  # (remember implies a key)
                 seen = Seen(None, undecodable, joined is False, tuple(s.id for s, _ in found), hints=hinted)
-                self._remember_outcome(block, ls, le, raw, key, self._digits_matter(key, candidates, text, joins, found),
+                self._remember_outcome(block, ls, le, key, self._exactness(key, raw, low, candidates, text, joins, found),
                                        seen, 0, _below(joins))
             return
         kind, consulted = kind_in_context(text, lambda: self._previous_line(block, ls))
@@ -311,15 +320,66 @@ class _Run:
             # an error- or warning-looking line holds only while no traceback follows it: the replay checks the next line
             seen = Seen(None, undecodable, joined is False, (), kind, group, text=text[:500] if consulted else None,
                         hints=hinted, needs_no_traceback=group is not None)
-            self._remember_outcome(block, ls, le, raw, key, self._digits_matter(key, candidates, text, joins, found),
+            self._remember_outcome(block, ls, le, key, self._exactness(key, raw, low, candidates, text, joins, found),
                                    seen, int(consulted), _below(joins, caption))
 
-    def _remember_outcome(self, block: bytes, ls: int, le: int, raw: bytes, key: bytes, digits: bool, seen: Seen,
+    def _exactness(self, key: bytes, raw: bytes, low: str, candidates: list[tuple[Signature, re.Pattern]], text: str,
+                   joins: list[str] | None, found: list[tuple[Signature, re.Match]]) -> tuple[bool, bool]:
+        """(whether the line's digits matter, whether its log prefix's digits may matter too); a plan hint's value
+        is read from the line's digits: _remember_outcome keys a hint's line exact whatever this says."""
+        exact = self._digits_matter(key, candidates, text, joins, found)
+        return exact, self._prefix_read(key, raw, low, candidates, text, joins)
+
+    def _prefix_read(self, key: bytes, raw: bytes, low: str, candidates: list[tuple[Signature, re.Pattern]], text: str,
+                     joins: list[str] | None) -> bool:
+        """Might the digits of the line's log prefix (its timestamp) change what it comes to? Only if a row that reads
+        digits, loosened to any digits (remembered.any_digits: what it matches with some digits), matches from within
+        the prefix, on the line or its joins; or a plan hint's anchor is there. (prefix_of already gave 0 where a
+        digit-bearing keyword starts in it.) Else every variant of the line with other digits there alone comes to the
+        same, and it is keyed with them blanked: a real log's lines differ by their timestamps (issue 40)."""
+        cut = self.prefix_of(key)
+        if not cut:
+            return False
+        head = raw[:cut]
+        if not head.isascii() or b"\x1b" in head:
+            return True  # (positions in the decoded text would differ from the bytes': not worth the care)
+        for sig, _ in candidates:
+            if sig.id not in self.sc.digit_rows:
+                continue
+            loose = self.sc.any_digits[sig.id]
+            if loose is None:
+                return True
+            for t in (text, *(joins or ())):
+                m = loose.search(t)
+                if m is not None and m.start() < cut:
+                    return True
+        return any(0 <= low.find(h.anchor) < cut for h in self.sc.hints)
+
+    def prefix_of(self, key: bytes) -> int:
+        """How many bytes at the start of lines with this key (digits blanked) exact_key blanks: their log prefix, or 0
+        where a digit-bearing keyword starts in it (other digits there might make the line hold a keyword, or not)."""
+        cut = self.prefix_memo.get(key)
+        if cut is None:
+            cut = prefix_end(key)
+            if cut:
+                hits = self.sc.digit_words.positions(key.lower())
+                if hits and hits[0] < cut:
+                    cut = 0
+            if self.prefix_memo_bytes > PREFIX_MEMO_BYTES:
+                self.prefix_memo.clear()
+                self.prefix_memo_bytes = 0
+            self.prefix_memo[key] = cut
+            self.prefix_memo_bytes += len(key) + 100
+        return cut
+
+    def _remember_outcome(self, block: bytes, ls: int, le: int, key: bytes, exactness: tuple[bool, bool], seen: Seen,
                           before: int, after: int) -> None:
         """Remember under the line's own key (digits blanked); or, when the line above or wrapped lines below decided
         it, or its digits matter, under the line with those lines (and the one that ended the wrap), digits kept where
         they matter, behind a marker on its own key saying which lines to take."""
-        exact = digits or bool(seen.hints)
+        exact, whole = exactness
+        exact = exact or bool(seen.hints)
+        whole = whole and exact
         marker = self.seen.get(key)
         if marker is None or marker.kind != CONTEXT:
             if not before and not after and not exact:
@@ -327,13 +387,15 @@ class _Run:
                 return
             if marker is not None:
                 del self.seen[key]  # a plain outcome gives way to the marker: this line's context matters after all
-            marker = Seen(b"" if exact else None, kind=CONTEXT, before=before, after=after)
+            marker = Seen(b"" if exact else None, kind=CONTEXT, before=before, after=after, whole=whole)
             self._remember(key, marker)
-        elif marker.before < before or marker.after < after:
-            marker = replace(marker, before=max(before, marker.before), after=max(after, marker.after))
+        elif (marker.before < before or marker.after < after or (exact and marker.raw is None)
+              or (whole and not marker.whole)):
+            marker = replace(marker, before=max(before, marker.before), after=max(after, marker.after),
+                             raw=b"" if exact else marker.raw, whole=whole or marker.whole)
             self.seen[key] = marker  # wider: the outcomes kept with less context around are no longer looked up
         if self.seen.get(key) is marker:
-            around = self._around(block, ls, le, marker.before, marker.after, marker.raw is not None)
+            around = self._around(block, ls, le, marker)
             if around is not None:
                 self._remember(around, seen)
 
@@ -351,8 +413,7 @@ class _Run:
         caps then, and the caps only fill up), so replaying only counts."""
         if seen.undecodable:
             self.undecodable += 1
-        for name, value in seen.hints:
-            self.hints[name] = PlanHint(name, value, lineno)
+        self.replay_hints(seen.hints, lineno)
         if seen.matched:
             self.matched_lines += 1
             for sid in seen.matched:
@@ -366,6 +427,11 @@ class _Run:
         elif seen.group is not None:
             self.kind_counts[seen.kind] += 1
             self._add_unexplained(seen.group, lineno, seen.text)
+
+    def replay_hints(self, hints: tuple[tuple[str, object], ...], lineno: int) -> None:
+        """The plan settings a line seen before prints, at this line's number (the last one printed wins)."""
+        for name, value in hints:
+            self.hints[name] = PlanHint(name, value, lineno)
 
     def unexamined(self, key: bytes, some_raw: Callable[[bytes], bytes]) -> Seen | None:
         """The outcome of a line without any keyword (never looked at), remembered when its digits cannot matter;
@@ -384,16 +450,16 @@ class _Run:
             return None
         marker = Seen(b"", kind=CONTEXT)  # its digits matter: each variant is looked up as itself
         self._remember(key, marker)
-        self.unexamined_exact(raw)
+        self.unexamined_exact(raw, exact_key(self, raw, (), False))
         return marker
 
-    def unexamined_exact(self, raw: bytes) -> Seen | None:
-        """unexamined() for one variant of a line whose digits matter, remembered under its exact bytes (as _around
-        keys it)."""
+    def unexamined_exact(self, raw: bytes, key: bytes) -> Seen | None:
+        """unexamined() for one variant of a line whose digits matter, remembered under `key`, as _around keys it
+        (exact_key)."""
         if self.sc.finder.positions(raw.lower()):
             return None
         seen = Seen(None)
-        self._remember(b"\n\x01" + raw, seen)
+        self._remember(b"\n\x01" + key, seen)
         return seen
 
     def _remember(self, key: bytes, seen: Seen) -> None:
@@ -448,17 +514,25 @@ class _Run:
         may change? (A traceback header under an error-looking line is traceback_below's: it changes only those, and
         they say so; a matched, ordinary or framing line stays what it was. Asking it here too, as before issue 29's
         round 3, made every exception line at a traceback's end, followed by the next traceback, classified again.)
-        Remembered per line: the same lines follow."""
-        if not may_continue(nxt):
-            return False
-        verdict = self.continues_memo.get(nxt)
+        Remembered per line with its digits blanked (the answer does not depend on them: a timestamp's line is asked
+        once), also when the first byte tells."""
+        key = nxt.translate(BLANK_DIGITS)
+        verdict = self.continues_memo.get(key)
         if verdict is None:
-            text = self._decode(nxt[:MAX_LINE]).rstrip("\r")
-            verdict = continuation(text) is not None
-            if self.remembered_bytes + len(nxt) + 100 <= SEEN_BYTES:
-                self.remembered_bytes += len(nxt) + 100
-                self.continues_memo[nxt] = verdict
+            verdict = may_continue(key) and continuation(self._decode(key[:MAX_LINE]).rstrip("\r")) is not None
+            if self.remembered_bytes + len(key) + 100 <= SEEN_BYTES:
+                self.remembered_bytes += len(key) + 100
+                self.continues_memo[key] = verdict
+                if verdict:
+                    self.continuing_keys.add(key)
         return verdict
+
+    def continuing(self, keys: KeysView[bytes]) -> set[bytes]:
+        """Which of these keys (lines with digits blanked) continue the line above (continues_as), in set operations:
+        each distinct line is asked once in a log."""
+        for key in keys - self.continues_memo.keys():
+            self.continues_as(key)
+        return keys & self.continuing_keys
 
     def _previous_line(self, block: bytes, ls: int) -> str | None:
         if ls == 0:
