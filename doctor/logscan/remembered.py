@@ -269,6 +269,9 @@ class _Replay:
                         or (seen.needs_no_traceback and k in traceback)]:
                 dynamic[key] = None
                 del plan[key]
+        # where the lines looked at per occurrence are, in one pass in C (the exact ones are taken from these)
+        self.at_dynamic = _where(keys, dynamic)
+        self.keys_dynamic = list(map(keys.__getitem__, self.at_dynamic))
         if unseen + self._count_exact(dynamic) > len(keys) * READ_SHARE:
             return None
         read = self._one_by_one(dynamic) if dynamic else 0
@@ -319,8 +322,8 @@ class _Replay:
         run, keys, raw = self.run, self.keys, self.lines.raw
         prefixes = {k: 0 if m.whole else run.prefix_of(k) for k in wanted if (m := dynamic[k]) is not None}
         variants: dict[bytes, list[int]] = {}
-        for i in _where(keys, wanted):
-            key = keys[i]
+        chosen = map(wanted.__contains__, self.keys_dynamic)
+        for i, key in compress(zip(self.at_dynamic, self.keys_dynamic), chosen):
             cut = prefixes[key]
             line = key[:cut] + raw[i][cut:] if cut else raw[i]  # (the key's prefix is the line's with digits blanked)
             where = variants.get(line)
@@ -353,8 +356,8 @@ class _Replay:
         run, keys, counted = self.run, self.keys, self.counted
         first = run.lines_before + 1
         line, offset, read = 0, 0, 0  # a line index and its offset in the block (blanking keeps lengths)
-        for at in _where(keys, dynamic):
-            key = keys[at]
+        looked_at = compress(zip(self.at_dynamic, self.keys_dynamic), map(dynamic.__contains__, self.keys_dynamic))
+        for at, key in looked_at:
             marker = dynamic[key]
             if marker is not None:
                 if at in self.exact_at or self._resolve(marker, at):
