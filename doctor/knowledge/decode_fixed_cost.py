@@ -106,3 +106,14 @@ def elsewhere_times(weights_ms: float, layers: int, bandwidth_gbs: float, family
     fixed = [fixed_ms(f, layers) for f in LLAMA_CPP_H200_FITS]
     return Times(weights_ms / s_high + min(fixed), weights_ms / s_mid + sum(fixed) / len(fixed),
                  weights_ms / s_low + max(fixed))
+
+
+def shares_at(weights_bytes: float, layers: int, bandwidth_gbs: float, family: str, gguf_type: str | None,
+              low: float, mid: float, high: float) -> tuple[float, float, float] | None:
+    """(low, mid, high) share of the weights' ceiling llama.cpp reaches at this shape: what a measured speed is
+    judged against. On Hopper the H200's fits; elsewhere the family's efficiency (low/mid/high at its anchor)
+    carried to this shape; None where neither applies (the caller keeps the family's own figure)."""
+    w = weights_bytes / (bandwidth_gbs * 1e6)
+    t = h200_times(w, layers, gguf_type) if family == "hopper" else \
+        elsewhere_times(w, layers, bandwidth_gbs, family, low, mid, high)
+    return None if t is None else (w / t.slow, w / t.mid, w / t.fast)

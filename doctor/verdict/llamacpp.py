@@ -6,9 +6,12 @@ same architecture. A probe that did not finish gets no attribution: its outcome 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from doctor.engines.llamacpp.support import llama_cpp_path
+from doctor.knowledge import decode_fixed_cost as fc
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, decode_ceiling, gguf_budget
-from doctor.knowledge.engine_efficiency import efficiency, family
+from doctor.knowledge.engine_efficiency import Efficiency, efficiency, family
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE
 from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe
 from doctor.model.engine_verdict import EngineVerdict
@@ -23,6 +26,19 @@ LlamaCppVerdict = EngineVerdict  # the name its callers knew
 def _offload(probe: LlamaCppProbe) -> tuple[int, int] | None:
     parts = probe.offloaded.split()[1].split("/") if probe.offloaded.startswith("offloaded ") else []
     return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else None
+
+
+def _at_shape(expected: Efficiency, read_bytes: int, layers: int, bandwidth_gbs: float, weights: GgufWeights) -> Efficiency:
+    """The family's share carried to this model's size: llama.cpp's fixed costs per layer and per token weigh more in
+    a small model (doctor/knowledge/decode_fixed_cost.py), so a 1B model at 10% of its ceiling on an H200 is llama.cpp
+    as usual, not a problem of the setup."""
+    main_type = max(weights.bytes_by_type, key=lambda t: weights.bytes_by_type[t]) if weights.bytes_by_type else None
+    at = fc.shares_at(read_bytes, layers, bandwidth_gbs, expected.family, main_type, expected.low, expected.mid,
+                      expected.high)
+    if at is None:
+        return expected
+    return replace(expected, low=round(at[0], 3), mid=round(at[1], 3), high=round(at[2], 3),
+                   source=f"{expected.source}; at this model's size: {fc.RESULTS}")
 
 
 def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, bandwidth_gbs: float, cc: str,
@@ -46,6 +62,7 @@ def attribute(probe: LlamaCppProbe, shape: GgufShape, weights: GgufWeights, band
     ceiling = decode_ceiling(budget, bandwidth_gbs)
     eff = probe.median_tok_s / ceiling
     expected, assumed = efficiency("llama.cpp", family(cc, fp16_slow))
+    expected = _at_shape(expected, budget.read_gpu_bytes, shape.n_layer, bandwidth_gbs, weights)
     if probe.flash_attn == "off":
         factor, src = LLAMA_CPP_FA_OFF_DECODE
         causes.append({"cause": CauseId.KERNEL_PATH.value, "text": f"flash attention off: llama.cpp's own kernels would "

@@ -24,6 +24,23 @@ def test_h200_measurement_against_its_ceiling():
     assert "as llama.cpp does elsewhere" in v.summary  # 31% against the 27-31% of this project's own H200 row
 
 
+SMALL = GgufShape("llama", 16, 2048, 8192, 32, 8, 64, 64, 8192)  # a 1B-like model
+
+
+def test_a_small_model_is_judged_against_what_llama_cpp_reaches_at_its_size():
+    """llama.cpp's fixed costs per layer and per token are most of a 1B model's time on an H200: 10% of its ceiling is
+    llama.cpp as usual there (doctor/knowledge/decode_fixed_cost.py), while 10% for the 27B shape is not."""
+    w = quant_weights(SMALL, "Q4_K_M")
+    ceiling = attribute(probe(median_tok_s=100.0), SMALL, w, 4800.0, "9.0").ceiling_tok_s
+    assert ceiling is not None
+    small = attribute(probe(median_tok_s=0.10 * ceiling), SMALL, w, 4800.0, "9.0")
+    assert "as llama.cpp does" in small.summary and small.expected_efficiency is not None
+    assert 0.06 < small.expected_efficiency < 0.14 and "issue37-speed-model" in (small.expected_source or "")
+    big = attribute(probe(median_tok_s=0.10 * 4800e9 / 15_901_040_640), SHAPE, W, 4800.0, "9.0")
+    assert "below what llama.cpp reaches" in big.summary and big.expected_efficiency is not None
+    assert big.expected_efficiency > 0.25
+
+
 def test_v100_flash_attention_off_and_slow_run_are_named():
     v = attribute(probe(median_tok_s=20.0, flash_attn="off"), SHAPE, W, 900.0, "7.0", env={"GGML_CUDA_DISABLE_GRAPHS": "1"})
     texts = " ".join(c["text"] for c in v.causes)
