@@ -12,6 +12,7 @@ from __future__ import annotations
 from doctor.knowledge.arithmetic import model_shape
 from doctor.knowledge.arithmetic.model_bytes import dims
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP
+from doctor.knowledge.context_window import beyond_training
 from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.quant_quality import gguf_bpw
 from doctor.model.model_dir import ModelConfig
@@ -86,6 +87,8 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
         if users:
             answers.append(users_answer(setting, _where(group), group_rows, users, min_tok_s, min_bpw))
     said += offload_notes(rows)
+    if beyond := beyond_training(config, context):  # the context past what the model was trained for
+        said.insert(0, beyond)
     if any(eng == "exllamav2" for _, eng in usable):
         said.append(TABBY_EXL2)
     if draft_bytes:

@@ -115,7 +115,7 @@ def offload_row(s: Setting, c: QuantCandidate, card: GpuSpec, cache: str, contex
         return replace(e, source=src)
 
     speed, speed_full = at(context // 2), at(context)
-    q, q_source = quality(c.fmt, c.bpw, c.gguf_type)
+    q, q_source = quality(c.fmt, c.bpw, c.gguf_type, s.family)
     run = llama_server(c, context, cache, None, s.draft_name)
     run = run.replace(" -ngl 999", f" -ngl {d.layers - n}") if kind == "layers" else run + flag
     option = replace(c, label=label)

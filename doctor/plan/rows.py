@@ -21,7 +21,7 @@ from doctor.knowledge.engine_efficiency import Efficiency, family
 from doctor.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION, cuda_context_bytes
 from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
-from doctor.knowledge.quant_quality import quality
+from doctor.knowledge.quant_quality import model_family, quality
 from doctor.model.model_dir import ModelConfig, ModelFacts, QuantFacts
 from doctor.model.quant_plan import Estimate, PlanRow, QuantCandidate
 from doctor.model.units import MIB, gb
@@ -51,6 +51,11 @@ class Setting:
     def capacity_bytes(self, spec: GpuSpec) -> int:
         mib = NVML_TOTAL_MIB.get(spec.key, (spec.memory_gb * 1024 * PLANNING_FALLBACK_FRACTION,))[0]
         return int(mib * MIB)
+
+    @property
+    def family(self) -> str:
+        """Whose published quality figures apply (doctor/knowledge/quant_quality.py): Llama-3's, or none."""
+        return model_family(self.config.model_type, self.config.vocab_size)
 
     @property
     def upper_context(self) -> int:
@@ -184,7 +189,7 @@ def _row(s: Setting, c: QuantCandidate, engine: str, cards: tuple[GpuSpec, ...],
          longest: int, per_stream: int, margin: int, why: str, config: str) -> PlanRow:
     """`ceiling`, `speeds`: (at half the context in the cache, at the full context)."""
     speed, speed_full = speeds
-    q, q_source = quality(c.fmt, c.bpw, c.gguf_type)
+    q, q_source = quality(c.fmt, c.bpw, c.gguf_type, s.family)
     streams = (1 + int(margin // per_stream)) if fits and per_stream else 0
     commands = {"download": download(c, s.base_repo), "config" if engine == "exllamav2" else "run": config}
     return PlanRow(c, engine, tuple(g.key for g in cards), cache, context, fits, peaks, caps, s.draft_bytes,
