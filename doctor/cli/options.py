@@ -23,7 +23,7 @@ from doctor.version import __version__
 if TYPE_CHECKING:
     from checks.base import Check
     from doctor.facts.python.torch_facts import TorchGatherer
-    from doctor.model.engines import EngineLaunch
+    from doctor.model.engines import EngineLaunch, EngineServer
     from doctor.model.plan import Plan
     from doctor.model.source import Source
     from doctor.run.run import Run
@@ -234,6 +234,37 @@ def add_plan_arguments(p: argparse.ArgumentParser) -> None:
                         "--parameters`, as text or a file; GPU layers, context, K/V cache types, flash attention, split")
 
 
+def add_engine_url_argument(p: argparse.ArgumentParser) -> None:
+    """--engine-url, on the main command and `probe`: a running engine server, timed through its own API."""
+    p.add_argument("--engine-url", metavar="URL", type=engine_url,
+                   help="time a running engine server through its API: Ollama (http://127.0.0.1:11434) or an "
+                        "OpenAI-compatible one (llama-server, vLLM, TabbyAPI, LM Studio); its engine is the one judged "
+                        "(`probe --streams` drives it with concurrent streams: loopback only)")
+
+
+def engine_url(text: str) -> str:
+    from doctor.probe.served.identify import url_problem  # lazy: the server probe loads only with --engine-url
+
+    problem = url_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text.strip()
+
+
+def engine_server(args: argparse.Namespace) -> EngineServer | None:
+    """The server at --engine-url as it answered, asked once per run (the plan is built more than once)."""
+    url = getattr(args, "engine_url", None)
+    if not url:
+        return None
+    known_server = getattr(args, "_engine_server", None)
+    if known_server is None:
+        from doctor.probe.served.identify import identify  # lazy: the HTTP client only with --engine-url
+
+        known_server = identify(url)
+        args._engine_server = known_server
+    return known_server
+
+
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     fmt = g.add_mutually_exclusive_group()
@@ -255,6 +286,7 @@ def build_parser() -> Parser:
     p.add_argument("--version", action="version", version=f"v100-doctor {__version__}")
     add_output_arguments(p)
     add_plan_arguments(p)
+    add_engine_url_argument(p)
     g = p.add_argument_group("what to run")
     g.add_argument("--replay", metavar="FILE", type=path_arg, help="re-run today's checks on the facts saved in a report or fixture")
     g.add_argument("--list-checks", action="store_true", help="list the checks in the order they run, then exit")
@@ -316,6 +348,9 @@ def plan_from_args(args: argparse.Namespace, base: Plan | None = None) -> Plan:
         from doctor.model.ids import Engine  # lazy: ids load with the plan, after the parser
 
         changes["engine"] = Engine(args.engine)
+    server = engine_server(args)
+    if server is not None:
+        changes["engine_server"] = server
     return replace(plan, **changes)
 
 

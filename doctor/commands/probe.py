@@ -5,8 +5,8 @@ ExLlamaV2, llama.cpp (llama-cpp-python or llama-bench; a .gguf), or Transformers
 process (a crash, an out-of-memory or ExLlamaV2's first-time JIT build of 2-3 minutes cannot take the doctor down;
 Ctrl-C stops it and leaves nothing running). It loads the model with your settings, warms up, then times runs of 128
 decode tokens with EOS disabled (more runs while they disagree) while NVML samples the card. The verdict names what
-explains the gap to the ceiling. --synthetic writes a random-weight model in the engine's own format. Ollama and vLLM
-run inside their own servers, which are not timed yet: the report says so.
+explains the gap to the ceiling. --synthetic writes a random-weight model in the engine's own format. An engine in
+its own server (Ollama, llama-server, vLLM, TabbyAPI, LM Studio) is timed through its API: --engine-url URL.
 
 examples:
   v100-doctor probe --synthetic                       what ExLlamaV2 reaches on this card, no download
@@ -16,6 +16,7 @@ examples:
   v100-doctor probe --engine llama.cpp --synthetic                        llama.cpp on a synthetic 27B-shape GGUF
   v100-doctor probe --engine transformers --synthetic --compare-engines   bitsandbytes NF4 against llama.cpp/ExLlamaV2
   v100-doctor probe --streams 1,2,4,8 --engine-url http://127.0.0.1:8080  a running server under 1-8 users at once
+  v100-doctor probe --engine-url http://127.0.0.1:11434                  the model Ollama has loaded, timed
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ import argparse
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from doctor.cli.model_first import refuse_non_model
-from doctor.cli.options import add_output_arguments, add_plan_arguments, path_arg, plan_from_args, positive_int, synthetic_gb
+from doctor.cli.options import (
+    add_engine_url_argument,
+    add_output_arguments,
+    add_plan_arguments,
+    path_arg,
+    plan_from_args,
+    positive_int,
+    synthetic_gb,
+)
 from doctor.cli.output import ReportOutputs
 from doctor.commands import probe_transformers
 from doctor.facts.engines.servers import NotLoopback, loopback_url
@@ -45,6 +54,7 @@ FORMAT_HELP = ("random-weight model format: gptq (default: 4-bit with 27B-like l
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_arguments(p)
     add_plan_arguments(p)
+    add_engine_url_argument(p)
     g = p.add_argument_group("probe")
     g.add_argument("--synthetic", action="store_true", help="build a random-weight model sized for this card and probe it")
     g.add_argument("--synthetic-format", default="gptq", metavar="FORMAT", help=FORMAT_HELP)
@@ -70,8 +80,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--streams", type=stream_counts, metavar="N,N,...",
                    help="concurrent streams to time against the running server at --engine-url (e.g. 1,2,4,8): "
                         "total and per-stream tok/s and time to first token at each; batched or queued")
-    g.add_argument("--engine-url", metavar="URL",
-                   help="the running engine server (loopback: llama-server, Ollama, vLLM, TabbyAPI) --streams drives")
     g.add_argument("--no-sampling", action="store_true",
                    help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
@@ -110,8 +118,11 @@ def run_streams(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.streams:
         return run_streams(args)
-    if args.synthetic == bool(args.model):
-        raise UsageError("give either --model PATH or --synthetic")
+    if args.engine_url and args.synthetic:
+        raise UsageError("--engine-url times the server's own model; --synthetic writes one for an engine the doctor "
+                         "starts itself: give one of them")
+    if args.synthetic == bool(args.model) and not args.engine_url:
+        raise UsageError("give either --model PATH, --synthetic, or --engine-url URL (a running server)")
     if args.synthetic_format not in FORMATS:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
     plan = plan_from_args(args)

@@ -51,6 +51,7 @@ class FixVocabulary:
     fast_format: str = ""  # the quant to get for this engine's fast path, as a sentence
     fp16_weights: str | None = None  # how it is told to run BF16 weights as FP16 below cc 8.0 (a command or a comment)
     flash_attn_on: str | None = None  # how its own flash attention is switched on: "-fa on (or leave -fa auto)"
+    fast_decode: str | None = None  # the settings of its fast single-stream decode, for a server timed below its share
 
     def fewer_bytes(self, n_ctx: int | None = None) -> str:
         """What lowers this engine's memory: a shorter context, a quantized K/V cache, a smaller quant."""

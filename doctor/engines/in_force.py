@@ -1,4 +1,5 @@
-"""Which engine the doctor judges, and why: --engine, the launch config, the model's format, what is installed.
+"""Which engine the doctor judges, and why: --engine, the server at --engine-url, the launch config, the model's
+format, what is installed.
 
 The report states the engine and the evidence. Where there is none (no --engine, no launch config, no model, no engine
 installed but ExLlamaV2 or nothing at all), the engine is ExLlamaV2 *assumed*, and says so: a check that would blame
@@ -23,6 +24,10 @@ def in_force(plan: Plan, facts: Facts) -> InForce:
     """The engine the checks judge: the first evidence that names one wins."""
     if plan.engine is not None:
         return InForce(Engine(plan.engine), "--engine")
+    server = plan.engine_server
+    if server is not None and server.engine is not None:
+        version = f" {server.version}" if server.version else ""
+        return InForce(Engine(server.engine), f"the server at {server.url} (--engine-url) answers as {server.label}{version}")
     if plan.engine_launch is not None:
         return InForce(Engine(plan.engine_launch.engine), f"the launch config ({plan.engine_launch.source})")
     method = facts.model.quant.method if facts.model is not None and facts.model.quant is not None else None

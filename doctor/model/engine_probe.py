@@ -108,3 +108,55 @@ class EngineMeasurement:
     bytes_per_token: int | None = None  # GPU bytes read per decode token in this format
     label: str = ""  # the synthetic model, in words
     error: str = ""
+
+
+@dataclass(frozen=True)
+class ServerProbe:
+    """What the probe of a running engine server measured (doctor/probe/served/: --engine-url): decode timed by the
+    server's own counters where it gives them (Ollama's eval_count / eval_duration, llama-server's `timings`), else by
+    the wall clock between the first and the last streamed token; what the server says it has loaded. Judged by
+    doctor/verdict/served.py."""
+
+    backend: str  # "Ollama 0.12.3 (/api/generate)", "llama-server (/v1/completions)"
+    outcome: str  # ok | unreachable | timeout | bad-answer | wrong-api | no-model | error
+    url: str
+    flavour: str = ""  # ollama | llama-server | vllm | tabbyapi | lm-studio | openai-compatible
+    model: str = ""  # the model timed, as the server names it
+    model_path: str = ""  # where the server says the model's file is (llama-server /props), if it says
+    clock: str = ""  # "server" (its own decode counters) | "wall" (streamed tokens, first to last)
+    runs: tuple[LlamaCppRun, ...] = ()  # tok_s_wall: the figure used; tok_s_perf: the server's own, where given
+    dropped_runs: int = 0
+    median_tok_s: float | None = None
+    spread_pct: float | None = None
+    wall_vs_perf_pct: float | None = None
+    asked_runs: int = 0
+    prompt_tokens: int = 0
+    prompt_tok_s: float | None = None  # prefill, from the server's own counters
+    tokens: int = 0  # decode tokens asked per run
+    warmup_s: float | None = None  # the first request, which loads the model when it was not loaded
+    model_bytes: int | None = None  # the weights' size as the server reports it (Ollama /api/tags, llama-server meta)
+    resident_bytes: int | None = None  # what the loaded model takes in all (Ollama /api/ps `size`)
+    vram_bytes: int | None = None  # of which in VRAM (Ollama /api/ps `size_vram`): less = layers left on the CPU
+    n_ctx: int | None = None  # the context it runs with (Ollama num_ctx / context_length, llama-server n_ctx)
+    parameters: dict[str, str] = field(default_factory=dict)  # Ollama's PARAMETER lines (num_gpu, num_ctx, ...)
+    details: dict[str, str] = field(default_factory=dict)  # quantization_level, parameter_size, max_model_len, ...
+    local: bool = False  # the server is on this host: NVML samples below are its GPU's
+    gpu_sm_clock_mhz: float | None = None
+    gpu_mem_clock_mhz: float | None = None
+    gpu_util_pct: float | None = None
+    gpu_memory_used_mib: float | None = None
+    gpu_samples: int = 0
+    gpu_decode_samples: int = 0
+    error: str = ""  # one line: what went wrong, and the fix
+    log_tail: str = ""  # the start of a server answer that was not what the API promises (the evidence)
+    seconds: float = 0.0
+    synthetic: str = ""  # never: the server's own model is timed
+
+    @property
+    def input_error(self) -> bool:
+        """The server could not be asked (a bad URL, refused, timed out, not JSON, not an engine's API): the user's
+        input to fix, exit 3, as a --model that names nothing."""
+        return self.outcome in INPUT_OUTCOMES
+
+
+INPUT_OUTCOMES = frozenset({"unreachable", "timeout", "bad-answer", "wrong-api", "no-model"})

@@ -14,7 +14,8 @@ from doctor.model.unknown import Maybe, Unknown
 NOT_GATHERED = Unknown("not gathered")
 FA_WORDS = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off", "true": "on", "false": "off",
             "enabled": "on", "disabled": "off"}
-__all__ = ["FA_WORDS", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "InForce", "LlamaCppFacts", "OllamaFacts"]
+__all__ = ["FA_WORDS", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "EngineServer", "InForce", "LlamaCppFacts",
+           "OllamaFacts"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,28 @@ class InForce:
     engine: Engine
     why: str  # the evidence, in a phrase the report prints after "judged as <engine>:"
     assumed: bool = False  # no evidence named the engine: the doctor's default
+
+
+@dataclass(frozen=True)
+class EngineServer:
+    """A running engine server named by --engine-url, as it answered when the run started (doctor/probe/served/):
+    which API it speaks, which engine it is, what it has loaded. `problem` says why it could not be asked (refused,
+    timed out, not JSON, not an engine's API): the probe's finding then names it and the fix, exit 3."""
+
+    url: str
+    api: str = ""  # "ollama" (its native /api) | "openai" (an OpenAI-compatible /v1)
+    flavour: str = ""  # ollama | llama-server | vllm | tabbyapi | lm-studio | openai-compatible
+    engine: Engine | None = None  # the engine it runs, where the flavour names one
+    version: str = ""
+    models: tuple[str, ...] = ()  # what it serves (/api/tags, /v1/models)
+    loaded: tuple[str, ...] = ()  # what it has in memory now (Ollama's /api/ps)
+    local: bool = False  # on this host: this host's GPUs are the server's, NVML is sampled while it runs
+    problem: str = ""  # one line: why it could not be asked, and the fix
+
+    @property
+    def label(self) -> str:
+        return {"ollama": "Ollama", "llama-server": "llama-server", "vllm": "vLLM", "tabbyapi": "TabbyAPI",
+                "lm-studio": "LM Studio"}.get(self.flavour, "an OpenAI-compatible server")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from doctor.model.engines import EngineLaunch
+from doctor.model.engines import EngineLaunch, EngineServer
 from doctor.model.ids import Engine
 
 MODEL_PATH_FROM = {  # a path that names no model is refused naming the place the user wrote it
@@ -27,3 +27,4 @@ class Plan:
     target_gpu: str | None = None  # plan for a card from the knowledge base, not this one
     engine: Engine | None = None  # --engine; None: chosen from the model's format and what is installed
     engine_launch: EngineLaunch | None = None  # --engine-config: a llama-server command line or Ollama parameters
+    engine_server: EngineServer | None = None  # --engine-url: a running server the probe times (issue 35)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe, TransformersProbe
+from doctor.model.engine_probe import EngineMeasurement, LlamaCppProbe, ServerProbe, TransformersProbe
 from doctor.model.ids import FailureKind
 from doctor.model.samples import SampleSeries
 from doctor.model.streams import StreamsProbe
@@ -216,6 +216,7 @@ class ProbeReport:
     engine: str = ""  # "" | "llama.cpp" | "ollama" | "transformers" | "vllm"
     llamacpp: tuple[LlamaCppProbe, ...] = ()  # llama-cpp-python's run, and llama-bench's after a silent death
     transformers: TransformersProbe | None = None
+    server: ServerProbe | None = None  # --engine-url: a running engine server, timed through its API
     measurements: tuple[EngineMeasurement, ...] = ()  # --compare-engines: the other engines on the same shape
     asked: bool = False  # `probe` asked for it: an engine's probe that could not run is a failure, not a skip
     streams: StreamsProbe | None = None  # `probe --streams`: N concurrent streams against a running server
@@ -228,4 +229,4 @@ class ProbeReport:
     @property
     def of_engine(self) -> bool:
         """An engine's own probe (llama.cpp, Transformers, a server) rather than the ExLlamaV2 probe."""
-        return bool(self.engine) and self.engine not in ("exllamav2", "tabbyapi")
+        return self.server is not None or (bool(self.engine) and self.engine not in ("exllamav2", "tabbyapi"))

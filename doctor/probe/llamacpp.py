@@ -27,7 +27,7 @@ from importlib import util
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, TransformersProbe
+from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, ServerProbe, TransformersProbe
 from doctor.model.sample_summary import is_busy
 from doctor.model.serialize import to_jsonable
 from doctor.probe.more_runs import TimedRunOptions, add_timing_arguments, timing_from
@@ -74,7 +74,7 @@ def settle(runs: list[LlamaCppRun], pct: float = SETTLE_PCT) -> tuple[tuple[Llam
     return tuple(kept), dropped
 
 
-P = TypeVar("P", LlamaCppProbe, TransformersProbe)
+P = TypeVar("P", LlamaCppProbe, TransformersProbe, ServerProbe)
 
 
 def summarize(probe: P, runs: list[LlamaCppRun], asked: int = 0) -> P:

@@ -100,7 +100,7 @@ def probe_view(probe: Any) -> ProbeView | None:
 
 def _engine_probe_view(probe: ProbeReport) -> ProbeView:
     """An engine's own probe (llama.cpp, Transformers, a server) in the same panel: its runs, its median."""
-    measured = probe.llamacpp[-1] if probe.llamacpp else probe.transformers
+    measured = probe.llamacpp[-1] if probe.llamacpp else probe.transformers or probe.server
     state = {"ok": "done", "cancelled": "cancelled", "skipped": "skipped"}.get(probe.status, "failed")
     return ProbeView(state=state, phase="done", done=1.0, total=1.0,
                      tok_s=tuple(r.tok_s_wall for r in measured.runs) if measured is not None else (),

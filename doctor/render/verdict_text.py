@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.model.engine_probe import LlamaCppProbe
+from doctor.model.engine_probe import LlamaCppProbe, ServerProbe
 from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
@@ -14,9 +14,11 @@ from doctor.render.common import wrap as _wrap
 
 def engine_probe_lines(probe: ProbeReport, verbose: bool = False, width: int = WIDTH) -> list[str]:
     """An engine's own probe (llama.cpp, Transformers, a server): what ran, each way in, the NVML summary."""
-    what = probe.synthetic or probe.model_path or "model"
+    sp = probe.server
+    what = f"{sp.model or 'its model'} on the server at {sp.url}" if sp is not None else \
+        probe.synthetic or probe.model_path or "model"
     lines = _wrap(f"Probe ({probe.engine}): {what}", "", "  ", width)
-    measured = list(probe.llamacpp) + ([probe.transformers] if probe.transformers is not None else [])
+    measured = list(probe.llamacpp) + [m for m in (probe.transformers, sp) if m is not None]
     if not measured:
         return lines + _wrap(f"not measured: {probe.summary}", "  ", "    ", width)
     for m in measured:
@@ -32,6 +34,8 @@ def engine_probe_lines(probe: ProbeReport, verbose: bool = False, width: int = W
         if isinstance(m, LlamaCppProbe):
             setup = f"ctx {m.n_ctx}, flash attention {m.flash_attn}, K/V {m.cache_type_k}/{m.cache_type_v}"
             lines += _wrap(setup + (f", {m.offloaded}" if m.offloaded else ""), "  ", "    ", width)
+        elif isinstance(m, ServerProbe):
+            lines += _wrap(_server_setup(m), "  ", "    ", width)
         else:
             lines += _wrap(f"{m.timing} timed, {m.quant or '?'} weights, {m.layers} layers, "
                            f"{(m.bytes_per_token or 0) / 1e9:.2f} GB read per token"
@@ -49,6 +53,17 @@ def engine_probe_lines(probe: ProbeReport, verbose: bool = False, width: int = W
         lines += _wrap(f"same shape, {x.engine} ({x.format}): {x.outcome}" + (f", {x.tok_s:g} tok/s" if x.tok_s else "")
                        + (f"; {x.error}" if x.error else ""), "  ", "    ", width)
     return lines
+
+
+def _server_setup(m: ServerProbe) -> str:
+    """What the server said of itself: its clock, context, and how much of the model is in VRAM."""
+    clock = "the server's own decode counters" if m.clock == "server" else "the wall clock of its streamed tokens"
+    parts = [f"timed by {clock}" if m.clock else "", f"ctx {m.n_ctx}" if m.n_ctx else "",
+             f"{gb(m.vram_bytes)} of {gb(m.resident_bytes)} in VRAM" if m.vram_bytes is not None and m.resident_bytes
+             else "", f"model {gb(m.model_bytes)}" if m.model_bytes else "",
+             f"warm-up (load) {m.warmup_s:g} s" if m.warmup_s is not None else "",
+             "" if m.local else "on another host: NVML not sampled"]
+    return ", ".join(p for p in parts if p) or m.backend
 
 
 def _or(value: float | None, unit: str) -> str:

@@ -101,7 +101,9 @@ def run_engine_probe(report: Report, request: EngineRequest, on_event: Sink | No
     factory = keeping_sampler(kept, sampler) if request.sampling else (lambda index, pid: None)
     folder = None
     try:
-        if request.engine in SERVED:
+        if report.plan.engine_server is not None:  # --engine-url: the running server, timed through its API
+            probe = _server(report, request, kept, on_event)
+        elif request.engine in SERVED:
             probe = _served(report, request.engine)
         else:
             if request.synthetic:
@@ -214,14 +216,32 @@ def _transformers(report: Report, request: EngineRequest, folder: str | None, fa
     return _wrap("transformers", t, label, transformers=t, measurements=others)
 
 
-SERVED = {  # engines that run inside their own server: measured only through it, which this doctor does not time yet
-    "ollama": "Ollama runs its own llama.cpp build inside its server, which this doctor does not time yet; "
-              "llama-cpp-python's build is not Ollama's, so no stand-in figure is given (`ollama run MODEL --verbose` "
-              "prints Ollama's own eval rate: https://github.com/ollama/ollama/issues/8989)",
-    "vllm": "vLLM is measured through its OpenAI-compatible server, which this doctor does not time yet; no other "
-            "engine's figure stands in for it (vLLM's own `vllm bench latency` times it: "
-            "https://docs.vllm.ai/en/latest/cli/bench/)",
+SERVED = {  # engines that run inside their own server: measured through it, given its URL (--engine-url)
+    "ollama": "Ollama runs its own llama.cpp build inside its server: give its URL (--engine-url "
+              "http://127.0.0.1:11434) and the doctor times it through Ollama's API; llama-cpp-python's build is not "
+              "Ollama's, so no stand-in figure is given",
+    "vllm": "vLLM is measured through its OpenAI-compatible server: give its URL (--engine-url http://127.0.0.1:8000) "
+            "and the doctor times it; no other engine's figure stands in for it",
 }
+
+
+def _server(report: Report, request: EngineRequest, kept: list, on_event: Sink | None) -> ProbeReport:
+    """A running engine server (--engine-url), timed through its own API; NVML sampled when it is on this host."""
+    from doctor.probe.served.timing import ServerOptions, time_server  # lazy: the HTTP client loads with the probe
+
+    server = report.plan.engine_server
+    assert server is not None
+    o = ServerOptions(tokens=request.tokens, runs=max(request.runs, 3), gpu_index=report.plan.gpu_index)
+    sampler = keeping_sampler(kept) if request.sampling else None
+    sp = time_server(server, o, sampler, lambda text: _say(on_event, "decode", text))
+    engine = str(server.engine) if server.engine is not None else "server"  # not identified: no engine to name
+    if sp.outcome == "ok" and sp.median_tok_s:
+        summary = (f"{sp.median_tok_s:g} tok/s decode ({sp.backend} at {sp.url}, {sp.model}, median of "
+                   f"{len(sp.runs) - sp.dropped_runs} runs, spread {sp.spread_pct}%)")
+    else:
+        summary = sp.error or f"{sp.backend}: {sp.outcome}"
+    status = "ok" if sp.outcome == "ok" else "timeout" if sp.outcome == "timeout" else "failed"
+    return ProbeReport(status=status, summary=summary, engine=engine, server=sp, model_path=sp.model_path)
 
 
 def _served(report: Report, engine: str) -> ProbeReport:

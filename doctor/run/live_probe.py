@@ -23,7 +23,8 @@ def probe_arguments(args: argparse.Namespace) -> dict:
     or why it is off."""
     if getattr(args, "no_probe", False):
         return {"no_probe_reason": "the probe is off (--no-probe)"}
-    return {"run_probe": run_probe_for_tui, "auto_probe": bool(getattr(args, "model", None))}
+    return {"run_probe": run_probe_for_tui,
+            "auto_probe": bool(getattr(args, "model", None) or getattr(args, "engine_url", None))}
 
 
 def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], cancel: threading.Event) -> Report:
@@ -45,7 +46,7 @@ def run_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None], ca
     from doctor.verdict.failures import merge_findings  # lazy: the verdict loads when `p` is pressed, not before the TUI's first frame
 
     synthetic = not report.plan.model_path
-    if engine_in_force(report)[0] in ENGINE_PROBES:  # llama.cpp, Transformers, a server: the engine's own probe
+    if engine_in_force(report)[0] in ENGINE_PROBES or report.plan.engine_server is not None:  # its own probe
         return _engine_probe_for_tui(report, on_event, cancel, synthetic)
     why = skip_reason(report, synthetic=synthetic)
     if why:  # as after the checks in the plain run: a `probe` line that says why
@@ -74,7 +75,8 @@ def _engine_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None]
     from doctor.run.probe_stage import engine_in_force, skip_reason, synthetic_size_gb  # lazy: as run_probe_for_tui
 
     engine, chosen = engine_in_force(report)
-    why = skip_reason(report, synthetic=synthetic, engine=engine)
+    server = report.plan.engine_server is not None  # --engine-url: timed through its API, no child of ours
+    why = None if server else skip_reason(report, synthetic=synthetic, engine=engine)
     if why:
         on_event(ProbeSkipped(why))
         return with_engine_probe(report, ProbeReport(status="skipped", summary=why, engine=engine))
@@ -98,8 +100,8 @@ def _engine_probe_for_tui(report: Report, on_event: Callable[[ProbeEvent], None]
 
     threading.Thread(target=watch, name="v100-doctor-engine-cancel", daemon=True).start()
     try:
-        request = EngineRequest(engine=engine, why=chosen, synthetic=synthetic, asked=False,
-                                synthetic_gb=synthetic_size_gb(report) if synthetic else None)
+        request = EngineRequest(engine=engine, why=chosen, synthetic=synthetic and not server, asked=False,
+                                synthetic_gb=synthetic_size_gb(report) if synthetic and not server else None)
         probe = run_engine_probe(report, request, on_event=on_event, sampler=factory)
     finally:
         stop_watch.set()

@@ -99,8 +99,9 @@ def after_checks(report: Report, *, asked: bool = False, synthetic: SyntheticReq
                  engine_options: tuple[tuple[str, object], ...] = (), **spec_overrides: Any) -> Report:
     """Run the probe of the engine in force when it can run; otherwise say why, as the `probe` finding."""
     engine, chosen = engine_in_force(report)
-    if engine in ENGINE_PROBES:  # llama.cpp, Ollama, Transformers: the engine's own probe, in the same Report
-        why = skip_reason(report, synthetic=synthetic is not None, engine=engine)
+    server = report.plan.engine_server is not None  # --engine-url: the running server, whatever its engine
+    if engine in ENGINE_PROBES or server:  # llama.cpp, Ollama, Transformers, a server: the engine's own probe
+        why = None if server else skip_reason(report, synthetic=synthetic is not None, engine=engine)
         if why:
             probe = ProbeReport(status="skipped", summary=why, engine=engine, asked=asked)
         else:

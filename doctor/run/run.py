@@ -102,7 +102,8 @@ class Run:
 
             report = run_streams(report, self.probe.engine_url, StreamsOptions(self.probe.streams,
                                                                                self.probe.stream_tokens), emit)
-        elif self.probe is not None and self.live and (self.probe.asked or report.plan.model_path):
+        elif self.probe is not None and self.live and (self.probe.asked or report.plan.model_path
+                                                       or report.plan.engine_server is not None):
             from doctor.run.probe_stage import after_checks  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe
 
             report = after_checks(report, asked=self.probe.asked, synthetic=self.probe.synthetic, on_event=emit,

@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from doctor.knowledge.arithmetic.gguf_budget import quant_weights
-from doctor.knowledge.gpus import GpuSpec, spec_for_name
-from doctor.model.engine_probe import LlamaCppProbe, TransformersProbe
+from doctor.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
+from doctor.model.engine_probe import LlamaCppProbe, ServerProbe, TransformersProbe
 from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.facts import Facts
 from doctor.model.findings import Finding, Status
-from doctor.model.ids import CauseId, CheckId
+from doctor.model.ids import CauseId, CheckId, Engine
 from doctor.model.plan import Plan
 from doctor.model.probe_results import ProbeReport
 from doctor.model.unknown import known
-from doctor.verdict import llamacpp, transformers
+from doctor.verdict import llamacpp, served, transformers
 from doctor.verdict.build import DECODE_SPEED_TITLE
 from doctor.verdict.speed_rule import decode_speed_status, rule_evidence
 
@@ -35,7 +35,9 @@ INSTALL = {  # what makes the probe runnable; each command is the engine's own d
 }
 
 
-def probe_title(engine: str) -> str:
+def probe_title(engine: str, server: ServerProbe | None = None) -> str:
+    if server is not None:
+        return f"Timed {served._name(server) if server.flavour else 'engine'} server"
     return f"Timed {ENGINE_NAMES.get(engine, engine)} probe"
 
 
@@ -51,6 +53,8 @@ def card_of(facts: Facts, plan: Plan) -> tuple[GpuSpec | None, str | None]:
 
 def judge(probe: ProbeReport, facts: Facts, plan: Plan) -> EngineVerdict:
     """The verdict of an engine's probe: the engine's own attribution on this card, the spread flagged."""
+    if probe.server is not None:
+        return _served(probe, probe.server, facts, plan)
     spec, cc = card_of(facts, plan)
     if probe.status == "skipped" or not (probe.llamacpp or probe.transformers):
         return EngineVerdict("not-run", f"not measured: {probe.summary}", engine=probe.engine)
@@ -65,6 +69,26 @@ def judge(probe: ProbeReport, facts: Facts, plan: Plan) -> EngineVerdict:
         assert probe.transformers is not None
         v = transformers.attribute(probe.transformers, spec.bandwidth_gbs, cc, spec.fp16_slow, probe.measurements)
     return replace(v, engine=probe.engine, unsettled=unsettled(v.spread_pct, _runs(probe)))
+
+
+def _served(probe: ProbeReport, sp: ServerProbe, facts: Facts, plan: Plan) -> EngineVerdict:
+    """A running server: this host's card when the server is on it, else the --target-gpu card, else no ceiling."""
+    why = ""
+    if sp.local and not plan.target_gpu:
+        spec, cc = card_of(facts, plan)
+    else:
+        spec = spec_for_key(plan.target_gpu) if plan.target_gpu else None
+        cc = spec.cc if spec is not None else None
+        if spec is None:
+            why = "the server is not on this host; give --target-gpu CARD (its card) to judge it against that ceiling"
+    engine = plan.engine_server.engine if plan.engine_server is not None else None
+    model = facts.model
+    weights = None
+    if model is not None and model.gguf is not None and model.gguf.weights is not None:
+        weights = model.gguf.weights.total_bytes
+    v = served.attribute(sp, Engine(engine) if engine else None, spec.bandwidth_gbs if spec else None, cc,
+                         spec.fp16_slow if spec else False, weights, why)
+    return replace(v, unsettled=unsettled(v.spread_pct, _runs(probe)))
 
 
 def _llamacpp(lp: LlamaCppProbe, spec: GpuSpec, cc: str, probe: ProbeReport) -> EngineVerdict:
@@ -82,9 +106,9 @@ def _unjudged(probe: ProbeReport, why: str) -> EngineVerdict:
                          spread_pct=measured.spread_pct, engine=probe.engine)
 
 
-def engine_result(probe: ProbeReport) -> LlamaCppProbe | TransformersProbe | None:
-    """The engine measurement the verdict speaks for: the last llama.cpp way in, or Transformers'."""
-    return probe.llamacpp[-1] if probe.llamacpp else probe.transformers
+def engine_result(probe: ProbeReport) -> LlamaCppProbe | TransformersProbe | ServerProbe | None:
+    """The engine measurement the verdict speaks for: the last llama.cpp way in, Transformers', or a server's."""
+    return probe.llamacpp[-1] if probe.llamacpp else probe.transformers or probe.server
 
 
 def _runs(probe: ProbeReport) -> tuple[int, int]:
@@ -112,7 +136,8 @@ def outcome_status(outcome: str) -> str:
 
 def findings(probe: ProbeReport, verdict: EngineVerdict, asked: bool) -> list[Finding]:
     """The probe's line in the findings: its speed against the ceiling, or why it did not measure."""
-    name = ENGINE_NAMES.get(probe.engine, probe.engine)
+    sp = probe.server
+    name = served._name(sp) if sp is not None else ENGINE_NAMES.get(probe.engine, probe.engine)
     m = engine_result(probe)
     if verdict.outcome != "ok" or not verdict.measured_tok_s:
         not_run = verdict.outcome in ("not-installed", "not-run")
@@ -124,8 +149,12 @@ def findings(probe: ProbeReport, verdict: EngineVerdict, asked: bool) -> list[Fi
         commands: tuple[str, ...] = ()
         if verdict.outcome == "not-installed" and install:
             fix, commands = f"Install {name} with CUDA ({install[1]}), then run the same command.", (install[0],)
+        if sp is not None:  # a server that could not be asked is the user's input to fix (exit 3), said in one line
+            failed.update(url=sp.url, flavour=sp.flavour, model=sp.model or None)
+            if sp.input_error:
+                failed["input_error"] = sp.error
         status = Status.SKIP if not_run and not asked else Status.FAIL
-        return [Finding(id=CheckId.PROBE, title=probe_title(probe.engine), status=status,
+        return [Finding(id=CheckId.PROBE, title=probe_title(probe.engine, sp), status=status,
                         summary=(f"not run: {probe.summary}" if not_run else verdict.summary), evidence=failed, fix=fix,
                         commands=commands)]
     offload = any(c.get("cause") == CauseId.CPU_OFFLOAD.value for c in verdict.causes)
@@ -137,6 +166,12 @@ def findings(probe: ProbeReport, verdict: EngineVerdict, asked: bool) -> list[Fi
     if m is not None:
         ev.update(gpu_util_pct=m.gpu_util_pct, gpu_sm_clock_mhz=m.gpu_sm_clock_mhz, gpu_samples=m.gpu_samples,
                   gpu_decode_samples=m.gpu_decode_samples, runs=len(m.runs), asked_runs=m.asked_runs)
+    if sp is not None:
+        ev.update(url=sp.url, flavour=sp.flavour, model=sp.model, clock=sp.clock, on_this_host=sp.local,
+                  vram_bytes=sp.vram_bytes, resident_bytes=sp.resident_bytes, n_ctx=sp.n_ctx)
+        if not sp.local:
+            ev["gpu_samples"] = None  # another host's card: nothing of it was sampled here
     summary = f"{name}: {verdict.summary}" + (f"; {verdict.unsettled}" if verdict.unsettled else "")
+    fix = next((c["fix"] for c in verdict.causes if c.get("fix")), "")
     return [Finding(id=CheckId.DECODE_SPEED, title=DECODE_SPEED_TITLE, status=status,
-                    summary=summary, evidence=ev)]
+                    summary=summary, evidence=ev, fix=fix)]

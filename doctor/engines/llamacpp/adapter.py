@@ -35,6 +35,7 @@ class LlamaCpp(EngineAdapter):
         context="-c {n}", gpu_layers="-ngl {n}", kv_cache="-ctk {type} -ctv {type} -fa on",
         smaller_model="a smaller GGUF quant (Q3_K_M, IQ4_XS)", restart="restart llama-server",
         flash_attn_on="-fa on (or leave -fa auto)",
+        fast_decode="-fa on and every layer on the GPU (-ngl 999: its log then says \"offloaded N/N layers to GPU\")",
         fast_format="Use a GGUF quant of the model (Q4_K_M), which llama.cpp runs on its own quantized kernels.")
     format_runtimes = ("llama.cpp",)
     quant_v_without_fa = "refuses"

@@ -44,6 +44,8 @@ class Ollama(EngineAdapter):
         kv_cache="OLLAMA_KV_CACHE_TYPE={type} with OLLAMA_FLASH_ATTENTION=1",
         smaller_model="a smaller quant tag of the model (e.g. :q3_K_M)", restart="restart the Ollama service",
         flash_attn_on="OLLAMA_FLASH_ATTENTION=1 in the Ollama server's environment (systemctl edit ollama)",
+        fast_decode="OLLAMA_FLASH_ATTENTION=1 in the server's environment (systemctl edit ollama), and the model whole on "
+                    "the GPU (`ollama ps` says 100% GPU)",
         fast_format="Pull a GGUF quant tag of the model (e.g. :q4_K_M), which Ollama runs on llama.cpp's kernels.")
     format_runtimes = ("llama.cpp",)
     quant_v_without_fa = "ignores"

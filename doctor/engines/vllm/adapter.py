@@ -38,6 +38,8 @@ class Vllm(EngineAdapter):
         settings_live_in="`vllm serve` arguments", context="--max-model-len {n}", kv_cache="--kv-cache-dtype {type}",
         smaller_model="a smaller AWQ/GPTQ quant of the model", restart="restart `vllm serve`",
         fp16_weights="# vLLM: vllm serve PATH --dtype half",
+        fast_decode="no --enforce-eager (vLLM then captures CUDA graphs, which single-stream decode needs), and "
+                    "--dtype half below cc 8.0",
         fast_format="Use a 4-bit GPTQ quant of the model (AWQ needs cc 7.5+).")
     format_runtimes = ("vLLM",)
     flash_attn_use = "own"
