@@ -6,14 +6,14 @@ kept here, apart from the torch/ExLlamaV2 rows, because their fixes are the engi
 
 from __future__ import annotations
 
+from doctor.knowledge.llamacpp_build import REBUILD_CMAKE
 from doctor.model.ids import CheckId
 
 LLAMA = "https://github.com/ggml-org/llama.cpp/blob/master"
 OLLAMA = "https://github.com/ollama/ollama"
 REBUILD = ("Rebuild llama.cpp with this card's architecture, with CUDA 12.x (CUDA 13 cannot build sm_70 or older): "
-           "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=<cc without the dot, e.g. 70 for a V100, 61 for a "
-           "P40> && cmake --build build -j; or use a CUDA 12 release build. `v100-doctor --engine llama.cpp` reads which "
-           "architectures the installed build has.")
+           + REBUILD_CMAKE.format(arch="<cc without the dot, e.g. 70 for a V100, 61 for a P40>") + "; or use a CUDA 12 "
+           "release build. `v100-doctor --engine llama.cpp` reads which architectures the installed build has.")
 FIT = ("Make llama.cpp's buffers fit the card: fewer GPU layers (-ngl), a shorter context (-c), a q8_0 K/V cache with "
        "flash attention (-ctk q8_0 -ctv q8_0 -fa on), or a smaller quant. `v100-doctor --model FILE.gguf --engine-config "
        "'llama-server ...'` prints the budget and the layers that fit.")
@@ -198,7 +198,7 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          title="LM Studio's CUDA llama.cpp runtime found no card it has code for (its builds leave out Volta, sm_70) or "
                "no CUDA device at all, so models load on the CPU",
          fix="In LM Studio open the runtime settings (Ctrl+Shift+R) and select the Vulkan llama.cpp runtime, which runs on "
-             "this card; or serve the GGUF with llama-server built for the card (-DCMAKE_CUDA_ARCHITECTURES=70 for cc 7.0). "
+             "this card; or serve the GGUF with llama-server built for the card (cc 7.0: " + REBUILD_CMAKE.format(arch="70") + "). "
              "If `nvidia-smi` itself lists no GPU, fix the driver first.",
          source=f"{LMSTUDIO}/issues/1758 ; {LMSTUDIO}/issues/197", confidence="P"),
     dict(id="ollama-no-compatible-gpus", engine="Ollama", anchor="no compatible gpus were discovered",

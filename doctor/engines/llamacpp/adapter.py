@@ -5,21 +5,14 @@ from __future__ import annotations
 from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.llamacpp.support import LLAMA_CPP, QUANT_V_NEEDS_FA, SUPPORT, llama_cpp_path
 from doctor.engines.support import judge_row
+from doctor.knowledge.llamacpp_build import BUILD_DOC, PYTHON_DOC, REBUILD_CMAKE, REBUILD_PIP
 from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
 from doctor.model.unknown import known
 
-# llama.cpp's build guide: -DGGML_CUDA=ON, and CMAKE_CUDA_ARCHITECTURES naming the card
-BUILD_DOC = "https://github.com/ggml-org/llama.cpp/blob/master/docs/build.md"
-# llama-cpp-python's README: CMake options go in CMAKE_ARGS; --force-reinstall --no-cache-dir rebuilds the wheel
-PYTHON_DOC = "https://github.com/abetlen/llama-cpp-python#installation-configuration"
-# the one spelling of each rebuild, for the checks and explain alike; {arch}: the cc without its dot (70)
-REBUILD_CMAKE = "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={arch} && cmake --build build -j"
 ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
-REBUILD_PIP = ('CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={arch}" pip install --force-reinstall '
-               "--no-cache-dir llama-cpp-python")
 
 
 class LlamaCpp(EngineAdapter):

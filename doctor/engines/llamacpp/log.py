@@ -4,8 +4,9 @@ builds with the card's architecture. Never torch: llama.cpp carries its own CUDA
 
 from __future__ import annotations
 
-from doctor.engines.llamacpp.adapter import REBUILD_CMAKE, REBUILD_PIP, LlamaCpp
+from doctor.engines.llamacpp.adapter import LlamaCpp
 from doctor.engines.log_types import EngineLog, LogFix, LogMarker, spelled
+from doctor.knowledge.llamacpp_build import REBUILD_CMAKE, REBUILD_PIP
 
 V = LlamaCpp.vocabulary
 PY, LMS = "llama-cpp-python", "LM Studio"
