@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Callable
 
 from doctor.model.ids import Engine
 
@@ -48,9 +49,14 @@ class EngineLog:
     uses_torch: bool = False  # its fixes may name torch (mirrors the adapter)
     # lower first: a wrapper's decisive line wins over the engine it wraps (doctor/engines/logs.py ENGINE_LOGS)
     precedence: int = 100
+    # fault class -> a fix worded from the numbers the matched line carried (Ollama's scheduler line: the layers it
+    # placed, the K/V cache's size, num_gpu asked); None from it: the static fix
+    worded: dict[str, Callable[[dict], LogFix | None]] = field(default_factory=dict)
 
-    def fix(self, fault: str, flavour: str = "") -> LogFix | None:
-        return self.flavour_fixes.get(flavour, {}).get(fault) or self.fixes.get(fault)
+    def fix(self, fault: str, flavour: str = "", numbers: dict | None = None) -> LogFix | None:
+        tailor = self.worded.get(fault) if numbers else None
+        tailored = tailor(numbers or {}) if tailor is not None else None
+        return tailored or self.flavour_fixes.get(flavour, {}).get(fault) or self.fixes.get(fault)
 
 
 def spelled(template: str | None, **values: object) -> str:

@@ -38,7 +38,24 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
              "smaller quant or context keeps every layer on the GPU. " + FIT.split(": ", 1)[1],
          source=f"{LLAMA}/src/llama-model.cpp (load_tensors: \"offloaded %d/%d layers to GPU\")", confidence="P",
          severity="warning",
-         fix_class="partial-offload"),
+         fix_class="partial-offload", consequence_of=("ollama-scheduler-offload",)),
+    dict(id="ollama-scheduler-offload", engine="Ollama", anchor="msg=offload",
+         pattern=r"msg=offload\b.*?layers\.requested=(?P<requested>-?\d+) layers\.model=(?P<layers>\d+) "
+                 r"layers\.offload=(?!(?P=layers)\b)(?!0\b)(?P<gpu_layers>\d+)"
+                 r"(?:.*?memory\.available=\"\[(?P<available>[^\]]*)\]\")?"
+                 r"(?:.*?memory\.required\.full=\"(?P<required_full_mib>[\d.]+ ?[KMGT]?i?B)\")?"
+                 r"(?:.*?memory\.required\.kv=\"(?P<kv_mib>[\d.]+ ?[KMGT]?i?B)\")?",
+         followup=r"FlashAttention:(?P<flash_attn>\w+) KvSize:(?P<kv_size>\d+) KvCacheType:(?P<kv_type>\w*)"
+                  r"|--ctx-size (?P<ctx_size>\d+)(?P<fa_flag>.*?--flash-attn\b)?",
+         followup_lines=3,
+         checks=(CheckId.ENGINE_LAUNCH, CheckId.GGUF_BUDGET),
+         title="Ollama's scheduler put only part of the model on the GPU (layers.offload below layers.model): the other "
+               "layers decode on the CPU, at host-memory speed",
+         fix="Ollama chose this split itself: make room (a shorter num_ctx, OLLAMA_KV_CACHE_TYPE=q8_0 with "
+             "OLLAMA_FLASH_ATTENTION=1, a smaller quant tag) rather than forcing num_gpu above its choice.",
+         source=f"{OLLAMA}/blob/main/llm/server.go (slog \"offload\": layers.requested, layers.model, layers.offload, "
+                f"memory.required.full, memory.required.kv) ; {OLLAMA}/issues/9181 ; {OLLAMA}/issues/11819",
+         confidence="P", severity="warning", fix_class="partial-offload"),
     dict(id="ggml-no-cuda-arch", engine="llama.cpp (ggml-cuda)", anchor="was not compiled with any cuda arch",
          pattern=r"ggml was not compiled with any CUDA arch <= (?P<arch>\d+)",
          checks=(CheckId.ENGINE_BUILD,),

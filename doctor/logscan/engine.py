@@ -95,7 +95,7 @@ TORCH_ROW_FIXES = frozenset({"no-kernel", "cuda-runtime-missing"})
 
 def _fix_for(fault: str, engine: LogEngine, numbers: dict) -> LogFix | None:
     if engine.engine is not None:
-        fix = BY_ENGINE[Engine(engine.engine)].fix(fault, engine.flavour)
+        fix = BY_ENGINE[Engine(engine.engine)].fix(fault, engine.flavour, numbers)
         if fix is None and fault == "flash-attn":  # the adapter's own answer, as the flash-attn check prints it
             cc = numbers.get("card_cc")
             return LogFix(*adapter(engine.engine).flash_attn_refusal(str(cc) if cc else None))

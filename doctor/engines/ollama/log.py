@@ -47,4 +47,41 @@ FIXES = {
                      "container it must be started with --gpus all (NVIDIA Container Toolkit)" + LOOK + "."),
 }
 
-LOG = EngineLog(Ollama.id, "Ollama", MARKERS, FIXES, precedence=10)
+def _gib(mib: object) -> str:
+    return f"{float(mib) / 1024:.1f} GiB" if isinstance(mib, (int, float)) else ""
+
+
+def partial_offload(n: dict) -> LogFix | None:
+    """Ollama's scheduler line (msg=offload layers.requested=R layers.model=M layers.offload=G memory.required.kv=...,
+    and the runner's load request or command line after it): the split in Ollama's own terms, num_gpu named when it
+    is what capped it, the context and K/V cache type sized from what the line says."""
+    layers, placed, asked = n.get("layers"), n.get("gpu_layers"), n.get("requested")
+    if not isinstance(layers, int) or not isinstance(placed, int) or "requested" not in n:
+        return None  # the runner's own "offloaded N/M layers" line: the static fix
+    need = ", ".join(x for x in (f"the whole model needs {_gib(n.get('required_full_mib'))}" if n.get("required_full_mib")
+                                 else "", f"its K/V cache at this context {_gib(n.get('kv_mib'))}" if n.get("kv_mib")
+                                 else "", f"free: {n['available']}" if n.get("available") else "") if x)
+    head = f"Ollama's scheduler put {placed} of {layers} layers on the GPU" + (f" ({need})" if need else "") + "."
+    if isinstance(asked, int) and 0 <= asked < layers and asked <= placed:
+        return LogFix(f"{head} num_gpu {asked} (a PARAMETER num_gpu line in the Modelfile, or the request's options) caps "
+                      "it: remove it and let Ollama place what fits; then restart the model (`ollama stop MODEL`).")
+    ctx = n.get("kv_size") or n.get("ctx_size")
+    fa_on = str(n.get("flash_attn", "")).lower() == "true" or bool(n.get("fa_flag"))
+    kv_type = str(n.get("kv_type", "") or "").lower()
+    steps = []
+    if not isinstance(ctx, int) or ctx > 4096:  # a context of 4096 or less has little to give
+        steps.append(f"a shorter context ({V.context.format(n=ctx // 2 if isinstance(ctx, int) else 4096)} in the "
+                     "Modelfile, or OLLAMA_CONTEXT_LENGTH for every model)")
+    if kv_type not in ("q8_0", "q4_0"):
+        steps.append("a K/V cache at half the size (OLLAMA_KV_CACHE_TYPE=q8_0"
+                     + ("" if fa_on else " with OLLAMA_FLASH_ATTENTION=1") + ")")
+    elif not fa_on:
+        steps.append(f"OLLAMA_FLASH_ATTENTION=1, without which Ollama ignores OLLAMA_KV_CACHE_TYPE={kv_type}")
+    steps.append(V.smaller_model)
+    over = (f" num_gpu {asked} was asked and {placed} fit." if isinstance(asked, int) and asked >= layers else "")
+    return LogFix(f"{head}{over} Make room rather than forcing layers: {', '.join(steps[:-1])}, or {steps[-1]}; setting "
+                  f"{spelled(V.gpu_layers, n='N')} above Ollama's choice can run out of memory. Then {V.restart} "
+                  "(`ollama ps` shows the GPU share).")
+
+
+LOG = EngineLog(Ollama.id, "Ollama", MARKERS, FIXES, precedence=10, worded={"partial-offload": partial_offload})

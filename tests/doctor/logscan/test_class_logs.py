@@ -42,8 +42,14 @@ LOGS: dict[str, tuple[str | None, str, dict[str, str | None], str]] = {
     "bnb-4bit-float32-compute-t4.log": ("transformers", "", {"bnb-4bit-float32-compute": None},
                                         "bnb_4bit_compute_dtype=torch.float16"),
     "bnb-named-symbol-not-found.log": (None, "", {"bnb-named-symbol-not-found": None}, "pip install -U bitsandbytes"),
+    "ollama-offload-num-ctx-64k.log": ("ollama", "", {"ollama-scheduler-offload": None,
+                                                      "llama-partial-offload": "ollama-scheduler-offload"},
+                                       "PARAMETER num_ctx 32000"),
+    "ollama-offload-num-gpu-asked.log": ("ollama", "", {"ollama-scheduler-offload": None},
+                                         "num_gpu 49 was asked and 48 fit"),
 }
 HEALTHY = {"ollama-v100-healthy-journald.log": ("ollama", ""),
+           "ollama-new-engine-all-layers-healthy.log": ("ollama", ""),
            "llama-cpp-python-v100-healthy.log": ("llama.cpp", "llama-cpp-python"),
            "lmstudio-v100-vulkan-healthy.log": ("llama.cpp", "LM Studio")}
 
@@ -129,3 +135,28 @@ def test_the_engine_the_log_shows_is_the_one_the_checks_judge_unless_one_is_name
     assert plan_with_engine(Plan(), ollama).engine == Engine.OLLAMA
     assert plan_with_engine(Plan(engine=Engine.LLAMA_CPP), ollama).engine == Engine.LLAMA_CPP
     assert plan_with_engine(Plan(), UNKNOWN_ENGINE).engine is None
+
+
+@pytest.mark.parametrize("log, says, never", [
+    ("ollama-offload-num-ctx-64k.log", ("44 of 81 layers", "19.5 GiB", "PARAMETER num_ctx 32000",
+                                        "OLLAMA_KV_CACHE_TYPE=q8_0)"), ("OLLAMA_FLASH_ATTENTION=1", "-ngl", "-c ")),
+    ("ollama-offload-num-gpu-asked.log", ("48 of 49 layers", "num_gpu 49 was asked",
+                                          "OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1"),
+     ("num_ctx", "-ngl")),
+])
+def test_ollamas_scheduler_line_is_judged_in_ollamas_terms_from_its_numbers(log, says, never):
+    """Issue 35 item 5: msg=offload's layers, K/V size and the runner's context and flash attention word the fix:
+    flash attention already on is not asked for again; a context of 2048 is not halved."""
+    cause = next(m for m in scan(log).matches if m.consequence_of is None)
+    for words in says:
+        assert words in cause.fix, (words, cause.fix)
+    for words in never:
+        assert words not in cause.fix, (words, cause.fix)
+
+
+def test_num_gpu_that_caps_the_split_is_named_as_the_cause():
+    from doctor.engines.ollama.log import partial_offload
+
+    fix = partial_offload({"requested": 20, "layers": 49, "gpu_layers": 20, "kv_mib": 608.0})
+    assert fix is not None and "num_gpu 20" in fix.text and "caps it" in fix.text and "remove it" in fix.text
+    assert partial_offload({"layers": 49, "gpu_layers": 20}) is None  # the runner's own line: the static fix
