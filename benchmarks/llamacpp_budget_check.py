@@ -39,7 +39,8 @@ def main() -> int:
     assert g.shape is not None and g.weights is not None, g.problem
     rows = []
     for f in sorted(Path(a.probes).glob("probe_*.json")):
-        for p in json.loads(f.read_text()):
+        doc = json.loads(f.read_text())  # v100-doctor/engine-probe/1 ({"llamacpp": [...]}), or an older bare list
+        for p in doc["llamacpp"] if isinstance(doc, dict) else doc:
             opt = GgufOption(n_ctx=p["n_ctx"], cache_type_k=p["cache_type_k"], cache_type_v=p["cache_type_v"],
                              flash_attn=p["flash_attn"] != "off", n_gpu_layers=None if p["n_gpu_layers"] < 0 else p["n_gpu_layers"])
             b = gguf_budget(g.shape, g.weights, opt)

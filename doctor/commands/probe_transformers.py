@@ -1,8 +1,8 @@
 """`v100-doctor probe --synthetic --compare-engines` with ExLlamaV2 in force: every installed engine on the synthetic
 27B-shape model in its own format (Transformers: NF4; llama.cpp: a Q4_K_M GGUF; ExLlamaV2: 4-bit GPTQ), the gap seen
 from ExLlamaV2's side. The llama.cpp and Transformers probes themselves (and their --compare-engines) are stages of the
-one Run (doctor/run/engine_stage.py); this comparison still prints its own JSON (no report schema): left for issue 35's
-follow-up.
+one Run (doctor/run/engine_stage.py); this comparison's JSON has a schema of its own, v100-doctor/engine-probe/1
+(doctor/schema/engine-probe-1.json, kind "compare-engines").
 Exit: 0 measured, 2 ExLlamaV2 failed here, 3 ExLlamaV2 is not installed.
 """
 
@@ -17,12 +17,11 @@ from doctor.commands.engine_output import emit_engine_probe
 from doctor.facts.nvml.isolated import read_isolated
 from doctor.knowledge.engine_efficiency import family
 from doctor.knowledge.gpus import GpuSpec, spec_for_name
-from doctor.model.engine_probe import EngineMeasurement
+from doctor.model.engine_probe import EngineMeasurement, engine_probe_document
 from doctor.model.exitcodes import ExitCode
 from doctor.model.ids import Engine
 from doctor.model.model_dir import ModelFacts
 from doctor.model.plan import Plan
-from doctor.model.serialize import to_jsonable
 from doctor.model.unknown import known
 from doctor.probe.engine_gap import measure_same_shape
 from doctor.probe.transformers import TransformersOptions
@@ -83,8 +82,8 @@ def run_compare(args: argparse.Namespace, plan: Plan) -> int:
         gap = engine_gap(mine_name, mine.tok_s, family(cc, spec.fp16_slow), ceiling,
                          tuple(m for m in measured if m is not mine))
         lines.append(f"  other engines here: {gap.summary}")
-    emit_engine_probe(args, "\n".join(lines), {"measurements": to_jsonable(measured),
-                                               "engine_gap": to_jsonable(gap) if gap else None})
+    emit_engine_probe(args, "\n".join(lines), engine_probe_document("compare-engines", engine=mine_name,
+                                                                     measurements=measured, engine_gap=gap))
     if mine is None or not mine.tok_s:
         return ExitCode.USAGE if all(m.engine != mine_name for m in measured) else ExitCode.FAILURES
     return ExitCode.OK

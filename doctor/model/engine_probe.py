@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from doctor.model.gguf import GgufShape, GgufWeights
+from doctor.model.serialize import to_jsonable
+from doctor.version import __version__
 
 
 @dataclass(frozen=True)
@@ -160,3 +162,14 @@ class ServerProbe:
 
 
 INPUT_OUTCOMES = frozenset({"unreachable", "timeout", "bad-answer", "wrong-api", "no-model"})
+
+
+ENGINE_PROBE_SCHEMA = "v100-doctor/engine-probe/1"  # doctor/schema/engine-probe-1.json
+
+
+def engine_probe_document(kind: str, **parts: object) -> dict:
+    """The JSON of the engine probes that stand outside a report (`probe --compare-engines` with ExLlamaV2 in force,
+    the dev tools `python3 -m doctor.probe.llamacpp` and `doctor.probe.engine_gap`), under a schema of its own:
+    `kind` says which, the parts are EngineMeasurement / LlamaCppProbe / TransformersProbe / EngineGap as JSON."""
+    return {"schema": ENGINE_PROBE_SCHEMA, "doctor_version": __version__, "kind": kind,
+            **{name: to_jsonable(value) for name, value in parts.items()}}

@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 from doctor.facts.modeldir.gguf_header import read_gguf
 from doctor.knowledge.arithmetic.gguf_budget import GgufOption, gguf_budget
-from doctor.model.engine_probe import EngineMeasurement, TransformersProbe
-from doctor.model.serialize import to_jsonable
+from doctor.model.engine_probe import EngineMeasurement, TransformersProbe, engine_probe_document
+from doctor.model.serialize import strict_json
 from doctor.probe.more_runs import add_timing_arguments, timing_from
 from doctor.probe.synthetic import Shape
 from doctor.probe.transformers import TransformersOptions, run_child, synthetic_model
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         if not a.keep:
             shutil.rmtree(folder, ignore_errors=True)
     if a.json:
-        Path(a.json).write_text(json.dumps(to_jsonable(doc), indent=1) + "\n")
+        Path(a.json).write_text(strict_json(engine_probe_document("engine-gap", **doc), indent=1) + "\n")
     return 0 if doc["transformers"].outcome == "ok" else 1
 
 

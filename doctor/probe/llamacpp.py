@@ -27,9 +27,9 @@ from importlib import util
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, ServerProbe, TransformersProbe
+from doctor.model.engine_probe import LlamaCppProbe, LlamaCppRun, ServerProbe, TransformersProbe, engine_probe_document
 from doctor.model.sample_summary import is_busy
-from doctor.model.serialize import to_jsonable
+from doctor.model.serialize import strict_json
 from doctor.probe.more_runs import TimedRunOptions, add_timing_arguments, timing_from
 
 BUFFER = re.compile(r"(?P<dev>[\w.-]+) (?P<kind>model|KV|compute) buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
@@ -309,9 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         results = [run_bench(a.model, o, a.bench_binary)]
     else:
         results = probe(a.model, o, a.backend)
-    doc = [to_jsonable(r) for r in results]
-    if a.json:
-        Path(a.json).write_text(json.dumps(doc, indent=1) + "\n")
+    if a.json:  # v100-doctor/engine-probe/1 (doctor/schema/engine-probe-1.json)
+        doc = engine_probe_document("llamacpp-probe", model=a.model, llamacpp=results)
+        Path(a.json).write_text(strict_json(doc, indent=1) + "\n")
     for r in results:
         print(f"{r.backend}: {r.outcome} median {r.median_tok_s} tok/s spread {r.spread_pct}% wall-vs-perf "
               f"{r.wall_vs_perf_pct}% {r.offloaded} buffers {r.buffers_mib} {r.error}")
