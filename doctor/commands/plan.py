@@ -38,6 +38,7 @@ from doctor.model.exitcodes import ExitCode
 from doctor.model.quant_plan import QuantPlan, plan_to_json
 from doctor.plan.build import DEFAULT_MIN_BPW, build_plan
 from doctor.plan.draft import draft_bytes, draft_weights
+from doctor.plan.rows import planned_engines
 from doctor.render.plan_markdown import render_plan_markdown
 from doctor.render.plan_text import render_plan_text
 from doctor.render.untrusted import json_for_terminal, visible
@@ -53,7 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"a card from --list-gpus (repeatable: each card, then all of them split; default {DEFAULT_CARD})")
     p.add_argument("--context", type=bounded_int(256, 1 << 20, "a context length"), default=DEFAULT_CONTEXT,
                    metavar="N", help=f"the context length you need (default {DEFAULT_CONTEXT})")
-    p.add_argument("--engine", choices=("exllamav2", "llama.cpp"), help="only this engine's options (default: both)")
+    p.add_argument("--engine", choices=tuple(str(e.id) for e in planned_engines()),
+                   help="only this engine's options (default: every engine that runs the versions found)")
     p.add_argument("--min-tok-s", type=finite_float(0.1, 100000, "a speed", " tok/s"), metavar="X",
                    help="the speed you need: the answer names the longest context that keeps it")
     p.add_argument("--min-bpw", type=finite_float(1.0, 16.0, "bits per weight"), default=DEFAULT_MIN_BPW, metavar="B",

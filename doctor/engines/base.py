@@ -16,8 +16,9 @@ from doctor.model.engines import CudaLibrary, EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.quant_plan import QuantCandidate
 
-__all__ = ["CudaBuild", "DriverFloor", "EngineAdapter", "FixVocabulary", "Judgement"]
+__all__ = ["CudaBuild", "DriverFloor", "EngineAdapter", "FixVocabulary", "Judgement", "PlanRun", "PlanSetup"]
 
 # the parts of the CUDA stack (checks/prescription/problems.py KINDS subjects) an engine runs on
 DRIVER_ONLY = frozenset({"driver"})
@@ -76,6 +77,36 @@ class DriverFloor:
     branch: int
     summary: str  # what happens below it, with the engine's version
     source: str
+
+
+@dataclass(frozen=True)
+class PlanSetup:
+    """How `plan` lays out this engine's rows: which versions it runs, its cache settings, and whose arithmetic its
+    memory and speed follow ("exllamav2", "llama.cpp": the doctor's budgets for those engines, which it runs on;
+    "torch": weights, K/V and the CUDA context, no engine buffers modelled)."""
+
+    formats: tuple[str, ...]  # candidate formats (QuantCandidate.fmt) it plans
+    caches: tuple[str, ...]  # its K/V cache settings, the best quality first
+    arithmetic: str  # "exllamav2" | "llama.cpp" | "torch"
+    batched: bool = True  # the plan's batched-decode and draft estimates apply (doctor/plan/concurrency.py)
+    memory_share: float = 1.0  # the share of the card the engine allows itself (vLLM: --gpu-memory-utilization)
+    splits: bool = True  # planned over several cards (False: single-card rows only)
+    speed: str = ""  # torch engines: "bnb-nf4" (the measured Transformers + bitsandbytes cost) or "assumed" (none measured)
+    note: str = ""  # one sentence the plan adds when the engine has rows
+    offload: bool = False  # its versions also get the partial-offload rows (doctor/plan/offload.py: llama.cpp's flags)
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    """What one plan row launches, as the engine's commands need it."""
+
+    option: QuantCandidate
+    base_repo: str | None  # the Hub repo whose shape is planned (the weights a converter starts from)
+    context: int
+    cache: str
+    split_gib: tuple[float, ...] | None  # per GPU, for a split over several; None: one GPU
+    draft: str | None  # a draft model's Hub id
+    cc: str  # the (first) card's compute capability
 
 
 class EngineAdapter:
@@ -166,6 +197,23 @@ class EngineAdapter:
         if fmt in self.formats:
             return None
         return Judgement(Status.FAIL, f"{self.label} does not load {fmt} models (it loads {', '.join(self.formats)})")
+
+    # -- plan (before the download): None, the engine has no rows in a plan
+    plan: PlanSetup | None = None
+
+    def plan_takes(self, option: QuantCandidate) -> bool:
+        """Whether the plan gives this version a row on this engine."""
+        return self.plan is not None and option.fmt in self.plan.formats
+
+    def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
+        """(whether a release of the engine runs this version on this card, which release and how to get it: "" for
+        the current one). The plan's rows for a card the engine no longer supports name the last release that does."""
+        return True, ""
+
+    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
+        """The commands of one row, in order: (step, text). A step named "config" is a YAML file, any other a shell
+        command line; each runs as printed, and the files one step writes are the files the next one reads."""
+        return ()
 
     def __repr__(self) -> str:
         return f"<engine {self.id}>"

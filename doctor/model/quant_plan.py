@@ -32,6 +32,14 @@ class QuantCandidate:
     # config.json on disk) | convert (made with a converter)
 
 
+YAML_STEPS = frozenset({"config"})  # a plan row's steps that are YAML files; every other step is a shell line
+
+
+def step_language(step: str) -> str:
+    """The language of a plan step's text, for a Markdown code block of its own: "yaml" or "sh"."""
+    return "yaml" if step in YAML_STEPS else "sh"
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A figure with its range and where it comes from; `estimate` says it is not a measurement of this setup."""
@@ -112,7 +120,7 @@ class PlanRow:
     streams: int  # full-context streams the cache budget holds (an estimate)
     quality: str  # bpw and a published quality figure where one exists
     quality_source: str
-    commands: dict[str, str] = field(default_factory=dict)  # download, config (TabbyAPI config.yml or llama-server)
+    commands: dict[str, str] = field(default_factory=dict)  # the engine's steps in order (download, ..., config, run)
     why_not: str = ""  # when it does not fit: what overflows, by how much
     concurrency: tuple[StreamsEstimate, ...] = ()  # 1, 2, 4, 8 ... streams, up to what the cache holds
     concurrency_source: str = ""  # how the batched figures are made, what the engine batches, with sources

@@ -9,6 +9,7 @@ published perplexity cost climbs steeply (llama.cpp's table: +0.66 at Q3_K_M, 3.
 
 from __future__ import annotations
 
+from doctor.engines import EngineAdapter
 from doctor.knowledge.arithmetic import model_shape
 from doctor.knowledge.arithmetic.model_bytes import dims
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP
@@ -18,10 +19,9 @@ from doctor.knowledge.quant_quality import gguf_bpw
 from doctor.model.model_dir import ModelConfig
 from doctor.model.quant_plan import PlanAnswer, PlanRow, QuantCandidate, QuantPlan
 from doctor.model.units import gb
-from doctor.plan.commands import TABBY_EXL2
 from doctor.plan.concurrency import STREAMS_NOTE, with_concurrency
 from doctor.plan.offload import offload_notes, offload_rows
-from doctor.plan.rows import ENGINE_OF, Setting, caches, context_cost, row
+from doctor.plan.rows import Setting, arithmetic, caches, context_cost, engines_for, row
 from doctor.plan.speculative import with_speculative
 from doctor.plan.users import users_answer
 
@@ -41,6 +41,29 @@ def standard_candidates() -> tuple[QuantCandidate, ...]:
     gguf = [QuantCandidate("gguf", f"GGUF {t}", None, bpw=gguf_bpw(t), gguf_type=t, found="convert")
             for t in STANDARD_GGUF]
     return tuple(exl2 + gguf)
+
+
+def base_candidates(base_repo: str | None, found: tuple[QuantCandidate, ...]) -> tuple[QuantCandidate, ...]:
+    """The base model itself, for the engines that load its unquantized weights: Transformers in 4-bit NF4
+    (bitsandbytes quantizes at load), vLLM in FP16. Only for a model with a Hub id, and not for a quantized repo."""
+    if base_repo is None or any(c.repo == base_repo for c in found):
+        return ()
+    return (QuantCandidate("bnb-4bit", "NF4 4-bit (bitsandbytes)", base_repo, bpw=4.0),
+            QuantCandidate("fp16", "FP16", base_repo, bpw=16.0))
+
+
+def _runs(e: EngineAdapter, group: tuple[GpuSpec, ...], c: QuantCandidate, said: list[str]) -> bool:
+    """Whether the engine gets rows for this version on these cards; what it said of the cards goes to the notes."""
+    if e.plan is None or (len(group) > 1 and not e.plan.splits):
+        return False
+    for g in group:
+        runs, release = e.plan_card(g.cc, c)
+        if not runs:
+            said.append(f"{e.label} does not run {c.label} on {g.key} (cc {g.cc}): no rows")
+            return False
+        if release:
+            said.append(f"{e.label} on {g.key}: {release}")
+    return True
 
 
 def shape_text(config: ModelConfig) -> str:
@@ -63,24 +86,29 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
     `draft_weights`: the draft's (weight bytes, layers), for its speed-up; `users`: the answer for that many streams."""
     setting = Setting(config, dims(config), cards, draft_bytes, draft_name, base_repo, exl2_flash_attn)
     said = list(notes)
-    usable = []
-    for c in candidates or standard_candidates():
-        eng = ENGINE_OF.get(c.fmt)
-        if eng is None:
-            said.append(f"{c.label} ({c.repo}): {c.fmt.upper()} runs on vLLM or Transformers, whose memory the "
-                         "doctor does not model; not planned")
-        elif engine is None or engine == eng:
-            usable.append((c, eng))
+    usable: list[tuple[QuantCandidate, EngineAdapter]] = []
+    for c in (candidates or standard_candidates()) + base_candidates(base_repo, candidates):
+        engines = [e for e in engines_for(c) if engine is None or str(e.id) == engine]
+        if not engines_for(c):
+            said.append(f"{c.label} ({c.repo}): no engine the doctor plans loads {c.fmt.upper()}; not planned")
+        usable += [(c, e) for e in engines]
     if not candidates:
         said.append("no quantized version was found, so the plan lists the standard ones you can make with "
                      "ExLlamaV2's and llama.cpp's converters")
     rows: list[PlanRow] = []
     answers: list[PlanAnswer] = []
     for group in card_sets(cards):
-        group_rows = [with_speculative(setting, with_concurrency(setting, row(setting, c, group, cache, context)),
-                                       *draft_weights) for c, eng in usable for cache in caches(eng)]
+        group_rows = []
+        for c, e in usable:
+            if not _runs(e, group, c, said):
+                continue
+            for cache in caches(str(e.id)):
+                r = row(setting, c, group, cache, context, str(e.id))
+                if e.plan is not None and e.plan.batched:
+                    r = with_speculative(setting, with_concurrency(setting, r), *draft_weights)
+                group_rows.append(r)
         group_rows += [with_speculative(setting, r, *draft_weights) for r in  # what does not fit whole, part in host RAM
-                       offload_rows(setting, [c for c, eng in usable if eng == "llama.cpp"], group,
+                       offload_rows(setting, [c for c, e in usable if e.plan is not None and e.plan.offload], group,
                                     caches("llama.cpp"), context)]
         rows += group_rows
         answers += _answers(setting, group, group_rows, context, min_tok_s, min_bpw)
@@ -89,8 +117,8 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
     said += offload_notes(rows)
     if beyond := beyond_training(config, context):  # the context past what the model was trained for
         said.insert(0, beyond)
-    if any(eng == "exllamav2" for _, eng in usable):
-        said.append(TABBY_EXL2)
+    said += [e.plan.note for e in dict.fromkeys(e for _, e in usable) if e.plan is not None and e.plan.note
+             and any(r.engine == str(e.id) for r in rows)]
     if draft_bytes:
         said.append(f"the draft model ({draft_name}, {gb(draft_bytes, 2)} with its cache) is in every budget, on the "
                      "first GPU; 'with draft' is the single-stream speed it may give (an estimate, its range from the "
@@ -137,7 +165,7 @@ def _answers(s: Setting, group: tuple[GpuSpec, ...], rows: list[PlanRow], contex
 def _other_engine(s: Setting, group: tuple[GpuSpec, ...], best: PlanRow, fitting: list[PlanRow], context: int) -> str:
     """The best fitting option of the other engine, with its speed here and at a short context, and what its
     context term costs at this one: why the answer is not on that engine, in numbers."""
-    other = [r for r in fitting if r.engine != best.engine]
+    other = [r for r in fitting if arithmetic(r.engine) != arithmetic(best.engine)]  # Ollama's figures are llama.cpp's
     if not other:
         return ""
     top = max(r.speed.mid for r in other)

@@ -30,7 +30,7 @@ from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.quant_plan import PlanRow, StreamsEstimate, TokS, knee
 from doctor.plan import gguf_memory as gm
-from doctor.plan.rows import Setting
+from doctor.plan.rows import Setting, arithmetic
 
 DYNAMIC_PY = "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/generator/dynamic.py"
 OLLAMA_FAQ = "https://github.com/ollama/ollama/blob/main/docs/faq.md"
@@ -49,7 +49,7 @@ QUEUED_UP_TO = 8  # an engine that runs one stream at a time: how far the ladder
 def cache_tokens(s: Setting, r: PlanRow) -> int:
     """Tokens of cache the card holds with this option: one stream's `context` and whatever memory is left."""
     d = s.dims
-    per = (gm.kv_bytes(d, r.context, r.cache) if r.engine == "llama.cpp" else
+    per = (gm.kv_bytes(d, r.context, r.cache) if arithmetic(r.engine) == "llama.cpp" else
            KV_CACHE_MODES[r.cache].bytes_per_token(d.layers, d.kv_heads, d.head_dim) * r.context)
     margin = sum(max(0, c - p) for p, c in zip(r.peak_bytes, r.capacity_bytes))
     return int((margin + per) / per * r.context) if per else r.context
@@ -77,13 +77,13 @@ def _cards(s: Setting, r: PlanRow) -> tuple[GpuSpec, ...]:
 
 def batches(s: Setting, r: PlanRow) -> bool:
     """Whether the row's engine runs several streams in one step on these cards."""
-    return r.engine != "exllamav2" or all(s.flash_attn(g) for g in _cards(s, r))
+    return arithmetic(r.engine) != "exllamav2" or all(s.flash_attn(g) for g in _cards(s, r))
 
 
 def context_ms(s: Setting, r: PlanRow, past: int) -> dt.Span:
     """One stream's context term at `past` tokens, as the row's speed counts it (fast, mid, slow)."""
     cards, d = _cards(s, r), s.dims
-    if r.engine == "llama.cpp":
+    if arithmetic(r.engine) == "llama.cpp":
         layers = gm.split_layers(d.layers, [float(c) for c in r.capacity_bytes])
         ctx = dt.ZERO
         for n, g in zip(layers, cards):
@@ -105,7 +105,7 @@ def weights_ms(s: Setting, r: PlanRow, past: int) -> dt.Span:
 def ratio(s: Setting, r: PlanRow, columns: int) -> tuple[Range, str, str]:
     """t(columns)/t(1) for the row's engine on its slowest card, with its source and a note when another stands in."""
     slowest = min(_cards(s, r), key=lambda c: c.bandwidth_gbs)
-    row, note = batch_ratio(r.engine, family(slowest.cc, slowest.fp16_slow))
+    row, note = batch_ratio(arithmetic(r.engine), family(slowest.cc, slowest.fp16_slow))
     return ratio_at(row, columns), f"{row.how} ({row.source}, {row.confidence})", note
 
 
@@ -133,7 +133,7 @@ def source(s: Setting, r: PlanRow) -> str:
                 f"batch size is 1' ({DYNAMIC_PY}, S): streams take turns, the total stays one stream's speed")
     _, how, note = ratio(s, r, 2)
     engine = (f"llama-server --parallel N with -c N x the context per stream ({LLAMA_SERVER}); Ollama: "
-              f"OLLAMA_NUM_PARALLEL=N, num_ctx x N in memory ({OLLAMA_FAQ})" if r.engine == "llama.cpp" else
+              f"OLLAMA_NUM_PARALLEL=N, num_ctx x N in memory ({OLLAMA_FAQ})" if arithmetic(r.engine) == "llama.cpp" else
               f"ExLlamaV2's paged dynamic generator (flash-attn), cache_size N x the context per stream ({DYNAMIC_PY})")
     return (f"estimate: {engine}; each step reads the weights once, slowed by the per-column compute t(B)/t(1): {how}"
             + (f" ({note})" if note else "") + "; each stream's own context term added per stream")

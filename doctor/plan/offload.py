@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from doctor.engines import adapter
+from doctor.engines.base import PlanRun
 from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
 from doctor.knowledge.decode_context import time_model_efficiency
@@ -21,7 +23,7 @@ from doctor.knowledge.quant_quality import quality
 from doctor.model.quant_plan import Estimate, Offload, PlanRow, QuantCandidate
 from doctor.model.units import gb
 from doctor.plan import gguf_memory as gm
-from doctor.plan.commands import download, llama_server
+from doctor.plan.commands import commands
 from doctor.plan.rows import Setting
 
 
@@ -116,15 +118,16 @@ def offload_row(s: Setting, c: QuantCandidate, card: GpuSpec, cache: str, contex
 
     speed, speed_full = at(context // 2), at(context)
     q, q_source = quality(c.fmt, c.bpw, c.gguf_type, s.family)
-    run = llama_server(c, context, cache, None, s.draft_name)
-    run = run.replace(" -ngl 999", f" -ngl {d.layers - n}") if kind == "layers" else run + flag
+    steps = commands(adapter("llama.cpp"), PlanRun(c, s.base_repo, context, cache, None, s.draft_name, card.cc))
+    if "run" in steps:  # (a model without a Hub id has no run step: nothing to launch)
+        run = steps["run"]
+        steps["run"] = run.replace(" -ngl 999", f" -ngl {d.layers - n}") if kind == "layers" else run + flag
     option = replace(c, label=label)
-    commands = {"download": download(c, s.base_repo), "run": run}
     offload = Offload(kind, n, host + emb, host_read, how,
                       "llama.cpp common/arg.cpp --n-cpu-moe; " + PCIE_SOURCE)
     ceiling = 1000 / (read_ms(gpu_read, card.bandwidth_gbs) + host_read / (HOST_BANDWIDTH_GBS.mid * 1e6))
     return PlanRow(option, "llama.cpp", (card.key,), cache, context, True, (int(peak) + s.draft_bytes,), (cap,),
-                   s.draft_bytes, round(ceiling, 1), speed, speed_full, context, 1, q, q_source, commands, "",
+                   s.draft_bytes, round(ceiling, 1), speed, speed_full, context, 1, q, q_source, steps, "",
                    offload=offload)
 
 

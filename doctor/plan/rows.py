@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from doctor.engines import ADAPTERS, EngineAdapter, adapter
+from doctor.engines.base import PlanRun, PlanSetup
 from doctor.knowledge import decode_fixed_cost as fc
 from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
@@ -18,6 +20,7 @@ from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP, GpuRoom, largest_f
 from doctor.knowledge.cuda_context import context_bytes
 from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import Efficiency, family
+from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4
 from doctor.knowledge.exllamav2_memory import NVML_TOTAL_MIB, PLANNING_FALLBACK_FRACTION, cuda_context_bytes
 from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
@@ -26,11 +29,28 @@ from doctor.model.model_dir import ModelConfig, ModelFacts, QuantFacts
 from doctor.model.quant_plan import Estimate, PlanRow, QuantCandidate
 from doctor.model.units import MIB, gb
 from doctor.plan import gguf_memory as gm
-from doctor.plan.commands import download, llama_server, tabby_config
+from doctor.plan.commands import commands
 
-EXL2_CACHES = ("fp16", "q8", "q6", "q4")
-GGUF_CACHES = ("f16", "q8_0", "q4_0")
-ENGINE_OF = {"exl2": "exllamav2", "gptq": "exllamav2", "fp16": "exllamav2", "gguf": "llama.cpp"}
+
+def planned_engines() -> tuple[EngineAdapter, ...]:
+    """The engines with rows in a plan (their adapters' PlanSetup), in the registry's order."""
+    return tuple(a for a in ADAPTERS.values() if a.plan is not None)
+
+
+def _setup(engine: str) -> PlanSetup:
+    setup = adapter(engine).plan
+    if setup is None:
+        raise KeyError(f"{engine} has no rows in a plan")
+    return setup
+
+
+def arithmetic(engine: str) -> str:
+    """Whose memory and speed arithmetic the engine's rows follow: "exllamav2", "llama.cpp" or "torch"."""
+    return _setup(engine).arithmetic
+
+
+def engines_for(c: QuantCandidate) -> tuple[EngineAdapter, ...]:
+    return tuple(a for a in planned_engines() if a.plan_takes(c))
 
 
 @dataclass(frozen=True)
@@ -64,7 +84,7 @@ class Setting:
 
 
 def caches(engine: str) -> tuple[str, ...]:
-    return EXL2_CACHES if engine == "exllamav2" else GGUF_CACHES
+    return _setup(engine).caches
 
 
 def _speed(weights_ms: list[float], context_ms: dt.Span, engine: str, cards: tuple[GpuSpec, ...], cache: str,
@@ -108,7 +128,8 @@ def exl2_bytes(s: Setting, c: QuantCandidate) -> ModelBytes:
     return model_bytes(ModelFacts(path=c.label, exists=False, kind="planned", config=s.config, quant=quant))
 
 
-def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int) -> PlanRow:
+def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int,
+             engine: str = "exllamav2") -> PlanRow:
     d, mb = s.dims, exl2_bytes(s, c)
     caps = [s.capacity_bytes(g) for g in cards]
     rooms = [GpuRoom(i, g.name, (caps[i] - (s.draft_bytes if i == 0 else 0)) / MIB, caps[i] / MIB, measured=False)
@@ -135,12 +156,13 @@ def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
         over = -budget.margin_bytes
         why = (f"{budget.unplaced_layers} of {d.layers} layers do not fit" if budget.unplaced_layers else
                f"{gb(over, 2)} over on GPU {min(budget.devices, key=lambda x: x.margin_bytes).index}")
-    return _row(s, c, "exllamav2", cards, cache, context, budget.fits, peaks, tuple(caps), ceiling, speeds, longest,
+    return _row(s, c, engine, cards, cache, context, budget.fits, peaks, tuple(caps), ceiling, speeds, longest,
                 per_stream, sum(max(0, dev.margin_bytes) for dev in budget.devices), why,
-                tabby_config(c, context, cache, None, s.draft_name))
+                None)  # TabbyAPI's autosplit: the budget places whole layers GPU by GPU as it does
 
 
-def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int) -> PlanRow:
+def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int,
+             engine: str = "llama.cpp") -> PlanRow:
     d = s.dims
     shape = gm.gguf_shape(d, c.download_bytes, c.bpw, c.gguf_type)
     caps = [s.capacity_bytes(g) for g in cards]
@@ -180,26 +202,76 @@ def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
     worst = max(range(len(caps)), key=lambda i: peaks[i] - caps[i])
     why = "" if ok else f"{gb(peaks[worst] - caps[worst], 2)} over on GPU {worst}"
     split = tuple(round(x / 2 ** 30, 1) for x in caps) if len(cards) > 1 else None
-    return _row(s, c, "llama.cpp", cards, cache, context, ok, tuple(peaks), tuple(caps), ceiling, speeds, lo * SEQ_STEP,
-                per_stream, margin, why, llama_server(c, context, cache, split, s.draft_name))
+    return _row(s, c, engine, cards, cache, context, ok, tuple(peaks), tuple(caps), ceiling, speeds, lo * SEQ_STEP,
+                per_stream, margin, why, split)
+
+
+def _torch_efficiency(engine: str, cards: tuple[GpuSpec, ...]) -> tuple[float, float, float, str, str]:
+    """(low, mid, high share of the ceiling, how, confidence) for an engine on torch: Transformers + bitsandbytes NF4's
+    measured cost (the reference story); vLLM has no measured figure here, so ExLlamaV2's is assumed (vLLM's GPTQ path
+    below Ampere runs kernels derived from ExLlamaV2's), K."""
+    if _setup(engine).speed == "bnb-nf4":
+        t = TRANSFORMERS_BNB_NF4
+        share = 1 / t.decode_time_factor
+        return share * 0.8, share, share * 1.2, f"1/{t.decode_time_factor:g} of the ceiling: {t.what}; {t.source}", t.confidence
+    slowest = min(cards, key=lambda c: c.bandwidth_gbs)
+    eff, note = time_model_efficiency("exllamav2", family(slowest.cc, slowest.fp16_slow))
+    return (eff.low, eff.mid, eff.high, f"no measured vLLM figure: ExLlamaV2's ({eff.how}; {eff.source}) is assumed"
+            + (f" ({note})" if note else ""), "K")
+
+
+def torch_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int,
+              engine: str) -> PlanRow:
+    """An engine on torch (vLLM, Transformers): the weights as the version stores them, the token embedding on the GPU
+    too, an FP16 K/V cache at the context and the CUDA context, within the share of the card the engine takes
+    (vLLM's --gpu-memory-utilization). Its activation peak and CUDA graphs are not modelled: an estimate. One card."""
+    d, card = s.dims, cards[0]
+    method = c.fmt if c.fmt in ("gptq", "awq", "bnb-4bit") else "fp16"
+    bits = c.bpw if method in ("gptq", "awq") and c.bpw else 4.0 if method == "bnb-4bit" else 16.0
+    quant = QuantFacts(method=method, declared_in="plan", bits=bits, group_size=c.group_size or 128, desc_act=False)
+    mb = model_bytes(ModelFacts(path=c.label, exists=False, kind="planned", config=s.config, quant=quant))
+    weights = mb.gpu_bytes + mb.embedding_bytes
+    per_token = KV_CACHE_MODES[cache].bytes_per_token(d.layers, d.kv_heads, d.head_dim)
+    cap = s.capacity_bytes(card)
+    room = int(cap * _setup(engine).memory_share) - s.draft_bytes - cuda_context_bytes(card.cc)
+    peak = weights + per_token * context + cuda_context_bytes(card.cc) + s.draft_bytes
+    fits = weights + per_token * context <= room
+    longest = max(0, min(s.upper_context, (room - weights) // per_token // SEQ_STEP * SEQ_STEP)) if per_token else 0
+    low, mid, high, how, confidence = _torch_efficiency(engine, cards)
+
+    def at(past: int) -> tuple[float, Estimate]:
+        ceiling = 1000 / read_ms(weights + per_token * past, card.bandwidth_gbs)
+        return ceiling, Estimate(round(ceiling * low, 1), round(ceiling * mid, 1), round(ceiling * high, 1),
+                                 f"bandwidth time / {mid:.3g} ({low:.3g}-{high:.3g}): {how}", confidence)
+
+    (ceil_half, half), (ceil_full, full) = at(context // 2), at(context)
+    why = "" if fits else f"{gb(weights + per_token * context - room, 2)} over on GPU 0"
+    return _row(s, c, engine, cards, cache, context, fits, (peak,), (cap,), (ceil_half, ceil_full), (half, full),
+                longest, per_token * context, max(0, room - weights - per_token * context), why, None)
 
 
 def _row(s: Setting, c: QuantCandidate, engine: str, cards: tuple[GpuSpec, ...], cache: str, context: int, fits: bool,
          peaks: tuple[int, ...], caps: tuple[int, ...], ceiling: tuple[float, float], speeds: tuple[Estimate, Estimate],
-         longest: int, per_stream: int, margin: int, why: str, config: str) -> PlanRow:
+         longest: int, per_stream: int, margin: int, why: str, split: tuple[float, ...] | None) -> PlanRow:
     """`ceiling`, `speeds`: (at half the context in the cache, at the full context)."""
     speed, speed_full = speeds
     q, q_source = quality(c.fmt, c.bpw, c.gguf_type, s.family)
     streams = (1 + int(margin // per_stream)) if fits and per_stream else 0
-    commands = {"download": download(c, s.base_repo), "config" if engine == "exllamav2" else "run": config}
+    steps = commands(adapter(engine), PlanRun(c, s.base_repo, context, cache, split, s.draft_name, cards[0].cc))
     return PlanRow(c, engine, tuple(g.key for g in cards), cache, context, fits, peaks, caps, s.draft_bytes,
-                   round(ceiling[0], 1), speed, speed_full, longest, streams, q, q_source, commands, why)
+                   round(ceiling[0], 1), speed, speed_full, longest, streams, q, q_source, steps, why)
 
 
-def row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int) -> PlanRow:
-    if ENGINE_OF.get(c.fmt) == "llama.cpp":
-        return gguf_row(s, c, cards, cache, context)
-    return exl2_row(s, c, cards, cache, context)
+def row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int,
+        engine: str | None = None) -> PlanRow:
+    """The row of version `c` on `engine` (default: the first engine that plans its format)."""
+    engine = engine or str(engines_for(c)[0].id)
+    kind = arithmetic(engine)
+    if kind == "llama.cpp":
+        return gguf_row(s, c, cards, cache, context, engine)
+    if kind == "torch":
+        return torch_row(s, c, cards, cache, context, engine)
+    return exl2_row(s, c, cards, cache, context, engine)
 
 
 

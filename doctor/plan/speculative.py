@@ -19,7 +19,7 @@ from doctor.knowledge.decode_context import Range, time_model_efficiency
 from doctor.knowledge.engine_efficiency import family
 from doctor.model.quant_plan import Estimate, PlanRow
 from doctor.plan import concurrency as cc
-from doctor.plan.rows import Setting
+from doctor.plan.rows import Setting, arithmetic
 
 GAMMA = 4  # draft tokens per pass: assumed (TabbyAPI's and llama-server's defaults differ and adapt; K)
 # No per-family acceptance figure verified for the models the doctor plans: a generic span, said so (K). The
@@ -40,7 +40,7 @@ def expected_tokens(a: float, gamma: int = GAMMA) -> float:
 def draft_ms(s: Setting, r: PlanRow, weight_bytes: int, layers: int) -> tuple[float, float, float]:
     """The draft's time per token (fast, mid, slow) on the row's first card, where TabbyAPI and llama.cpp put it."""
     card = next(g for g in s.cards if g.key == r.cards[0])
-    eff, _ = time_model_efficiency(r.engine, family(card.cc, card.fp16_slow))
+    eff, _ = time_model_efficiency(arithmetic(r.engine), family(card.cc, card.fp16_slow))
     ms = read_ms(weight_bytes, card.bandwidth_gbs)
     return (max(ms / eff.high, layers * LAYER_FLOOR_MS.low), max(ms / eff.mid, layers * LAYER_FLOOR_MS.mid),
             max(ms / eff.low, layers * LAYER_FLOOR_MS.high))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.model.quant_plan import QuantPlan
+from doctor.model.quant_plan import QuantPlan, step_language
 from doctor.render.plan_common import cells, has_draft, headers, ladder_text, sorted_rows, sources
 from doctor.render.untrusted import md_code, md_text
 
@@ -19,8 +19,9 @@ def render_plan_markdown(plan: QuantPlan) -> str:
         if a.row is not None and a.row not in answered:
             answered.append(a.row)
     for r in answered:
-        out += ["", f"{r.option.label}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:", "", "```"]
-        out += [line for cmd in r.commands.values() for line in cmd.splitlines()] + ["```"]
+        out += ["", f"{r.option.label} on {r.engine}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:"]
+        for step, text in r.commands.items():  # one block per step: a shell line or a YAML file, never both
+            out += ["", f"{step}:", "", f"```{step_language(step)}", *text.splitlines(), "```"]
         if ladder := ladder_text(r):
             out += ["", md_text(ladder)]
     out += ["", f"All options at {plan.context} tokens (tok/s with half of it in the cache; *at ctx* with all of it; "

@@ -16,7 +16,7 @@ def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -
         if a.row is not None and a.row not in answered:
             answered.append(a.row)
     for r in answered:
-        out += ["", f"  {r.option.label}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:"]
+        out += ["", f"  {r.option.label} on {r.engine}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:"]
         for kind, cmd in r.commands.items():
             out += [f"    {kind}:"] + [f"      {line}" for line in cmd.splitlines()]
         if ladder := ladder_text(r):
@@ -30,7 +30,7 @@ def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -
         out.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     if verbose:
         for r in sorted_rows(plan):
-            out += ["", f"  {r.option.label} / {r.cache} / {'+'.join(r.cards)}:"]
+            out += ["", f"  {r.option.label} / {r.engine} / {r.cache} / {'+'.join(r.cards)}:"]
             out += [f"    {k}: {line}" for k, v in r.commands.items() for line in v.splitlines()]
     out += ["", "Sources of the speed and quality figures:"]
     for s in sources(plan):

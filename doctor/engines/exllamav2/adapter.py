@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.exllamav2 import plan as planned
 from doctor.engines.exllamav2.support import EXLLAMAV2, SUPPORT
 from doctor.engines.support import judge_row
 from doctor.engines.tabbyapi.support import TABBYAPI_MAIN
@@ -10,6 +11,7 @@ from doctor.knowledge.engines import supports
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.quant_plan import QuantCandidate
 
 
 class ExLlamaV2(EngineAdapter):
@@ -28,6 +30,13 @@ class ExLlamaV2(EngineAdapter):
     format_runtimes = ("ExLlamaV2",)
     flash_attn_use = "calls"
     support = SUPPORT
+    plan = planned.SETUP
+
+    def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
+        return supports(EXLLAMAV2, cc), ""
+
+    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
+        return planned.steps(run)
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         j = judge_row(EXLLAMAV2, cc, card_name)

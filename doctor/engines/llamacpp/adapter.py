@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.llamacpp import plan as planned
 from doctor.engines.llamacpp.support import LLAMA_CPP, QUANT_V_NEEDS_FA, SUPPORT, llama_cpp_path
 from doctor.engines.support import judge_row
+from doctor.knowledge.engines import supports
 from doctor.knowledge.llamacpp_build import BUILD_DOC, PYTHON_DOC, REBUILD_CMAKE, REBUILD_PIP
 from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.quant_plan import QuantCandidate
 from doctor.model.unknown import known
 
 ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
@@ -36,6 +39,13 @@ class LlamaCpp(EngineAdapter):
     support = SUPPORT
     flash_attn_note = ("llama.cpp runs its own flash-attention kernels (-fa on|auto); the flash-attn package is not "
                        "used, installed or not")
+    plan = planned.SETUP
+
+    def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
+        return supports(LLAMA_CPP, cc), ""
+
+    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
+        return planned.steps(run)
 
     def cuda_build(self, facts: Facts) -> CudaBuild | None:
         e = facts.engines.llama_cpp if facts.engines is not None else None

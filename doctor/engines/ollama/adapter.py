@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from doctor.engines.base import UNQUANTIZED, CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.base import UNQUANTIZED, CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.ollama import plan as planned
 from doctor.engines.ollama.support import OLLAMA_CUDA_V12, OLLAMA_DRIVER_FLOOR, OLLAMA_LLM_LIBRARY, RUNNER_SUPPORT, SUPPORT
 from doctor.knowledge.engines import supports
 from doctor.model.engines import EngineLaunch
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.quant_plan import QuantCandidate
 from doctor.model.unknown import known
 
 # the official installer lays out every runner (cuda_v12 and cuda_v13) beside the binary
@@ -54,6 +56,16 @@ class Ollama(EngineAdapter):
     support = SUPPORT
     flash_attn_note = ("Ollama runs llama.cpp's own flash-attention kernels (OLLAMA_FLASH_ATTENTION=1); the flash-attn "
                        "package is not used, installed or not")
+    plan = planned.SETUP
+
+    def plan_takes(self, option: QuantCandidate) -> bool:
+        return planned.takes(option)
+
+    def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
+        return any(supports(row, cc) for row in RUNNER_SUPPORT.values()), ""
+
+    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
+        return planned.steps(run)
 
     def cuda_build(self, facts: Facts) -> CudaBuild | None:
         o = facts.engines.ollama if facts.engines is not None else None

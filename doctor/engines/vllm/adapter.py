@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
+from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.vllm import plan as planned
 from doctor.engines.vllm.support import SUPPORT, VLLM_0_19, VLLM_0_20
 from doctor.knowledge.engines import cc_tuple, supports
 from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
+from doctor.model.quant_plan import QuantCandidate
 from doctor.model.unknown import known
 
 DROPPED_SM70 = Version("0.20.0")  # https://github.com/vllm-project/vllm/pull/39878 (TORCH_CUDA_ARCH_LIST from 7.5)
@@ -47,6 +49,21 @@ class Vllm(EngineAdapter):
                        "so below it vLLM takes TRITON_ATTN or FlexAttention; the flash-attn package is not what it calls")
     pins_torch = True
     support = SUPPORT
+    plan = planned.SETUP
+    AWQ_FLOOR = "7.5"  # vLLM's AWQ kernels start at Turing (its quantization table; FixVocabulary.fast_format says so)
+
+    def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
+        old, new = VLLM_0_19, VLLM_0_20
+        if not supports(old, cc) or (option.fmt == "awq" and cc_tuple(cc) < cc_tuple(self.AWQ_FLOOR)):
+            return False, ""
+        if not supports(new, cc):
+            return True, (f"vLLM 0.19.x, the last release with kernels for cc {cc} (0.20.0 dropped it: "
+                          f"{new.source}): pip install '{LAST_FOR_SM70}'")
+        return True, ""
+
+    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
+        _, release = self.plan_card(run.cc, run.option)
+        return planned.steps(run, f"pip install '{LAST_FOR_SM70}'" if release else "pip install vllm")
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         old, new = VLLM_0_19, VLLM_0_20

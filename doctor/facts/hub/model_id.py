@@ -147,7 +147,7 @@ def fetch_config_once(ident: HubId) -> dict:
     and endpoint are huggingface_hub's (HF_TOKEN, HF_ENDPOINT); its errors are its own (hf_raise_for_status), so
     _why words them. Raises UsageError (one line) when the Hub cannot give it."""
     from huggingface_hub import get_session, hf_hub_url  # lazy: huggingface_hub loads only for a Hub id
-    from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
+    from huggingface_hub.utils import build_hf_headers, hf_raise_for_status  # lazy: as above
 
     url = hf_hub_url(ident.repo, "config.json", revision=ident.revision)
     try:

@@ -60,8 +60,15 @@ def discover(text: str) -> Discovered:
 
 def _catalogued(entry: catalogue.CatalogueEntry) -> Discovered:
     """A model in the embedded catalogue: its config and versions as catalogued, without the Hub or its library."""
+    from doctor.plan.build import standard_candidates  # lazy: the plan loads only for a catalogued model
+
     config = _config_from(dict(entry.config), f"{entry.repo} (catalogue)")
-    return Discovered(entry.repo, entry.repo, config, catalogue.candidates(entry), catalogue.provenance(entry))
+    listed = catalogue.candidates(entry)
+    formats = {c.fmt for c in listed}
+    made = tuple(c for c in standard_candidates() if c.fmt not in formats)
+    how = catalogue.provenance(entry) + (f"; {', '.join(sorted({c.fmt.upper() for c in made}))} versions as made with "
+                                         "the engines' converters" if made else "")
+    return Discovered(entry.repo, entry.repo, config, listed + made, how)
 
 
 def _config_from(data: dict, where: str) -> ModelConfig:

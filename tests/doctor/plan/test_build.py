@@ -64,7 +64,9 @@ def test_the_story_v100_lands_where_the_story_did():
     assert not rows["EXL2 3.75 bpw", "fp16"].fits and "over on GPU 0" in rows["EXL2 3.75 bpw", "fp16"].why_not
     assert any("exl2-checkpoint" in n for n in p.notes)  # TabbyAPI main is EXL3-only: the branch that runs EXL2
     assert "cache_mode: Q8" in story.commands["config"] and "max_seq_len: 8192" in story.commands["config"]
-    assert story.commands["download"] == "hf download q/x-exl2 --revision 3.75bpw --local-dir models/x-exl2-3.75bpw"
+    assert story.commands["download"] == ("git clone -b exl2-checkpoint https://github.com/theroyallab/tabbyAPI && "
+                                          "hf download q/x-exl2 --revision 3.75bpw --local-dir tabbyAPI/models/x-exl2-3.75bpw")
+    assert "model_name: x-exl2-3.75bpw" in story.commands["config"]  # the folder the download wrote
     # the EXL2 speed is the story's measured share of the ceiling, and it names its source
     assert "reference story" in story.speed.source and story.speed.confidence == "S" and "repeat_kv" in story.speed.source
     # llama.cpp's cache cost off the H200 is an estimate, said so
@@ -140,9 +142,10 @@ def test_nothing_fits_says_what_overflows():
 
 
 def test_streams_and_quality_sources():
-    p = plan("v100-pcie-16gb", candidates=standard_candidates())
+    p = plan("v100-pcie-16gb", candidates=standard_candidates(), base_repo="story/Qwen-27B")
     short = [r for r in p.rows if r.fits and r.option.label == "EXL2 2.5 bpw" and r.cache == "q4"][0]
-    assert short.streams >= 2 and short.option.found == "convert" and "convert.py" in short.commands["download"]
+    assert short.streams >= 2 and short.option.found == "convert" and "convert.py" in short.commands["convert"]
+    assert "hf download story/Qwen-27B --local-dir models/Qwen-27B" in short.commands["download"]
     gguf = [r for r in p.rows if r.option.gguf_type == "Q4_K_M"][0]
     # a Qwen2 model: llama.cpp's table is Llama-3-8B's, so the cost is unknown here, and the source says whose it is
     assert "unknown for qwen2" in gguf.quality and "+0.1754" not in gguf.quality

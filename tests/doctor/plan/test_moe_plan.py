@@ -25,7 +25,8 @@ def config(path: str):
 
 
 def plan(path: str, context: int = 8192):
-    return build_plan(path, "fixture", config(path), (), (V100,), context)
+    """The standard versions made from the base model (a Hub id: without one there is nothing to download or run)."""
+    return build_plan(path, "fixture", config(path), (), (V100,), context, base_repo=f"fixture/{Path(path).name}")
 
 
 def test_qwen3_30b_a3b_q4_k_m_does_not_fit_whole_and_is_offered_with_experts_in_host_ram():

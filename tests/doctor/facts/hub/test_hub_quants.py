@@ -51,7 +51,7 @@ def test_a_base_model_lists_every_version_on_the_hub(tmp_path):
     assert labels["EXL2 3.75 bpw"]["download_bytes"] == 12_730_000_000 and labels["EXL2 3.75 bpw"]["revision"] == "3.75bpw"
     q8 = labels["GGUF Q8_0"]
     assert q8["download_bytes"] == 28_700_000_000 and q8["filename"].endswith("-00001-of-00002.gguf")
-    assert any("AWQ" in n and "not planned" in n for n in doc["notes"])
+    assert any("vLLM does not run AWQ" in n and "cc 7.0" in n for n in doc["notes"])  # AWQ kernels start at cc 7.5
     assert not any("/resolve/" in p and p.endswith(".safetensors") for p in asked)  # no weights fetched
     assert "versions listed by the Hub" in done.stderr
 
@@ -72,8 +72,9 @@ def test_a_split_gguf_downloads_every_part(tmp_path):
         done = run_in_child("story/Qwen-27B-Instruct", "--json", "--engine", "llama.cpp", "--target-gpu", "p40",
                             env={"HF_ENDPOINT": url, "HF_HUB_CACHE": str(tmp_path / "c"), "HF_HUB_OFFLINE": "0"})
     q8 = next(r for r in json.loads(done.stdout)["rows"] if r["option"]["gguf_type"] == "Q8_0")
-    assert q8["commands"]["download"] == ('hf download gguffer/Qwen-27B-Instruct-GGUF --include '
-                                          '"Qwen-27B-Instruct-Q8_0-*-of-*.gguf" --local-dir models')
+    assert q8["commands"]["download"] == ("hf download gguffer/Qwen-27B-Instruct-GGUF --include "
+                                          "'Qwen-27B-Instruct-Q8_0-*-of-*.gguf' --local-dir models/Qwen-27B-Instruct-GGUF")
+    assert q8["commands"]["run"].startswith(f"llama-server -m models/Qwen-27B-Instruct-GGUF/{q8['option']['filename']} ")
 
 
 def test_offline_the_cache_stands_in(tmp_path):
