@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from doctor.knowledge.decode_context import Range
+from doctor.model.range import Range
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from doctor.knowledge.engine_efficiency import EFFICIENCIES, FAMILY_FALLBACK, STORY, Efficiency, efficiency
+from doctor.model.range import Range
 
 ISSUE28 = "benchmarks/results/issue28-accuracy/README.md (H200, ExLlamaV2 0.3.2, llama.cpp of llama-cpp-python 0.3.36)"
 REPEAT_KV_SOURCE = ("https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/attn.py (repeat_kv before torch "
@@ -25,15 +26,6 @@ REPEAT_KV_SOURCE = ("https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exll
 MEASURED_ON = "h200"
 MEASURED_BANDWIDTH_GBS = 4800.0
 MEASURED_HEAD_WIDTH = 40 * 128  # query heads x head_dim of the measured model
-
-
-@dataclass(frozen=True)
-class Range:
-    """A figure with the span its source gives; `mid` is the one used."""
-
-    low: float
-    mid: float
-    high: float
 
 
 @dataclass(frozen=True)

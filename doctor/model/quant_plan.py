@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from doctor.model.range import Range
 from doctor.model.serialize import strict_json
 
 PLAN_SCHEMA = "v100-doctor/plan/1"
@@ -52,13 +53,7 @@ class Estimate:
     estimate: bool = True
 
 
-@dataclass(frozen=True)
-class TokS:
-    """A speed range, tok/s: the source and confidence are the row's `concurrency_source`."""
-
-    low: float
-    mid: float
-    high: float
+TokS = Range  # a speed range, tok/s: the source and confidence are the row's `concurrency_source`
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,12 @@ from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP
 from doctor.knowledge.batch_scaling import batch_ratio, ratio_at
-from doctor.knowledge.decode_context import Range, time_model_efficiency
+from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import family
 from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.quant_plan import PlanRow, StreamsEstimate, TokS, knee
+from doctor.model.range import Range
 from doctor.plan import gguf_memory as gm
 from doctor.plan.rows import Setting, arithmetic
 

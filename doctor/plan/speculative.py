@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
-from doctor.knowledge.decode_context import Range, time_model_efficiency
+from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import family
 from doctor.model.quant_plan import Estimate, PlanRow
+from doctor.model.range import Range
 from doctor.plan import concurrency as cc
 from doctor.plan.rows import Setting, arithmetic
 

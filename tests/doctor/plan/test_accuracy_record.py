@@ -14,8 +14,8 @@ from conftest import ROOT
 
 from doctor.facts.hub.quants import discover
 from doctor.knowledge import decode_context as dc
-from doctor.knowledge.decode_context import Range
 from doctor.knowledge.gpus import spec_for_key
+from doctor.model.range import Range
 from doctor.plan.build import build_plan
 
 RESULTS = ROOT / "benchmarks/results/issue28-accuracy"
