@@ -116,7 +116,7 @@ class EngineAdapter:
     label: str  # how its users name it: "llama.cpp (llama-server, llama-cpp-python, LM Studio)"
     formats: tuple[str, ...]  # the model formats it loads (doctor/knowledge/formats.py keys)
     uses_torch: bool  # runs on PyTorch: the driver/CUDA/PyTorch pairing and torch's kernels matter
-    uses_exllamav2: bool  # runs ExLlamaV2's extension: its JIT build and its import matter
+    uses_exllamav2: bool = False  # runs ExLlamaV2's extension: its JIT build and its import matter
     fp16_kernels: bool  # decode does its math in FP16, so a card with slow FP16 (Pascal 1:64) crawls
     efficiency_key: str  # its row in doctor/knowledge/engine_efficiency.py ("exllamav2", "llama.cpp", "transformers")
     vocabulary: FixVocabulary

@@ -23,7 +23,6 @@ class LlamaCpp(EngineAdapter):
     label = "llama.cpp"
     formats = ("gguf",)
     uses_torch = False
-    uses_exllamav2 = False
     fp16_kernels = False  # MMQ/MMVQ do integer dot products; Pascal keeps FP16 off the hot path
     efficiency_key = "llama.cpp"
     vocabulary = FixVocabulary(
@@ -35,7 +34,6 @@ class LlamaCpp(EngineAdapter):
         fast_format="Use a GGUF quant of the model (Q4_K_M), which llama.cpp runs on its own quantized kernels.")
     format_runtimes = ("llama.cpp",)
     quant_v_without_fa = "refuses"
-    flash_attn_use = "own"
     support = SUPPORT
     flash_attn_note = ("llama.cpp runs its own flash-attention kernels (-fa on|auto); the flash-attn package is not "
                        "used, installed or not")

@@ -36,7 +36,6 @@ class Ollama(EngineAdapter):
     label = "Ollama"
     formats = ("gguf",)
     uses_torch = False
-    uses_exllamav2 = False
     fp16_kernels = False
     efficiency_key = "llama.cpp"
     vocabulary = FixVocabulary(
@@ -52,7 +51,6 @@ class Ollama(EngineAdapter):
     format_runtimes = ("llama.cpp",)
     quant_v_without_fa = "ignores"
     auto_offload = True  # num_gpu unset: Ollama's scheduler offloads the layers that fit (docs/faq.md)
-    flash_attn_use = "own"
     support = SUPPORT
     flash_attn_note = ("Ollama runs llama.cpp's own flash-attention kernels (OLLAMA_FLASH_ATTENTION=1); the flash-attn "
                        "package is not used, installed or not")

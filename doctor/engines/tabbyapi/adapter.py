@@ -14,7 +14,6 @@ class TabbyApiMain(EngineAdapter):
     label = "TabbyAPI (main branch)"
     formats = ("exl3",)
     uses_torch = True
-    uses_exllamav2 = False
     fp16_kernels = True
     efficiency_key = "exllamav2"
     vocabulary = FixVocabulary(
@@ -23,7 +22,6 @@ class TabbyApiMain(EngineAdapter):
         fast_format="Get an EXL3 quant of the model (cc 8.0+), or serve an EXL2 quant with TabbyAPI's exl2-checkpoint "
                     "branch on older cards.")
     format_runtimes = ("ExLlamaV3",)
-    flash_attn_use = "own"
     support = SUPPORT
     flash_attn_note = ("TabbyAPI's main branch (ExLlamaV3) refuses cards below cc 8.0 before any attention runs; on the "
                        "cards it accepts, flash-attn 2 runs")

@@ -16,7 +16,6 @@ class Transformers(EngineAdapter):
     label = "Transformers"
     formats = ("bnb-4bit", "bnb-8bit", "gptq", "awq", "fp16", "bf16", "fp32")
     uses_torch = True
-    uses_exllamav2 = False
     fp16_kernels = True
     efficiency_key = "transformers"
     vocabulary = FixVocabulary(

@@ -33,7 +33,6 @@ class Vllm(EngineAdapter):
     label = "vLLM"
     formats = ("gptq", "awq", "fp16", "bf16", "fp32")
     uses_torch = True
-    uses_exllamav2 = False
     fp16_kernels = True
     efficiency_key = "transformers"  # no measured vLLM row yet: judged by its support floor, not its speed
     vocabulary = FixVocabulary(
@@ -44,7 +43,6 @@ class Vllm(EngineAdapter):
                     "--dtype half below cc 8.0",
         fast_format="Use a 4-bit GPTQ quant of the model (AWQ needs cc 7.5+).")
     format_runtimes = ("vLLM",)
-    flash_attn_use = "own"
     flash_attn_note = ("vLLM picks its attention backend by the card (vllm/platforms/cuda.py): FLASH_ATTN needs cc 8.0, "
                        "so below it vLLM takes TRITON_ATTN or FlexAttention; the flash-attn package is not what it calls")
     pins_torch = True
