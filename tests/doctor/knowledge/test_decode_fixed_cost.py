@@ -18,12 +18,16 @@ FITTED = json.loads((RESULTS / "fits-check-70b.json").read_text())
 INPUTS = json.loads((RESULTS / "inputs.json").read_text())["points"]
 
 
-def _fit_script():
-    spec = importlib.util.spec_from_file_location("speed_model_fit", ROOT / "benchmarks/speed_model_fit.py")
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"benchmarks/{name}.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _fit_script():
+    return _load("speed_model_fit")
 
 
 def test_the_module_holds_the_recorded_fits():
@@ -91,14 +95,6 @@ def test_off_hopper_the_cards_own_efficiency_holds_at_its_anchor_and_a_smaller_m
 def test_no_anchor_or_fixed_costs_longer_than_the_anchor_give_no_carried_figure():
     assert fc.elsewhere_times(10.0, 32, 900, "ada", 0.5, 0.6, 0.7) is None
     assert fc.anchored_share(0.9, 0.5, 64) is None  # 64 layers of fixed costs alone take longer than 0.5 / 0.9 ms
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / f"benchmarks/{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_the_device_sweeps_runs_refit_to_the_costs_they_were_made_with_and_check_the_held_out_shapes(tmp_path):
