@@ -14,9 +14,9 @@ from doctor.engines import adapter
 from doctor.engines.base import PlanRun
 from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
+from doctor.knowledge.cuda_context import context_bytes
 from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import family
-from doctor.knowledge.exllamav2_memory import cuda_context_bytes
 from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.host_memory import HOST_BANDWIDTH_GBS, HOST_READ_SHARE, OLLAMA_OFFLOAD, PCIE_SOURCE, effective_host_gbs
 from doctor.knowledge.quant_quality import quality
@@ -38,7 +38,7 @@ def _plan(s: Setting, c: QuantCandidate, card: GpuSpec, cache: str, context: int
     d = s.dims
     shape = gm.gguf_shape(d, c.download_bytes, c.bpw, c.gguf_type)
     cap = float(s.capacity_bytes(card))
-    ctx = cuda_context_bytes(card.cc)
+    ctx = context_bytes("llama.cpp", card.cc)
 
     def fits(n: int, kind: str) -> bool:
         if kind == "experts":
@@ -78,7 +78,7 @@ def offload_row(s: Setting, c: QuantCandidate, card: GpuSpec, cache: str, contex
     d = s.dims
     shape = gm.gguf_shape(d, c.download_bytes, c.bpw, c.gguf_type)
     cap = s.capacity_bytes(card)
-    ctx = cuda_context_bytes(card.cc)
+    ctx = context_bytes("llama.cpp", card.cc)
     emb = int(shape.embedding_params * shape.bpw / 8)
     if kind == "experts":
         peak = gm.gpu_peaks(d, shape, context, cache, [float(cap)], ctx, n)[0]
