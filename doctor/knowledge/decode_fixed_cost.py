@@ -13,6 +13,10 @@ shapes; a plan's range is the envelope of the times they give a shape, widened b
 another card the fixed costs are the H200's (kernel launches and host work, assumed the same: an estimate) and the
 share is solved so that the card's measured or published efficiency at its anchor shape holds (bandwidth scaling:
 the products' time scales with the card's bandwidth, the fixed costs do not).
+
+A mixture-of-experts layer is given a dense layer's fixed cost and its active experts' bytes (doctor/plan/gguf_memory.py
+read shares); its router, top-k and per-expert products add kernels not measured here, so its speed is likely
+overstated: no MoE GGUF has been timed yet.
 """
 
 from __future__ import annotations
