@@ -192,8 +192,8 @@ def prepare_streams() -> None:
 
 def text_width(stream: TextIO) -> int:
     """Plain text wraps at the terminal's width when it goes to one (COLUMNS first, as shutil reads it), and at
-    doctor.render.common.WIDTH (100) in a pipe, a file or a log, where no width is known (issue 13)."""
-    from doctor.render.common import WIDTH  # lazy: the report model and renderers load when a report is written, not for --version or --help
+    doctor.render.width.WIDTH (100) in a pipe, a file or a log, where no width is known (issue 13)."""
+    from doctor.render.width import WIDTH  # lazy: the renderers load when something is written, not for --version or --help
 
     try:
         terminal = stream.isatty()

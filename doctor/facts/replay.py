@@ -9,6 +9,7 @@ from typing import Any
 
 from doctor.facts.archive import ArchiveError, looks_like_archive, read_member
 from doctor.facts.files.safe_open import read_capped
+from doctor.facts.files.surrogates import ESCAPED_SURROGATE, without_lone_surrogates
 from doctor.model.errors import ReplayError
 from doctor.model.report import Loaded, parse_document
 
@@ -53,22 +54,6 @@ def json_document(raw: bytes) -> Any:
     except (ValueError, RecursionError) as exc:
         raise ReplayError(_why_unparsable(exc)) from None
     return without_lone_surrogates(data) if ESCAPED_SURROGATE.search(text) else data
-
-
-ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def without_lone_surrogates(data: Any) -> Any:
-    """`data` with each lone surrogate (a JSON "\\ud800" no UTF-8 output can encode) as U+FFFD; pairs were
-    joined by json.loads already."""
-    if isinstance(data, str):
-        return LONE_SURROGATE.sub("\ufffd", data)
-    if isinstance(data, list):
-        return [without_lone_surrogates(v) for v in data]
-    if isinstance(data, dict):
-        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in data.items()}
-    return data
 
 
 def _why_unparsable(exc: BaseException) -> str:

@@ -10,8 +10,7 @@ from doctor.model.prescription import Prescription
 from doctor.model.report import Report
 from doctor.model.source import Origin
 from doctor.model.unknown import known, show
-
-WIDTH = 100  # plain text in a file, a pipe or a log, and Markdown; on a terminal, the terminal's width
+from doctor.render.width import WIDTH
 
 SYMBOLS = {Status.PASS: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIP: "–", Status.ERROR: "☠", Status.INFO: "i"}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from doctor.facts.files.safe_open import read_capped
-from doctor.facts.replay import ESCAPED_SURROGATE, without_lone_surrogates
+from doctor.facts.files.surrogates import ESCAPED_SURROGATE, without_lone_surrogates
 from doctor.model.model_dir import MISSING, ModelConfig
 from doctor.model.plausible import CONFIG_RANGES, problem
 from doctor.model.unknown import Maybe, Unknown
