@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("doctor.commands.probe", "time the engine in force on your model (or --synthetic) and explain the gap to the ceiling"),
     "fleet": ("doctor.commands.fleet", "one table over many hosts' reports: shared causes, slow outliers (text, JSON, Markdown)"),
     "plan": ("doctor.commands.plan", "before the download: which quantized version, cache and context fit a card, how fast, how to get it"),
+    "fit": ("doctor.commands.fit", "which catalogued model to run on this card: every model, version and cache ranked, offline"),
     "demo": ("doctor.commands.demo", "replay recorded example cases (the reference V100 journey, an H200), clearly labelled"),
 }
 

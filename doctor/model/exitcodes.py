@@ -92,6 +92,11 @@ COMMAND_CODES: dict[str, tuple[tuple[ExitCode, str], ...]] = {
         (ExitCode.WARNINGS, "nothing fits the asked context on some card"),
         (ExitCode.USAGE, "bad input (MODEL not found or not readable, an unknown card)"),
         (ExitCode.INTERNAL, _BUG)),
+    "fit": (
+        (ExitCode.OK, "a catalogued model fits the asked context on every card set"),
+        (ExitCode.WARNINGS, "nothing in the catalogue fits (after the filters) on some card set"),
+        (ExitCode.USAGE, "bad input (an unknown card, --min-params above --max-params, -o cannot be written)"),
+        (ExitCode.INTERNAL, _BUG)),
     "demo": (
         (ExitCode.OK, "the tour was shown (plain `demo` always exits 0), or the examples named passed"),
         (ExitCode.WARNINGS, "`demo NAME`: the example has warnings (as --replay of it exits)"),

@@ -164,6 +164,11 @@ def plan_to_dict(plan: QuantPlan) -> dict:
     return {"schema": doc.pop("schema"), **doc}
 
 
+def row_to_dict(r: PlanRow) -> dict:
+    """One row's wire form, as in the plan's `rows` (fit's results carry the same)."""
+    return _row(r)
+
+
 def _row(r: PlanRow) -> dict:
     d = asdict(r)
     d["cards"], d["peak_bytes"], d["capacity_bytes"] = list(r.cards), list(r.peak_bytes), list(r.capacity_bytes)

@@ -9,6 +9,7 @@ engine's efficiency on that architecture, plus the engine's context terms (docto
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from doctor.engines import ADAPTERS, EngineAdapter, adapter
 from doctor.engines.base import PlanRun, PlanSetup
@@ -122,14 +123,19 @@ def _llama_times(w: float, eff: Efficiency, cards: tuple[GpuSpec, ...], layers: 
 
 
 def exl2_bytes(s: Setting, c: QuantCandidate) -> ModelBytes:
+    return _exl2_bytes(s.config, c)
+
+
+@lru_cache(maxsize=256)  # every cache type and card of an option asks for the same bytes (fit: the whole catalogue)
+def _exl2_bytes(config: ModelConfig, c: QuantCandidate) -> ModelBytes:
     method = "fp16" if c.fmt == "fp16" else c.fmt
     quant = QuantFacts(method=method, declared_in="plan", bits=c.bpw if c.bpw else 16.0,
                        group_size=c.group_size or 128, desc_act=False)
-    return model_bytes(ModelFacts(path=c.label, exists=False, kind="planned", config=s.config, quant=quant))
+    return model_bytes(ModelFacts(path=c.label, exists=False, kind="planned", config=config, quant=quant))
 
 
 def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int,
-             engine: str = "exllamav2") -> PlanRow:
+             engine: str = "exllamav2", longest: bool = True) -> PlanRow:
     d, mb = s.dims, exl2_bytes(s, c)
     caps = [s.capacity_bytes(g) for g in cards]
     rooms = [GpuRoom(i, g.name, (caps[i] - (s.draft_bytes if i == 0 else 0)) / MIB, caps[i] / MIB, measured=False)
@@ -138,7 +144,7 @@ def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
     quantized = c.fmt != "fp16"
     budget = plan_budget(mb, d, rooms, context, cache, None, quantized, ctx_bytes)
     peaks = tuple(dev.peak_bytes + (s.draft_bytes if dev.index == 0 else 0) for dev in budget.devices)
-    longest = largest_fitting_seq_len(mb, d, rooms, cache, None, quantized, s.upper_context, ctx_bytes)
+    most = largest_fitting_seq_len(mb, d, rooms, cache, None, quantized, s.upper_context, ctx_bytes) if longest else 0
 
     def times_at(past: int) -> list[float]:
         """Each GPU's read time (weights, cache, the repeat_kv copy without flash-attn) and the embedding row."""
@@ -147,22 +153,24 @@ def exl2_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
                 for dev in budget.devices if dev.components["weights"]] + \
             [read_ms(mb.embedding_row_bytes, cards[0].bandwidth_gbs)]
 
-    half, full = times_at(context // 2), times_at(context)
+    half = times_at(context // 2)
+    full = times_at(context) if longest else half
     ceiling = (1000 / sum(half), 1000 / sum(full))
-    speeds = (_speed(half, dt.ZERO, "exllamav2", cards, cache, s), _speed(full, dt.ZERO, "exllamav2", cards, cache, s))
+    speed = _speed(half, dt.ZERO, "exllamav2", cards, cache, s)
+    speeds = (speed, _speed(full, dt.ZERO, "exllamav2", cards, cache, s) if longest else speed)
     per_stream = KV_CACHE_MODES[cache].bytes_per_token(d.layers, d.kv_heads, d.head_dim) * context
     why = ""
     if not budget.fits:
         over = -budget.margin_bytes
         why = (f"{budget.unplaced_layers} of {d.layers} layers do not fit" if budget.unplaced_layers else
                f"{gb(over, 2)} over on GPU {min(budget.devices, key=lambda x: x.margin_bytes).index}")
-    return _row(s, c, engine, cards, cache, context, budget.fits, peaks, tuple(caps), ceiling, speeds, longest,
+    return _row(s, c, engine, cards, cache, context, budget.fits, peaks, tuple(caps), ceiling, speeds, most,
                 per_stream, sum(max(0, dev.margin_bytes) for dev in budget.devices), why,
                 None)  # TabbyAPI's autosplit: the budget places whole layers GPU by GPU as it does
 
 
 def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int,
-             engine: str = "llama.cpp") -> PlanRow:
+             engine: str = "llama.cpp", longest: bool = True) -> PlanRow:
     d = s.dims
     shape = gm.gguf_shape(d, c.download_bytes, c.bpw, c.gguf_type)
     caps = [s.capacity_bytes(g) for g in cards]
@@ -177,7 +185,7 @@ def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
 
     peaks = peaks_at(context)
     ok = fits(context)
-    lo, hi = 0, s.upper_context // SEQ_STEP
+    lo, hi = 0, s.upper_context // SEQ_STEP if longest else 0
     while lo < hi:
         mid = (lo + hi + 1) // 2
         lo, hi = (mid, hi) if fits(mid * SEQ_STEP) else (lo, mid - 1)
@@ -195,8 +203,9 @@ def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
         return _speed([read_ms(b, g.bandwidth_gbs) for b, g in zip(weights, cards) if b], ctx, "llama.cpp", cards,
                       cache, s, c.gguf_type)
 
-    ceiling = (ceiling_at(context // 2), ceiling_at(context))
-    speeds = (speed_at(context // 2), speed_at(context))
+    ceiling = (ceiling_at(context // 2), ceiling_at(context) if longest else 0.0)
+    speed = speed_at(context // 2)
+    speeds = (speed, speed_at(context) if longest else speed)
     per_stream = gm.kv_bytes(d, context, cache)
     margin = sum(max(0, cap - p) for p, cap in zip(peaks, caps))
     worst = max(range(len(caps)), key=lambda i: peaks[i] - caps[i])
@@ -263,15 +272,17 @@ def _row(s: Setting, c: QuantCandidate, engine: str, cards: tuple[GpuSpec, ...],
 
 
 def row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: str, context: int,
-        engine: str | None = None) -> PlanRow:
-    """The row of version `c` on `engine` (default: the first engine that plans its format)."""
+        engine: str | None = None, longest: bool = True) -> PlanRow:
+    """The row of version `c` on `engine` (default: the first engine that plans its format). `longest=False`: a
+    first look (fit's sweep of the whole catalogue, doctor/plan/best.py): fits, peak and the speed with half the
+    context in the cache, without the longest-context search (max_context 0) or the full-context speed (the same)."""
     engine = engine or str(engines_for(c)[0].id)
     kind = arithmetic(engine)
     if kind == "llama.cpp":
-        return gguf_row(s, c, cards, cache, context, engine)
+        return gguf_row(s, c, cards, cache, context, engine, longest)
     if kind == "torch":
         return torch_row(s, c, cards, cache, context, engine)
-    return exl2_row(s, c, cards, cache, context, engine)
+    return exl2_row(s, c, cards, cache, context, engine, longest)
 
 
 

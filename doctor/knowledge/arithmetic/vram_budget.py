@@ -165,6 +165,7 @@ def plan_budget(mb: ModelBytes, d: ModelDims, rooms: list[GpuRoom], max_seq_len:
         capacity = [g * GIB - rope - state - scratch for g in gpu_split]
         placed, unplaced, head_dev = _placement(mb, capacity, 0, head_extra)
     devices = []
+    reads = mb.read_layer_bytes  # (a property that builds the tuple: once, not once per layer)
     for i in range(n_dev):
         layers = placed[i]
         used = bool(layers) or i == head_dev
@@ -185,7 +186,7 @@ def plan_budget(mb: ModelBytes, d: ModelDims, rooms: list[GpuRoom], max_seq_len:
         comp["transient_is"] = 1 if loading > runtime else 0  # 1: the loader's moment is the peak
         peak = sum(v for k, v in comp.items() if k != "transient_is")
         free = int(rooms[i].free_mib * MIB) if i < len(rooms) else 0
-        read = sum(mb.read_layer_bytes[j] for j in layers) + (head_extra if i == head_dev else 0)
+        read = sum(reads[j] for j in layers) + (head_extra if i == head_dev else 0)
         devices.append(DeviceBudget(i, len(layers), comp, peak, free, read))
     notes: tuple[str, ...] = ()
     if gpu_split and len(gpu_split) > len(rooms):

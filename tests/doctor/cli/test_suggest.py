@@ -32,7 +32,7 @@ def test_the_real_cli_suggests_and_exits_3_before_any_run():
     assert proc.returncode == 3 and not proc.stdout
     assert proc.stderr.strip().splitlines() == [
         "v100-doctor: error: unknown subcommand 'explian'; did you mean 'explain'? "
-        "(subcommands: explain, bundle, watch, probe, fleet, plan, demo) (see: v100-doctor --help)"]
+        "(subcommands: explain, bundle, watch, probe, fleet, plan, fit, demo) (see: v100-doctor --help)"]
     proc = run_cli("watch", "--secnds", "3")
     assert proc.returncode == 3 and "unknown flag --secnds; did you mean --seconds?" in proc.stderr
 
@@ -43,7 +43,7 @@ def test_a_word_nothing_is_close_to_is_named_as_before():
 
 def test_the_usage_line_names_the_subcommands():
     usage = build_parser().format_usage()
-    assert usage.startswith("usage: v100-doctor {explain,bundle,watch,probe,fleet,plan,demo} ...\n       v100-doctor [-h]")
+    assert usage.startswith("usage: v100-doctor {explain,bundle,watch,probe,fleet,plan,fit,demo} ...\n       v100-doctor [-h]")
 
 
 def test_choices_take_any_case():
