@@ -13,6 +13,7 @@ from checks.env.compute_capability import CHECK as COMPUTE_CAPABILITY
 from checks.env.cuda_pairing import CHECK as CUDA_PAIRING
 from checks.env.flash_attn import CHECK as FLASH_ATTN
 from checks.env.gpu_present import CHECK as GPU_PRESENT
+from checks.model.architecture import CHECK as ARCHITECTURE
 from checks.model.ceiling import CHECK as CEILING
 from checks.model.dtype import CHECK as DTYPE
 from checks.model.memory_budget import CHECK as MEMORY_BUDGET
@@ -30,7 +31,7 @@ from checks.runtime.thermal import CHECK as THERMAL
 
 ENV_CHECKS: tuple[Check, ...] = (GPU_PRESENT, COMPUTE_CAPABILITY, CUDA_PAIRING, FLASH_ATTN)
 MULTI_GPU_CHECKS: tuple[Check, ...] = (GPU_NUMBERING, GPU_TOPOLOGY, TENSOR_PARALLEL_MIX)
-MODEL_CHECKS: tuple[Check, ...] = (MODEL_PATH, QUANT_FORMAT, DTYPE, MEMORY_BUDGET, CEILING)
+MODEL_CHECKS: tuple[Check, ...] = (MODEL_PATH, QUANT_FORMAT, ARCHITECTURE, DTYPE, MEMORY_BUDGET, CEILING)
 ENGINE_CHECKS: tuple[Check, ...] = (ENGINE, ENGINE_BUILD, ENGINE_LAUNCH, GGUF_BUDGET)
 RUNTIME_CHECKS: tuple[Check, ...] = (THERMAL, CPU_OFFLOAD, GPU_PROCESSES, PCIE_LINK, GPU_MEMORY_HEALTH)
 PROBE_CHECKS: tuple[Check, ...] = (EXLLAMAV2_READY,)

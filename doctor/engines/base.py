@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from doctor.engines import architecture
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, card_is, flash_attn_fix
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, EngineSupport, cc_tuple
 from doctor.model.engines import CudaLibrary, EngineLaunch
@@ -17,6 +18,7 @@ from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
 from doctor.model.quant_plan import QuantCandidate
+from doctor.model.unknown import Maybe, Unknown
 
 __all__ = ["CudaBuild", "DriverFloor", "EngineAdapter", "FixVocabulary", "Judgement", "PlanRun", "PlanSetup"]
 
@@ -133,6 +135,26 @@ class EngineAdapter:
     # by the engine's version (judge_card's fix), not by swapping torch under it
     support: tuple[EngineSupport, ...] = ()  # its support table: the oldest card each version runs on, with sources
     # (its package's support.py)
+
+    # its rows in doctor/knowledge/architectures.py ("": the doctor keeps none), whether it names a model by the GGUF's
+    # general.architecture (llama.cpp, Ollama) rather than config.json's architectures, and its pip name
+    arch_table: str = ""
+    arch_from_gguf: bool = False
+    arch_package: str = ""
+    versioned: str = ""  # what installed_version is the version of, when not the engine itself ("llama-cpp-python")
+
+    def installed_version(self, facts: Facts) -> Maybe[str]:
+        """Its version on this machine, as gathered; Unknown with the reason when the doctor cannot read it."""
+        return Unknown(f"the doctor does not read {self.label}'s version")
+
+    def judge_architecture(self, arch: str, facts: Facts) -> Judgement:
+        """Whether its installed version loads this architecture (doctor/engines/architecture.py's one rule)."""
+        if not self.arch_table:
+            return Judgement(Status.INFO, f"unknown: the doctor keeps no architecture list for {self.label}",
+                             evidence={"architecture": arch, "engine": str(self.id)})
+        a = architecture.judge(self.arch_table, self.label.split(" (")[0], arch, self.installed_version(facts),
+                               self.arch_package, self.versioned)
+        return Judgement(a.status, a.summary, a.fix, a.commands, a.evidence)
 
     @property
     def cuda_stack(self) -> frozenset[str]:

@@ -6,6 +6,7 @@ kept here, apart from the torch/ExLlamaV2 rows, because their fixes are the engi
 
 from __future__ import annotations
 
+from doctor.knowledge.architectures import ARCH_FIX, EXL2_SOURCE
 from doctor.knowledge.llamacpp_build import REBUILD_CMAKE
 from doctor.model.ids import CheckId
 
@@ -162,6 +163,35 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          confidence="P", rules_out_on_pass=False,
          pass_note="the checks read this machine's driver now, not the state the Ollama process met when it started "
                    "(a suspend/resume, a fabric manager that was not running yet)"),
+    # issue 39: an architecture the engine does not know, in each engine's own words; the fix is the check's own
+    dict(id="llama-unknown-architecture", engine="llama.cpp", anchor="unknown model architecture",
+         pattern=r"unknown model architecture: '(?P<architecture>[^']+)'",
+         checks=(CheckId.ARCHITECTURE,),
+         title="this llama.cpp build does not know the GGUF's architecture (general.architecture): it predates the "
+               "model, so the model cannot load",
+         fix=ARCH_FIX["llama.cpp"],
+         source=f"{LLAMA}/src/llama-model.cpp (\"unknown model architecture: '\") ; "
+                f"{OLLAMA}/issues/15625 ('qwen35moe' in Ollama) ; https://github.com/unslothai/unsloth/pull/4790 ('gemma4')",
+         confidence="P", rules_out_on_pass=False,
+         pass_note="the check judges the llama.cpp installed here, not necessarily the build that wrote the log"),
+    dict(id="exllamav2-unknown-architecture", engine="ExLlamaV2", anchor="unknown architecture",
+         pattern=r"!! Warning, unknown architecture: (?P<architecture>\S+)",
+         checks=(CheckId.ARCHITECTURE,),
+         title="ExLlamaV2 does not know the model's architecture (config.json's architectures) and loads it as Llama: "
+               "it then fails on missing tensors or writes nonsense",
+         fix=ARCH_FIX["exllamav2"], source=f"{EXL2_SOURCE} (the warning and \"Loading as LlamaForCausalLM\")",
+         confidence="P", rules_out_on_pass=False,
+         pass_note="the check judges the exllamav2 installed here, not necessarily the one that wrote the log"),
+    dict(id="vllm-unsupported-architecture", engine="vLLM", anchor="are not supported for now",
+         pattern=r"Model architectures \[(?P<architectures>[^\]]*)\] are not supported for now",
+         checks=(CheckId.ARCHITECTURE,),
+         title="this vLLM's model registry does not have the model's architecture (config.json's architectures), so "
+               "it refuses to load it",
+         fix=ARCH_FIX["vllm"],
+         source="https://github.com/vllm-project/vllm/issues/27314 (DeepseekOCRForCausalLM) ; "
+                "https://docs.vllm.ai/en/latest/usage/troubleshooting.html (Model not supported)",
+         confidence="P", rules_out_on_pass=False,
+         pass_note="the check judges the vLLM installed here, not necessarily the one that wrote the log"),
     # --- issue 35: wordings and classes seen in real pastes, each verified in the public thread named -------------
     dict(id="llama-zero-layers-offloaded", engine="llama.cpp", anchor="layers to gpu",
          pattern=r"offloaded 0/(?P<layers>\d+) layers to GPU",

@@ -35,6 +35,7 @@ class CheckId(_TextId):
     TENSOR_PARALLEL_MIX = "tensor-parallel-mix"  # checks.multi_gpu.tensor_parallel_mix
     MODEL_PATH = "model-path"  # checks.model.path
     QUANT_FORMAT = "quant-format"  # checks.model.quant_format
+    ARCHITECTURE = "architecture"  # checks.model.architecture
     DTYPE = "dtype"  # checks.model.dtype
     MEMORY_BUDGET = "memory-budget"  # checks.model.memory_budget
     CEILING = "ceiling"  # checks.model.ceiling

@@ -13,13 +13,21 @@ from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
 from doctor.model.quant_plan import QuantCandidate
-from doctor.model.unknown import known
+from doctor.model.unknown import Maybe, Unknown, known
 
 ROW_SPLIT_REMOVED = "https://github.com/ggml-org/llama.cpp/pull/24216"
 
 
 class LlamaCpp(EngineAdapter):
     id = Engine("llama.cpp")
+    arch_table = "llama.cpp"
+    arch_from_gguf = True
+    versioned = "llama-cpp-python"
+
+    def installed_version(self, facts: Facts) -> Maybe[str]:
+        """llama-cpp-python's version (its vendored llama.cpp); a llama-server's build number is not read."""
+        return facts.engines.llama_cpp.python_package if facts.engines is not None else Unknown("not gathered")
+
     label = "llama.cpp"
     formats = ("gguf",)
     uses_torch = False

@@ -13,7 +13,7 @@ from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
 from doctor.model.quant_plan import QuantCandidate
-from doctor.model.unknown import known
+from doctor.model.unknown import Maybe, Unknown, known
 
 # the official installer lays out every runner (cuda_v12 and cuda_v13) beside the binary
 INSTALL = "curl -fsSL https://ollama.com/install.sh | sh"
@@ -33,6 +33,13 @@ def ollama_version(facts: Facts) -> Version | None:
 
 class Ollama(EngineAdapter):
     id = Engine("ollama")
+    arch_table = "ollama"
+    arch_from_gguf = True
+
+    def installed_version(self, facts: Facts) -> Maybe[str]:
+        o = facts.engines.ollama if facts.engines is not None else None
+        return o.version if o is not None and o.installed else Unknown("ollama is not on PATH")
+
     label = "Ollama"
     formats = ("gguf",)
     uses_torch = False

@@ -15,7 +15,7 @@ from doctor.model.findings import Status
 from doctor.model.plan import Plan
 
 PASS, WARN, FAIL, SKIP, INFO = Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.INFO
-ALL = ("model-path", "quant-format", "dtype", "memory-budget", "ceiling")
+ALL = ("model-path", "quant-format", "architecture", "dtype", "memory-budget", "ceiling")
 
 # fixture -> plan -> {check: (status, {evidence key: value}, words in the summary)}
 CASES = {

@@ -391,6 +391,17 @@ CASES = [
     ("ollama-cuda-init-failure", "https://github.com/ollama/ollama/issues/1877",
      "time=2024-03-11T13:14:33.744Z level=INFO source=gpu.go:249 msg=\"Unable to load CUDA management library "
      "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14: nvml vram init failure: 999", {"cuda_error": 999}),
+    # issue 39: an architecture the engine does not know, each quoted from the thread or source named
+    ("llama-unknown-architecture", "https://github.com/ollama/ollama/issues/15625",
+     "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen35moe'",
+     {"architecture": "qwen35moe"}),
+    ("llama-unknown-architecture", "https://github.com/unslothai/unsloth/pull/4790",
+     "unknown model architecture: 'gemma4'", {"architecture": "gemma4"}),
+    ("exllamav2-unknown-architecture", "https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/architecture.py",
+     " !! Warning, unknown architecture: Qwen3NextForCausalLM", {"architecture": "Qwen3NextForCausalLM"}),
+    ("vllm-unsupported-architecture", "https://github.com/vllm-project/vllm/issues/27314",
+     "(APIServer pid=352089) Value error, Model architectures ['DeepseekOCRForCausalLM'] are not supported for now. "
+     "Supported architectures: dict_keys(['ApertusForCausalLM', 'AquilaModel'])", {"architectures": "'DeepseekOCRForCausalLM'"}),
     ("ollama-inference-on-cpu", "https://github.com/ollama/ollama/issues/9496",
      "time=2025-03-05T11:57:30.901+10:00 level=INFO source=types.go:130 msg=\"inference compute\" id=0 library=cpu "
      "variant=\"\" compute=\"\" driver=0.0 name=\"\" total=\"31.9 GiB\" available=\"26.4 GiB\"", {"host_memory": "31.9 GiB"}),
