@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import os
 import sys
 import time
-from typing import Any
 
+from doctor.probe.child_events import not_installed, say
 from doctor.probe.more_runs import add_timing_arguments, timed_runs
 
 FA = {"auto": -1, "off": 0, "on": 1}
-
-
-def say(**event: Any) -> None:
-    print(json.dumps(event), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import llama_cpp  # lazy: the child exists to import the engine; the doctor never does
     except ImportError as exc:
-        say(event="error", kind="not-installed", message=f"llama-cpp-python is not importable: {exc}")
-        return 3
+        return not_installed("llama-cpp-python", exc)
     llama_cpp.llama_log_set(ctypes.cast(None, llama_cpp.llama_log_callback), ctypes.c_void_p(0))  # type: ignore[arg-type]  # None: a NULL callback, as ctypes takes it
     llama_cpp.llama_backend_init()
     say(event="phase", phase="load")

@@ -16,18 +16,14 @@ Bytes read per token are counted on the loaded model: every parameter and buffer
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import sys
 import time
 import traceback
 from typing import Any
 
+from doctor.probe.child_events import not_installed, say
 from doctor.probe.more_runs import add_timing_arguments, timed_runs
-
-
-def say(**event: Any) -> None:
-    print(json.dumps(event), flush=True)
 
 
 def _version(name: str) -> str:
@@ -83,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch  # lazy: the child exists to import the engine; the doctor never does
         import transformers  # lazy: as torch
     except ImportError as exc:
-        say(event="error", kind="not-installed", message=f"Transformers (with torch) is not importable: {exc}")
-        return 3
+        return not_installed("Transformers (with torch)", exc)
     quant = a.quant
     if quant in ("auto", "nf4"):
         try:
@@ -92,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             quant = "nf4"
         except ImportError as exc:
             if quant == "nf4":
-                say(event="error", kind="not-installed", message=f"bitsandbytes is not importable: {exc}")
-                return 3
+                return not_installed("bitsandbytes", exc)
             quant = "fp16"
     versions = {n: _version(n) for n in ("transformers", "bitsandbytes", "torch", "accelerate")}
     say(event="versions", quant=quant, versions=versions)
