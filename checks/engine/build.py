@@ -42,6 +42,9 @@ def run(ctx: CheckContext) -> Finding:
     if not build.installed:
         return CHECK.finding(Status.SKIP, f"skipped: {a.label} is not installed here (nothing on PATH, no llama-cpp-python)")
     fix, commands = a.rebuild_for_card(cc, ctx.facts)
+    owner = build.owner or a.label
+    if not build.libraries and build.not_cuda:  # a runtime that runs the card without CUDA code of its own
+        return CHECK.finding(Status.PASS, f"{build.not_cuda}; it runs on {name} (cc {cc})", {"engine": str(engine)})
     if not build.libraries:
         return CHECK.finding(Status.FAIL, f"{build.what} is installed but no ggml CUDA library was found beside it: a CPU-only "
                              "build runs every layer on the CPU, whatever the card", {"engine": str(engine)}, fix, commands)
@@ -58,16 +61,17 @@ def run(ctx: CheckContext) -> Finding:
     ev = {"engine": str(engine), "cc": cc, "libraries": rows}
     if ok:
         lib, how = ok[0]
-        where = f"{a.label}'s {lib.runner} runner" if lib.runner else lib.path
+        where = f"{owner}'s {lib.runner}{' ' + build.runner_word if build.runner_word else ''}" if lib.runner else lib.path
         jit = " (first load JIT-compiles the PTX: slow once, cached after)" if "PTX" in how else ""
         return CHECK.finding(Status.PASS, f"{where} was built for {archs(lib)}: runs on {name} as {how}{jit}", ev)
     if any("unreadable" in r for r in rows) and not any(r.get("archs") for r in rows):
         return CHECK.finding(Status.WARN, "the ggml CUDA libraries could not be read: " + "; ".join(str(r["unreadable"]) for r in rows), ev)
     sm = cc.replace(".", "")
-    if any(lib.runner for lib in build.libraries):  # Ollama's runners: it skips the card and runs on the CPU
-        return CHECK.finding(Status.FAIL, f"none of {a.label}'s CUDA runners has code for {name} (cc {cc}): "
+    if any(lib.runner for lib in build.libraries):  # Ollama's runners, LM Studio's runtimes: the card skipped, CPU
+        kind = f"CUDA {build.runner_word}s" if build.runner_word else "CUDA runtimes"
+        return CHECK.finding(Status.FAIL, f"none of {owner}'s {kind} has code for {name} (cc {cc}): "
                              + "; ".join(f"{r['runner']}: {r.get('archs', '?')}" for r in rows)
-                             + f"; {a.label} skips the card and runs on the CPU", ev, fix, commands)
+                             + f"; {owner} skips the card and runs on the CPU", ev, fix, commands)
     return CHECK.finding(Status.FAIL, f"{a.label}'s CUDA library was built for {archs(build.libraries[0])} only: it stops with "
                          f"\"ggml was not compiled with any CUDA arch <= {sm}0\" on {name} (cc {cc}). "
                          f"{CUDA13_NOTE if int(sm) <= 70 else ''}".rstrip(), ev, fix, commands)

@@ -70,6 +70,9 @@ class CudaBuild:
     installed: bool
     libraries: tuple[CudaLibrary, ...]
     what: str  # "llama.cpp (llama-server)", "llama-cpp-python 0.3.16", "Ollama 0.33.0"
+    owner: str = ""  # whose runners the libraries are, when not the engine's own name ("LM Studio"); "": its label
+    runner_word: str = "runner"  # what one library is called after its runner's name ("": the name says it)
+    not_cuda: str = ""  # it runs the card without CUDA code of its own (LM Studio's Vulkan runtime): why, in words
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,10 @@ class EngineAdapter:
     def cuda_build(self, facts: Facts) -> CudaBuild | None:
         """Its own CUDA libraries as installed here; None: its kernels come with torch or its wheel (judged elsewhere)."""
         return None
+
+    def vocabulary_for(self, flavour: str) -> FixVocabulary:
+        """The words of a front end with settings of its own (LM Studio's load settings), else the engine's."""
+        return self.vocabulary
 
     def rebuild_for_card(self, cc: str, facts: Facts) -> tuple[str, tuple[str, ...]]:
         """(fix, commands) that give this engine code for the card, in its own build's terms."""

@@ -32,10 +32,14 @@ def in_force(plan: Plan, facts: Facts) -> InForce:
         return InForce(Engine(plan.engine_launch.engine), f"the launch config ({plan.engine_launch.source})")
     method = facts.model.quant.method if facts.model is not None and facts.model.quant is not None else None
     engines = facts.engines
+    studio = engines is not None and engines.lm_studio.installed and not engines.llama_cpp.installed
     if method == "gguf":
-        llama = engines is not None and engines.llama_cpp.installed
+        llama = engines is not None and (engines.llama_cpp.installed or engines.lm_studio.installed)
         if engines is not None and engines.ollama.installed and not llama:
             return InForce(Engine.OLLAMA, "a GGUF model, and Ollama is the GGUF engine installed here")
+        if studio:
+            return InForce(Engine.LLAMA_CPP, "a GGUF model, and LM Studio's llama.cpp runtime is the GGUF engine installed "
+                           "here")
         return InForce(Engine.LLAMA_CPP, "a GGUF model is llama.cpp's format")
     if method in BY_FORMAT:
         return InForce(BY_FORMAT[method], f"the model's format ({method})")
@@ -45,6 +49,8 @@ def in_force(plan: Plan, facts: Facts) -> InForce:
             return InForce(Engine.LLAMA_CPP, "llama.cpp is installed and ExLlamaV2 is not")
         if engines.ollama.installed:
             return InForce(Engine.OLLAMA, "Ollama is installed and ExLlamaV2 is not")
+        if studio:
+            return InForce(Engine.LLAMA_CPP, "LM Studio (llama.cpp runtimes) is installed and ExLlamaV2 is not")
     if not has_exllamav2 and known(facts.python.packages.get("vllm", Unknown("not gathered"))):
         return InForce(Engine.VLLM, "vLLM is installed and ExLlamaV2 is not")
     if has_exllamav2:

@@ -15,7 +15,7 @@ NOT_GATHERED = Unknown("not gathered")
 FA_WORDS = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off", "true": "on", "false": "off",
             "enabled": "on", "disabled": "off"}
 __all__ = ["FA_WORDS", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "EngineServer", "InForce", "LlamaCppFacts",
-           "OllamaFacts"]
+           "LmStudioFacts", "LmStudioRuntime", "OllamaFacts"]
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,49 @@ class OllamaFacts:
 
 
 @dataclass(frozen=True)
+class LmStudioRuntime:
+    """One llama.cpp runtime LM Studio has installed (~/.lmstudio/extensions/backends/<name>-<version>)."""
+
+    name: str  # "llama.cpp-linux-x86_64-nvidia-cuda12-avx2"
+    version: str  # "1.48.0": LM Studio's own runtime versioning, not llama.cpp's build number
+    gpu: str  # cuda12 | cuda13 | cuda | vulkan | rocm | metal | cpu
+    cuda_libraries: tuple[CudaLibrary, ...] = ()  # its libggml-cuda.so, read as llama.cpp's are
+
+    @property
+    def label(self) -> str:
+        what = {"cuda12": "CUDA 12", "cuda13": "CUDA 13", "cuda": "CUDA", "vulkan": "Vulkan", "rocm": "ROCm",
+                "metal": "Metal", "cpu": "CPU"}.get(self.gpu, self.gpu)
+        return f"{what} llama.cpp runtime v{self.version}"
+
+
+@dataclass(frozen=True)
+class LmStudioFacts:
+    """LM Studio, which runs GGUF models on llama.cpp runtimes of its own (a llama.cpp flavour): where it keeps them,
+    its CLI, and the runtime it has selected for GGUF (.internal/backend-preferences-v1.json)."""
+
+    home: str = ""  # ~/.lmstudio (or the older ~/.cache/lm-studio); "": not found
+    lms: str = ""  # its CLI (~/.lmstudio/bin/lms)
+    runtimes: tuple[LmStudioRuntime, ...] = ()
+    selected: str = ""  # "name-version" of the runtime selected for GGUF; "": not read
+
+    @property
+    def installed(self) -> bool:
+        return bool(self.home) and bool(self.runtimes or self.lms)
+
+    @property
+    def in_use(self) -> LmStudioRuntime | None:
+        """The runtime GGUF models load with: the selected one, else the only GPU one, else None."""
+        chosen = next((r for r in self.runtimes if f"{r.name}-{r.version}" == self.selected), None)
+        gpu = [r for r in self.runtimes if r.gpu != "cpu"]
+        return chosen or (gpu[0] if len(gpu) == 1 else None)
+
+
+@dataclass(frozen=True)
 class EngineFacts:
     llama_cpp: LlamaCppFacts = LlamaCppFacts()
     ollama: OllamaFacts = OllamaFacts()
     env: dict[str, str] = field(default_factory=dict)  # GGML_CUDA_*, OLLAMA_*, LLAMA_ARG_* as set
+    lm_studio: LmStudioFacts = LmStudioFacts()  # absent in reports before issue 35's LM Studio hosts
 
 
 @dataclass(frozen=True)

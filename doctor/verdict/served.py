@@ -29,7 +29,7 @@ def attribute(sp: ServerProbe, engine: Engine | None, bandwidth_gbs: float | Non
     clock = "the server's own decode counters" if sp.clock == "server" else "the wall clock of its streamed tokens"
     base: dict = {"measured_tok_s": tok_s, "spread_pct": sp.spread_pct, "engine": str(engine or sp.flavour)}
     a = adapter(engine) if engine is not None else None
-    v = a.vocabulary if a is not None else None
+    v = a.vocabulary_for(sp.flavour) if a is not None else None
     causes: list[dict] = []
     if sp.resident_bytes and sp.vram_bytes is not None and sp.vram_bytes < IN_VRAM * sp.resident_bytes:
         share = sp.vram_bytes / sp.resident_bytes

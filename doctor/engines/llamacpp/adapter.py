@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.llamacpp import lm_studio
 from doctor.engines.llamacpp import plan as planned
 from doctor.engines.llamacpp.support import LLAMA_CPP, QUANT_V_NEEDS_FA, SUPPORT, llama_cpp_path
 from doctor.engines.support import judge_row
@@ -57,6 +58,8 @@ class LlamaCpp(EngineAdapter):
         e = facts.engines.llama_cpp if facts.engines is not None else None
         if e is None:
             return None
+        if not e.installed and (studio := lm_studio.build(facts)) is not None:  # LM Studio's own llama.cpp runtimes
+            return studio
         what = (", ".join(sorted(e.binaries)) if e.binaries else
                 f"llama-cpp-python {e.python_package}" if known(e.python_package) else "llama.cpp")
         return CudaBuild(e.installed, e.cuda_libraries, what)
@@ -64,6 +67,8 @@ class LlamaCpp(EngineAdapter):
     def rebuild_for_card(self, cc: str, facts: Facts) -> tuple[str, tuple[str, ...]]:
         sm = cc.replace(".", "")
         e = facts.engines.llama_cpp if facts.engines is not None else None
+        if e is not None and not e.installed and lm_studio.build(facts) is not None:  # LM Studio: its runtime settings
+            return lm_studio.runtime_fix(cc)
         if e is not None and not e.binaries and known(e.python_package):  # llama-cpp-python alone: rebuild its wheel
             line = REBUILD_PIP.format(arch=sm)
             return (f"Rebuild llama-cpp-python with CUDA for the card (sm_{sm}), with a CUDA 12.x toolkit on PATH "
@@ -71,6 +76,9 @@ class LlamaCpp(EngineAdapter):
         line = REBUILD_CMAKE.format(arch=sm)
         return (f"Rebuild llama.cpp with the card's architecture (-DCMAKE_CUDA_ARCHITECTURES={sm}) with CUDA 12.x, or use "
                 f"a CUDA 12 release build (source: {BUILD_DOC})", (line,))
+
+    def vocabulary_for(self, flavour: str) -> FixVocabulary:
+        return lm_studio.VOCABULARY if flavour in lm_studio.FLAVOURS else self.vocabulary
 
     def launch_notes(self, launch: EngineLaunch, cc: str | None) -> tuple[Judgement, ...]:
         notes: list[Judgement] = []

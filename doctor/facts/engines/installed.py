@@ -116,4 +116,6 @@ def engine_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def gather_engines() -> EngineFacts:
     """Never raises: what cannot be read is Unknown with the reason."""
-    return EngineFacts(gather_llama_cpp(), gather_ollama(), engine_env())
+    from doctor.facts.engines.lm_studio import gather_lm_studio  # lazy: lm_studio imports this module's readers
+
+    return EngineFacts(gather_llama_cpp(), gather_ollama(), engine_env(), gather_lm_studio())

@@ -21,7 +21,8 @@ V100_OLLAMA = MACHINES / "engine-hosts" / "v100-ollama-no-torch-healthy.json"
 GIB = 1024 ** 3
 SERVERS = {"ollama": EngineServer("http://127.0.0.1:11434", "ollama", "ollama", Engine.OLLAMA, "0.12.3", local=True),
            "vllm": EngineServer("http://127.0.0.1:8000", "openai", "vllm", Engine.VLLM, "0.19.1", local=True),
-           "llama-server": EngineServer("http://127.0.0.1:8080", "openai", "llama-server", Engine.LLAMA_CPP, local=True)}
+           "llama-server": EngineServer("http://127.0.0.1:8080", "openai", "llama-server", Engine.LLAMA_CPP, local=True),
+           "lm-studio": EngineServer("http://127.0.0.1:1234", "openai", "lm-studio", Engine.LLAMA_CPP, local=True)}
 
 
 def server_probe(flavour="ollama", tok_s=35.0, runs=(35.0, 35.2, 34.9), **kw):
@@ -103,3 +104,9 @@ def test_the_engines_own_error_fails_without_being_an_input_error():
                      error="Ollama answered the timed request with an error: model requires more system memory")
     _, f = judged(sp)
     assert f.status is Status.FAIL and "input_error" not in f.evidence and "more system memory" in f.summary
+
+
+def test_an_lm_studio_server_is_answered_in_lm_studios_settings():
+    """Issue 35 item 7: LM Studio runs llama.cpp, but its settings are its load settings and `lms load` flags."""
+    v, f = judged(server_probe("lm-studio", tok_s=20.0, runs=(20.0, 20.0, 20.0), model_bytes=16 * GIB), "lm-studio")
+    assert f.status is Status.WARN and "lms load MODEL --gpu max" in f.fix and "-ngl" not in f.fix
