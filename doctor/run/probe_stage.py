@@ -47,6 +47,9 @@ def probe_checks(plan: Plan, facts: Facts | None) -> tuple:
     read, from the plan: a GGUF or --engine names the engine. A replay of a `probe` report makes the same choice."""
     from checks.manifest import COMPUTE_CAPABILITY, CUDA_PAIRING, ENV_CHECKS, GPU_PRESENT, PROBE_CHECKS  # lazy: the checks load when a probe run starts
 
+    server = plan.engine_server
+    if server is not None and not server.local and not server.problem:  # --engine-url on another host: its card is
+        return ()  # not this one's, so nothing of this machine decides whether it runs; only its timed probe
     if facts is not None:
         engine = in_force(plan, facts).engine
     elif plan.engine is not None:

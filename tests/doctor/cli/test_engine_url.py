@@ -62,3 +62,14 @@ def test_a_url_that_is_not_one_is_refused_by_the_parser():
 def test_probe_refuses_engine_url_with_synthetic():
     proc = run_cli("probe", "--engine-url", "http://127.0.0.1:9", "--synthetic")
     assert proc.returncode == 3 and "--engine-url times the server's own model" in proc.stderr
+
+
+def test_a_server_on_another_host_is_probed_without_this_hosts_gpu_checks():
+    """`probe --engine-url` for a server elsewhere: this machine's GPU (none, on CI) decides nothing about it."""
+    from doctor.model.engines import EngineServer
+    from doctor.model.plan import Plan
+    from doctor.run.probe_stage import probe_checks
+
+    remote = EngineServer("http://10.0.0.5:11434", "ollama", "ollama", local=False)
+    assert probe_checks(Plan(engine_server=remote), None) == ()
+    assert probe_checks(Plan(engine_server=EngineServer("http://127.0.0.1:11434", "ollama", "ollama", local=True)), None)
