@@ -5,5 +5,5 @@ A check is one module in one of the groups below, declaring `CHECK = Check(id=Ch
 """
 
 # the groups, each a package here, in the order they run: environment first, then several GPUs, then the model, the
-# engine, runtime health, and whether the timed probe can run
-GROUPS = ("env", "multi_gpu", "model", "engine", "runtime", "probe")
+# engine, runtime health, an engine server's load, and whether the timed probe can run
+GROUPS = ("env", "multi_gpu", "model", "engine", "runtime", "serving", "probe")

@@ -29,7 +29,8 @@ URL = re.compile(r"https?://[^\s\"'`)\]>]+")
 GROUP_LABELS = {"env": "environment", "multi_gpu": "several GPUs (only on hosts with 2+ GPUs)",
                 "model": "model (with --model)",
                 "engine": "engine (with --engine, an engine config, a GGUF, an engine other than ExLlamaV2 installed, or none found)",
-                "runtime": "runtime health", "probe": "probe"}  # checks.GROUPS, each group's package
+                "runtime": "runtime health", "serving": "engine server (with watch --engine-url)",
+                "probe": "probe"}  # checks.GROUPS, each group's package
 WALKED = ("checks", "doctor.engines", "doctor.knowledge")  # a check's own code, the engine adapters it asks, the knowledge
 NOT_WALKED = {"checks.base", "checks.manifest", "checks.registry", "checks.runner"}  # shared by every check: not one check's sources
 

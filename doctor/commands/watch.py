@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
-from checks.manifest import RUNTIME_CHECKS
+from checks.manifest import RUNTIME_CHECKS, SERVING_CHECKS
 from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, seconds_timeout, watch_seconds
 from doctor.cli.output import emit
 from doctor.facts.children import interrupts_ignored
@@ -41,6 +41,7 @@ from doctor.facts.sampling.host_reader import owner_problem
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.plan import Plan
+from doctor.model.samples import ServerSeries
 from doctor.render.untrusted import visible
 from doctor.run import pipeline
 
@@ -61,7 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "reading for S seconds (default 15)")
     g.add_argument("--gpu", type=gpu_index, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
     g.add_argument("--engine-url", metavar="URL", default=None,
-                   help="also read a llama-server (/metrics, /slots) or Ollama (/api/ps) on loopback, at the start and the end")
+                   help="also read the engine server's own counters on loopback through the window: llama-server "
+                        "(/metrics with --metrics, /slots), vLLM (/metrics), Ollama (/api/ps): requests in flight and "
+                        "queued, tokens served per second, slots busy")
     g.add_argument("--config", metavar="FILE", type=path_arg,
                    help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
                         "max_memory and offload settings; a TabbyAPI config.yml also names the model it loads")
@@ -130,6 +133,27 @@ def _engine_lines(url: str, when: str) -> None:
         print(visible(f"v100-doctor: {when}: {line}"), file=sys.stderr)
 
 
+SERVER_EVERY_S = 2.0  # how often the engine server's counters are read during the window
+
+
+class ServerWatch:
+    """The engine server's counters read every SERVER_EVERY_S through the window (and once at its end)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.readings: list[tuple[float, engine_servers.ServerReading]] = []
+        self.last = -SERVER_EVERY_S
+
+    def tick(self, t_s: float, force: bool = False) -> None:
+        if not force and t_s - self.last < SERVER_EVERY_S:
+            return
+        self.last = t_s
+        self.readings.append((round(t_s, 2), engine_servers.read_server(self.url)))
+
+    def series(self) -> ServerSeries:
+        return engine_servers.series(self.url, self.readings)
+
+
 def run(args: argparse.Namespace) -> int:
     one_model(args.model)
     if args.pid is not None and (problem := owner_problem(args.pid)):
@@ -168,9 +192,12 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     tty = sys.stderr.isatty()
     last_print = -10.0
+    server = ServerWatch(args.engine_url) if args.engine_url else None
     try:
         sampler.start()
         while sampler.elapsed_s < args.seconds:
+            if server is not None:
+                server.tick(sampler.elapsed_s)
             if sampler.nvml_failure:  # a hang or a crash inside NVML: nothing more will come from the GPU
                 errors.append(f"{sampler.nvml_failure}; the window ended after {sampler.elapsed_s:.1f} s of "
                               f"{args.seconds:.0f} s, and the report keeps what was sampled until then")
@@ -201,8 +228,12 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"v100-doctor: sampled {series.duration_s:.1f} s ({len(series.gpus[0].samples) if series.gpus else 0} "
                          f"samples at {series.hz:g} Hz)\n")
         note = f"watch {label} for {series.duration_s:.0f} s at {series.hz:g} Hz"
+        if server is not None:
+            server.tick(series.duration_s, force=not interrupted)
+            series = replace(series, server=server.series())
         facts = replace(machine, samples=replace(series, note=note), launch_config=launch, model=model)
-        report = pipeline.diagnose(plan, facts, note=note, checks=[GPU_PRESENT, *RUNTIME_CHECKS])
+        serving = list(SERVING_CHECKS) if server is not None else []
+        report = pipeline.diagnose(plan, facts, note=note, checks=[GPU_PRESENT, *RUNTIME_CHECKS, *serving])
         report = replace(report, errors=tuple(errors))
         for e in errors:
             print(f"v100-doctor: {e}", file=sys.stderr)

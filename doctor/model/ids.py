@@ -48,6 +48,7 @@ class CheckId(_TextId):
     GPU_PROCESSES = "gpu-processes"  # checks.runtime.gpu_processes
     PCIE_LINK = "pcie-link"  # checks.runtime.pcie_link
     GPU_MEMORY_HEALTH = "gpu-memory-health"  # checks.runtime.gpu_memory_health
+    SERVER_LOAD = "server-load"  # checks.serving.server_load
     EXLLAMAV2_READY = "exllamav2-ready"  # checks.probe.exllamav2_ready
     # --- end of the written part ---
     # findings of the probe stage (doctor/run/probe_stage.py, doctor/verdict/): no registered check has these

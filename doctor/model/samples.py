@@ -103,6 +103,32 @@ class HostSample:
 
 
 @dataclass(frozen=True)
+class ServerSample:
+    """One reading of an engine server's own counters (watch --engine-url): None where it does not expose one."""
+
+    t_s: float  # seconds since the window started
+    in_flight: float | None = None  # requests being decoded (llama-server requests_processing, vLLM num_requests_running)
+    queued: float | None = None  # requests waiting for a slot (llama-server requests_deferred, vLLM num_requests_waiting)
+    tokens_total: float | None = None  # decoded tokens since the server started (a counter)
+    decode_s_total: float | None = None  # llama-server: slot-seconds spent decoding them (a counter)
+    slots_busy: int | None = None  # llama-server /slots: is_processing
+    slots: int | None = None
+    kv_usage: float | None = None  # share of the KV cache in use
+    error: str = ""  # what could not be read at this tick
+
+
+@dataclass(frozen=True)
+class ServerSeries:
+    """An engine server's counters over the window, read beside NVML (doctor/facts/engines/servers.py)."""
+
+    url: str
+    kind: str  # llama-server | vllm | ollama | openai-compatible
+    samples: tuple[ServerSample, ...] = ()
+    models: tuple[dict, ...] = ()  # Ollama /api/ps: name, size, size_vram, vram_share
+    error: str = ""  # why nothing could be read
+
+
+@dataclass(frozen=True)
 class SampleSeries:
     started_at: str  # ISO time, UTC
     duration_s: float
@@ -115,6 +141,7 @@ class SampleSeries:
     nvml_reason: str = ""  # why no GPU was sampled at all
     nvml_stopped: str = ""  # why the GPU readings ended before the window did (NVML hung or crashed at a tick)
     note: str = ""  # provenance of a recorded or generated series
+    server: ServerSeries | None = None  # watch --engine-url: the server's own counters, beside NVML
 
     def gpu(self, index: int) -> GpuSeries | None:
         return next((g for g in self.gpus if g.index == index), None)

@@ -1,7 +1,9 @@
 """Read a running llama-server or Ollama server, read-only and on loopback only: what `watch` shows for an engine.
 
 llama-server: /metrics (Prometheus text; only when started with --metrics) and /slots (JSON; on by default in recent
-builds); Ollama: /api/ps (the loaded models and how much of each is in VRAM). Sources: llama.cpp
+builds); vLLM: /metrics (vllm:num_requests_running, vllm:num_requests_waiting, vllm:generation_tokens_total;
+https://docs.vllm.ai/en/latest/design/metrics.html); Ollama: /api/ps (the loaded models and how much of each is in
+VRAM; no counters of requests). The Prometheus text is read by prometheus_client's own parser. Sources: llama.cpp
 tools/server/README.md (https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md), Ollama docs/api.md
 (https://github.com/ollama/ollama/blob/main/docs/api.md#list-running-models). Nothing is ever sent but a GET.
 """
@@ -10,11 +12,16 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import socket
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Callable
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from doctor.model.samples import ServerSample, ServerSeries
 
 TIMEOUT_S = 2.0
 MAX_BYTES = 1 << 20
@@ -27,8 +34,8 @@ class NotLoopback(ValueError):
 @dataclass(frozen=True)
 class ServerReading:
     url: str
-    kind: str  # llama-server | ollama
-    metrics: dict[str, float] = field(default_factory=dict)  # llama-server /metrics, names without the llamacpp: prefix
+    kind: str  # llama-server | vllm | ollama
+    metrics: dict[str, float] = field(default_factory=dict)  # /metrics, names without the llamacpp: or vllm: prefix
     slots: tuple[dict, ...] = ()  # llama-server /slots: id, n_ctx, is_processing
     models: tuple[dict, ...] = ()  # Ollama /api/ps: name, size, size_vram, vram_share
     error: str = ""
@@ -48,18 +55,28 @@ def loopback_url(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "", "", ""))
 
 
+def parse_prometheus(text: str) -> dict[str, float]:
+    """Every sample of a Prometheus text page by its name, the label sets summed (vLLM labels each by model_name);
+    {} for a page prometheus_client cannot parse."""
+    out: dict[str, float] = {}
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if math.isfinite(sample.value):
+                    out[sample.name] = out.get(sample.name, 0.0) + float(sample.value)
+    except (ValueError, TypeError, IndexError):
+        return {}
+    return out
+
+
 def parse_metrics(text: str) -> dict[str, float]:
     """llama-server's Prometheus text: `llamacpp:predicted_tokens_seconds 31.2` -> {"predicted_tokens_seconds": 31.2}."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line.startswith("llamacpp:"):
-            continue
-        name, _, value = line.partition(" ")
-        try:
-            out[name.split(":", 1)[1].split("{")[0]] = float(value.split()[0])
-        except (ValueError, IndexError):
-            continue
-    return out
+    return {k.split(":", 1)[1]: v for k, v in parse_prometheus(text).items() if k.startswith("llamacpp:")}
+
+
+def parse_vllm(text: str) -> dict[str, float]:
+    """vLLM's /metrics without its prefix: {"num_requests_running": 2, "generation_tokens_total": 812, ...}."""
+    return {k.split(":", 1)[1]: v for k, v in parse_prometheus(text).items() if k.startswith("vllm:")}
 
 
 def parse_ps(doc: dict) -> tuple[dict, ...]:
@@ -93,6 +110,8 @@ def read_server(url: str, get: Callable[[str], tuple[int, str]] = _get) -> Serve
     try:
         status, body = get(f"{base}/metrics")
         metrics = parse_metrics(body) if status == 200 else {}
+        if not metrics and status == 200 and (vllm := parse_vllm(body)):
+            return ServerReading(base, "vllm", metrics=vllm)
         if not metrics:
             errors.append("no /metrics (start llama-server with --metrics)")
     except (OSError, ValueError) as exc:
@@ -107,6 +126,29 @@ def read_server(url: str, get: Callable[[str], tuple[int, str]] = _get) -> Serve
     return ServerReading(base, "llama-server", metrics=metrics, slots=slots, error="; ".join(errors))
 
 
+def counters(r: ServerReading, t_s: float) -> ServerSample:
+    """The reading as one sample of the window: requests in flight and waiting, decoded tokens so far, slots busy."""
+    m = r.metrics
+    if r.kind == "vllm":
+        return ServerSample(t_s, m.get("num_requests_running"), m.get("num_requests_waiting"),
+                            m.get("generation_tokens_total"), None, None, None,
+                            m.get("kv_cache_usage_perc", m.get("gpu_cache_usage_perc")), r.error)
+    if r.kind == "ollama":
+        return ServerSample(t_s, error="Ollama exposes no request counters (its /api/ps lists the loaded models)")
+    busy = sum(1 for x in r.slots if x.get("is_processing")) if r.slots else None
+    return ServerSample(t_s, m.get("requests_processing"), m.get("requests_deferred"), m.get("tokens_predicted_total"),
+                        m.get("tokens_predicted_seconds_total"), busy, len(r.slots) or None,
+                        m.get("kv_cache_usage_ratio"), r.error)
+
+
+def series(url: str, readings: list[tuple[float, ServerReading]]) -> ServerSeries:
+    """The window's readings as the report keeps them (facts.samples.server)."""
+    if not readings:
+        return ServerSeries(url, "openai-compatible", error="the server was not read")
+    last = readings[-1][1]
+    return ServerSeries(last.url, last.kind, tuple(counters(r, t) for t, r in readings), last.models)
+
+
 def describe(r: ServerReading) -> list[str]:
     """One line per fact, for `watch`'s stderr: throughput, cache use and slots, or each Ollama model's VRAM share."""
     if r.kind == "ollama":
@@ -117,6 +159,10 @@ def describe(r: ServerReading) -> list[str]:
                 + ("" if (m["vram_share"] or 0) >= 1 else ": the rest runs on the CPU, at host memory speed")
                 for m in r.models]
     m = r.metrics
+    if r.kind == "vllm":
+        return [f"vLLM at {r.url}: {m.get('num_requests_running', 0):g} requests running, "
+                f"{m.get('num_requests_waiting', 0):g} waiting, {m.get('generation_tokens_total', 0):g} tokens decoded "
+                "since it started"]
     parts = []
     if "predicted_tokens_seconds" in m:
         parts.append(f"decode {m['predicted_tokens_seconds']:.1f} tok/s (server average)")
