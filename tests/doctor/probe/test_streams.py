@@ -17,21 +17,21 @@ from doctor.verdict.streams import judge
 
 
 def test_a_batching_server_raises_the_total_and_is_judged_batched():
-    with FakeEngine(batched=True) as server:
-        probe = probe_streams(server.url, StreamsOptions((1, 4), tokens=40))
+    with FakeEngine(batched=True, step_s=0.012) as server:  # steps long enough that 2 busy cores do not blur them
+        probe = probe_streams(server.url, StreamsOptions((1, 4), tokens=30))
     assert not probe.error and probe.api == "/v1/completions" and probe.model == "fake-27b.gguf"
     one, four = probe.rounds
     assert one.streams == 1 and four.streams == 4 and not one.failed and not four.failed
-    assert all(r.tokens == 40 for r in four.requests)  # the usage counted, not guessed
-    assert four.total_tok_s > 2 * one.total_tok_s  # four streams at 1.45x the step time: ~2.8x the total
+    assert all(r.tokens == 30 for r in four.requests)  # the usage counted, not guessed
+    assert four.total_tok_s > 1.8 * one.total_tok_s  # four streams at 1.45x the step time: ~2.8x the total
     assert four.per_stream_tok_s < one.per_stream_tok_s
     f = judge(probe)
-    assert f.status == Status.PASS and "batches" in f.summary and f.evidence["total_gain"] > 2
+    assert f.status == Status.PASS and "batches" in f.summary and f.evidence["total_gain"] > 1.8
 
 
 def test_a_server_that_takes_turns_is_judged_queued_not_slow():
-    with FakeEngine(batched=False) as server:
-        probe = probe_streams(server.url, StreamsOptions((1, 3), tokens=30))
+    with FakeEngine(batched=False, step_s=0.012) as server:
+        probe = probe_streams(server.url, StreamsOptions((1, 3), tokens=20))
     one, three = probe.rounds
     assert three.total_tok_s < 1.15 * one.total_tok_s
     assert three.ttft_max_s > 2 * one.ttft_max_s  # the last one waits for the two before it
