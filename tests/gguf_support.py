@@ -50,13 +50,15 @@ def tensor_plan(layers: int, hidden: int, ff: int, vocab: int, heads: int, kv_he
 
 def write_gguf(path: Path, arch: str = "llama", layers: int = 4, hidden: int = 512, ff: int = 1536, vocab: int = 4096,
                heads: int = 8, kv_heads: int = 2, head_dim: int = 64, tied: bool = False, vocab_key: bool = False,
-               tensors: list[tuple[str, tuple[int, ...], str]] | None = None) -> Path:
+               tensors: list[tuple[str, tuple[int, ...], str]] | None = None,
+               extra_u32: dict[str, int] | None = None) -> Path:
     """A GGUF v3 header for a llama-style decoder; `tensors` replaces the Q4_K_M plan."""
     kvs = [_kv_str("general.architecture", arch), _kv_str("general.name", "synthetic"), _kv_u32("general.file_type", 15),
            _kv_u32(f"{arch}.block_count", layers), _kv_u32(f"{arch}.embedding_length", hidden),
            _kv_u32(f"{arch}.feed_forward_length", ff), _kv_u32(f"{arch}.attention.head_count", heads),
            _kv_u32(f"{arch}.attention.head_count_kv", kv_heads), _kv_u32(f"{arch}.context_length", 32768)]
     kvs.append(_kv_u32(f"{arch}.vocab_size", vocab) if vocab_key else _kv_tokens(vocab))
+    kvs += [_kv_u32(f"{arch}.{k}", v) for k, v in (extra_u32 or {}).items()]
     plan = tensors if tensors is not None else tensor_plan(layers, hidden, ff, vocab, heads, kv_heads, head_dim, tied)
     infos = b"".join(_s(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
                      + struct.pack("<IQ", BY_NAME[t].id, 0) for name, dims, t in plan)

@@ -24,6 +24,19 @@ class GgufShape:
     head_dim_v: int
     n_vocab: int
     context_length: int = 0  # the model's trained context (0: not in the header)
+    # a mixture of experts ({arch}.expert_count etc., llama.cpp src/llama-arch.cpp LLM_KV_NAMES; 0: dense)
+    n_expert: int = 0
+    n_expert_used: int = 0
+    n_ff_exp: int = 0  # one routed expert's FFN width
+    n_ff_shexp: int = 0  # the shared experts' FFN width (Qwen2-MoE writes it; DeepSeek writes a count instead)
+    n_expert_shared: int = 0
+    n_leading_dense: int = 0  # dense layers before the routed ones (DeepSeek's first_k_dense_replace)
+    kv_lora_rank: int = 0  # multi-head latent attention (DeepSeek-V2/V3)
+
+    @property
+    def expert_read_share(self) -> float:
+        """The share of the routed experts a decoded token reads (1.0 for a dense model)."""
+        return self.n_expert_used / self.n_expert if self.n_expert > 1 and self.n_expert_used else 1.0
 
     @property
     def n_embd_k_gqa(self) -> int:
@@ -47,3 +60,4 @@ class GgufWeights:
     other_bytes: int = 0  # anything else (rope factors, ...): placed with the output
     bytes_by_type: dict[str, int] = field(default_factory=dict)
     tied_output: bool = False  # no output.weight: the head reads token_embd (which then also goes to the GPU)
+    layer_expert_bytes: tuple[int, ...] = ()  # of layer_bytes, the routed experts' tensors (blk.N.ffn_*_exps.*)

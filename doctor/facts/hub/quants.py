@@ -111,6 +111,10 @@ def _gguf_file(path: Path) -> Discovered:
             "head_dim": s.head_dim_k, "vocab_size": s.n_vocab, "tie_word_embeddings": g.weights.tied_output}
     if s.context_length:
         data["max_position_embeddings"] = s.context_length
+    if s.n_expert > 1:  # a MoE: its experts from the header's expert_* keys (doctor/knowledge/arithmetic/model_shape.py)
+        data.update(num_experts=s.n_expert, num_experts_per_tok=s.n_expert_used or 1,
+                    moe_intermediate_size=s.n_ff_exp or s.n_ff, first_k_dense_replace=s.n_leading_dense,
+                    shared_expert_intermediate_size=s.n_ff_shexp or s.n_expert_shared * (s.n_ff_exp or s.n_ff))
     config = _config_from(data, str(path))
     kind = g.file_type if isinstance(g.file_type, str) else gguf_type_of(path.name)
     own = QuantCandidate("gguf", f"GGUF {kind or path.name}", None, filename=str(path), gguf_type=kind,

@@ -173,7 +173,7 @@ def _parse_config(data: dict) -> ModelConfig:
         num_experts=experts,
         attention_bias=bool(text.get("attention_bias")) or model_type in ("qwen2", "qwen2_moe"),
         num_experts_per_tok=_int(text, "num_experts_per_tok", "experts_per_token", "num_experts_per_token",
-                                 "moe_topk") if moe else MISSING,
+                                 "moe_topk", "top_k_experts") if moe else MISSING,
         moe_intermediate_size=expert_width,
         shared_expert_intermediate_size=_shared_width(text, expert_width) if moe else MISSING,
         moe_layers=_moe_layers(text, layers, experts),

@@ -25,7 +25,9 @@ WANTED = ("general.architecture", "general.name", "general.file_type", "general.
 # {arch}.<key>: the decoder's shape (llama.cpp src/llama-arch.cpp LLM_KV_NAMES)
 SHAPE_KEYS = ("block_count", "embedding_length", "feed_forward_length", "attention.head_count",
               "attention.head_count_kv", "attention.key_length", "attention.value_length", "vocab_size",
-              "context_length")
+              "context_length", "expert_count", "expert_used_count", "expert_feed_forward_length",
+              "expert_shared_feed_forward_length", "expert_shared_count", "leading_dense_block_count",
+              "attention.kv_lora_rank")
 TOKENS_KEY = "tokenizer.ggml.tokens"  # its length is the vocabulary when {arch}.vocab_size is absent
 CUDA_ALIGN = 128  # ggml-cuda buffer alignment (ggml_backend_cuda_buffer_type_get_alignment)
 MATRIX_ROW_PADDING = 512  # ggml-cuda pads quantized rows to this many elements (ggml_backend_cuda_buffer_type_get_alloc_size)
@@ -186,8 +188,10 @@ def _weights(infos: list[tuple[str, tuple[int, ...], int]]) -> GgufWeights | Non
         total += size
         by_type[tname] = by_type.get(tname, 0) + size
         if name.startswith("blk."):
-            acc = layers.setdefault(int(name.split(".")[1]), [0, 0])
+            acc = layers.setdefault(int(name.split(".")[1]), [0, 0, 0])
             acc[0] += size
+            if "_exps." in name:  # a routed expert tensor (ffn_gate_exps, ffn_up_exps, ffn_down_exps, ...)
+                acc[2] += size
             acc[1] += alloc
         elif name == "token_embd.weight":
             embedding += size
@@ -199,9 +203,11 @@ def _weights(infos: list[tuple[str, tuple[int, ...], int]]) -> GgufWeights | Non
             other += size
     n = max(layers) + 1 if layers else 0
     return GgufWeights(total_bytes=total, embedding_bytes=embedding, output_bytes=output, output_alloc_bytes=output_alloc,
-                       layer_bytes=tuple(layers.get(i, [0, 0])[0] for i in range(n)),
-                       layer_alloc_bytes=tuple(layers.get(i, [0, 0])[1] for i in range(n)),
-                       other_bytes=other, bytes_by_type=by_type, tied_output=tied)
+                       layer_bytes=tuple(layers.get(i, [0, 0, 0])[0] for i in range(n)),
+                       layer_alloc_bytes=tuple(layers.get(i, [0, 0, 0])[1] for i in range(n)),
+                       other_bytes=other, bytes_by_type=by_type, tied_output=tied,
+                       layer_expert_bytes=experts if any(experts := tuple(layers.get(i, [0, 0, 0])[2]
+                                                                          for i in range(n))) else ())
 
 
 def _shape(got: dict) -> GgufShape | None:
@@ -221,4 +227,9 @@ def _shape(got: dict) -> GgufShape | None:
     return GgufShape(architecture=arch, n_layer=n_layer, n_embd=n_embd, n_ff=key("feed_forward_length") or 0,
                      n_head=n_head, n_head_kv=key("attention.head_count_kv") or n_head,
                      head_dim_k=key("attention.key_length") or head_dim, head_dim_v=key("attention.value_length") or head_dim,
-                     n_vocab=n_vocab, context_length=key("context_length") or 0)
+                     n_vocab=n_vocab, context_length=key("context_length") or 0,
+                     n_expert=key("expert_count") or 0, n_expert_used=key("expert_used_count") or 0,
+                     n_ff_exp=key("expert_feed_forward_length") or 0,
+                     n_ff_shexp=key("expert_shared_feed_forward_length") or 0,
+                     n_expert_shared=key("expert_shared_count") or 0,
+                     n_leading_dense=key("leading_dense_block_count") or 0, kv_lora_rank=key("attention.kv_lora_rank") or 0)

@@ -144,8 +144,9 @@ def gguf_budget(shape: GgufShape, weights: GgufWeights, option: GgufOption) -> G
     first_gpu = n_layer - on_gpu
     model_gpu = sum(weights.layer_alloc_bytes[first_gpu:])
     model_host = weights.embedding_bytes + sum(weights.layer_bytes[:first_gpu])
-    read_gpu = sum(weights.layer_bytes[first_gpu:])
-    read_host = sum(weights.layer_bytes[:first_gpu])
+    read = layer_read_bytes(shape, weights)
+    read_gpu = sum(read[first_gpu:])
+    read_host = sum(read[:first_gpu])
     head = weights.output_alloc_bytes + pad(weights.other_bytes, CUDA_ALIGN)
     if output_on_gpu:
         model_gpu += head
@@ -165,6 +166,14 @@ def gguf_budget(shape: GgufShape, weights: GgufWeights, option: GgufOption) -> G
                       kv_gpu_bytes=kv_gpu, kv_host_bytes=kv_host, compute_gpu_bytes=compute_gpu,
                       compute_host_bytes=compute_host, output_host_bytes=shape.n_vocab * F32,
                       read_gpu_bytes=read_gpu, read_host_bytes=read_host + embd_row)
+
+
+def layer_read_bytes(shape: GgufShape, weights: GgufWeights) -> tuple[int, ...]:
+    """What a decoded token reads of each layer: all of it, less (a MoE) the routed experts it does not use."""
+    if not weights.layer_expert_bytes or shape.expert_read_share >= 1.0:
+        return weights.layer_bytes
+    unread = 1.0 - shape.expert_read_share
+    return tuple(int(b - e * unread) for b, e in zip(weights.layer_bytes, weights.layer_expert_bytes))
 
 
 def kv_read_bytes(shape: GgufShape, position: int, cache_type_k: str = "f16", cache_type_v: str = "f16") -> int:
