@@ -81,14 +81,15 @@ def _sliding(text: dict) -> tuple[Maybe[int], Maybe[int]]:
 
 def _moe_layers(text: dict, layers: Maybe[int], experts: Maybe[int]) -> Maybe[int]:
     """How many decoder layers route to experts, by each family's rule (transformers' modeling code):
-    Qwen2/3-MoE: layer i unless i is in mlp_only_layers or (i + 1) % decoder_sparse_step != 0;
+    Qwen2/3-MoE: layer i unless i is in mlp_only_layers or (i + 1) % decoder_sparse_step != 0 (Llama-4:
+    interleave_moe_layer_step);
     DeepSeek-V2/V3, GLM-4-MoE: i >= first_k_dense_replace and i % moe_layer_freq == 0; Mixtral, gpt-oss,
     OLMoE, Granite-MoE: every layer."""
     if not isinstance(experts, int) or experts <= 1:
         return 0
-    if not isinstance(layers, int):
-        return MISSING
-    step = text.get("decoder_sparse_step")
+    if not isinstance(layers, int) or "hybrid_override_pattern" in text:
+        return MISSING  # Nemotron-H's Mamba/attention/MoE pattern: not a shape this arithmetic models
+    step = text.get("decoder_sparse_step", text.get("interleave_moe_layer_step"))  # Llama-4: every step-th layer
     only = text.get("mlp_only_layers")
     first = text.get("first_k_dense_replace")
     freq = text.get("moe_layer_freq")
@@ -105,6 +106,9 @@ def _shared_width(text: dict, expert_width: Maybe[int]) -> Maybe[int]:
     width = _int(text, "shared_expert_intermediate_size", "shared_intermediate_size")
     if isinstance(width, int):
         return width
+    if str(text.get("model_type", "")).startswith("llama4") or text.get("enable_moe_block") is True:
+        # Llama-4's one shared expert, Gemma-4's dense MLP beside its experts: intermediate_size, used by every token
+        return _int(text, "intermediate_size")
     n = _int(text, "n_shared_experts", "num_shared_experts")
     if isinstance(n, int):
         return n * expert_width if isinstance(expert_width, int) else MISSING
@@ -162,7 +166,7 @@ def _parse_config(data: dict) -> ModelConfig:
         model_type=model_type if isinstance(model_type, str) else MISSING,
         num_hidden_layers=layers,
         hidden_size=hidden, num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
-        intermediate_size=_int(text, "intermediate_size"),
+        intermediate_size=_int(text, "intermediate_size_mlp", "intermediate_size"),  # Llama-4's dense layers: _mlp
         vocab_size=_int(text, "vocab_size", "padded_vocab_size") or _int(data, "vocab_size"),
         tie_word_embeddings=tie,
         torch_dtype=str(dtype) if dtype else MISSING,

@@ -18,7 +18,8 @@ from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable, dims
 NOT_MODELLED = {"Qwen/Qwen3.6-35B-A3B", "Qwen/Qwen3.5-35B-A3B", "Qwen/Qwen3.5-122B-A10B", "Qwen/Qwen3.5-397B-A17B",
                 "Qwen/Qwen3.8-2.4T-A95B", "deepseek-ai/DeepSeek-V4-Flash", "deepseek-ai/DeepSeek-V4-Pro",
                 "nvidia/Llama-3_3-Nemotron-Super-49B-v1", "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
-                "google/gemma-4-26B-A4B"}  # names its experts per token top_k_experts
+                # Nemotron-H's hybrid_override_pattern (Mamba, attention and MoE layers): its MoE layers are not counted
+                "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "nvidia/Nemotron-3-Nano"}
 DATE = re.compile(r"^20\d\d-\d\d-\d\d$")
 
 

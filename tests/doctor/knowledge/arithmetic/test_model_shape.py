@@ -100,3 +100,21 @@ def test_exl2_weights_are_bits_times_all_parameters_and_a_token_reads_the_active
     layers_active = parameter_count(d).active_without_embedding - d.vocab * d.hidden
     assert abs(read - layers_active * 2.5 / 8) < 0.05 * layers_active * 2.5 / 8
     assert read < sum(mb.layer_bytes) / 5
+
+
+def test_catalogued_families_beyond_the_fixtures_count_right():
+    """Llama-4 (interleave_moe_layer_step, a shared expert, intermediate_size_mlp on its dense layers) and Gemma-4
+    (a dense MLP beside its experts, top_k_experts): the embedded catalogue's configs against their model cards
+    (K: Llama-4 Scout 109B/17B, Maverick 400B/17B; Gemma 4 26B A4B 25.2B/3.8B)."""
+    from doctor.facts.catalogue import load as catalogue
+
+    want = {"meta-llama/Llama-4-Scout-17B-16E-Instruct": (109e9, 17e9),
+            "meta-llama/Llama-4-Maverick-17B-128E-Instruct": (400e9, 17e9), "google/gemma-4-26B-A4B": (25.2e9, 3.8e9)}
+    seen = 0
+    for e in catalogue.entries():
+        if e.repo in want:
+            n = parameter_count(dims(catalogue.model_config(e)))
+            total, active = want[e.repo]
+            assert abs(n.total - total) < 0.02 * total and abs(n.active - active) < 0.02 * active, (e.repo, n)
+            seen += 1
+    assert seen == len(want)
