@@ -77,15 +77,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--markdown", action="store_true", help="print Markdown for a GitHub issue")
     o.add_argument("-o", "--output", metavar="FILE", type=path_arg, help="also write the JSON analysis to FILE")
     o.add_argument("--no-redact", action="store_true", help="keep the log's home paths, host names and secrets in "
-                   "--json, --markdown and -o (redacted by default)")
+                   "every output: text, --json, --markdown and -o (redacted by default)")
     o.add_argument("-v", "--verbose", action="store_true", help="list every kind of unexplained line, not only the first 15")
     add_plan_arguments(p)
 
 
 def run(args: argparse.Namespace) -> ExitCode:
     analysis = explain(args)
-    if args.output or args.json or args.markdown:  # made to be sent: the log's secrets and names are replaced
-        analysis = shareable_analysis(analysis, not args.no_redact, machine=None if args.no_redact else this_machine())
+    # every form is redacted alike: text on a terminal is pasted into issues as often as --markdown is; the log's
+    # secrets and names are replaced, the doctor's own titles and fixes never (render/redact.shareable_analysis)
+    analysis = shareable_analysis(analysis, not args.no_redact, machine=None if args.no_redact else this_machine())
     if args.output:
         try:  # whole or as it was: a full disk or a signal never leaves half a file (write_whole)
             write_whole(args.output, analysis_to_json(analysis) + "\n")
