@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, flash_attn_fix
 from doctor.knowledge.cuda import MVC, NVCC_GCC_SUMMARY
@@ -120,6 +121,18 @@ TORCH_FIX = ("Install a torch whose wheel ships kernels for this card: for a V10
              "cu128, or any cu126 build; `v100-doctor --check cuda-pairing` prints the exact pip command for this "
              "machine's driver.")
 
+# every GPU out-of-memory row: judged by the memory budget and the other processes on the card, it stops a probe as
+# an OOM, and `explain` words its fix in the terms of the engine the log shows (fix class "oom")
+OOM_CHECKS = (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES)
+
+
+def gpu_oom(id: str, engine: str, anchor: str | tuple[str, ...], pattern: str, title: str, source: str, confidence: str,
+            fix: str = OOM_FIX, **more: Any) -> Signature:
+    """A GPU out-of-memory row: what every one shares is said here once."""
+    return Signature(id, engine, anchor, pattern, OOM_CHECKS, title, fix, source, confidence, probe_kind=FailureKind.OOM,
+                     fix_class="oom", **more)
+
+
 SIGNATURES: tuple[Signature, ...] = (
     # --- torch wheel without kernels for this card ---------------------------------------------------------
     Signature(
@@ -207,36 +220,21 @@ SIGNATURES: tuple[Signature, ...] = (
         f"{EXL2_REPO}/blob/master/exllamav2/generator/dynamic.py", "P", rules_out_on_pass=False,
         pass_note="the memory budget does not judge which generator the code uses; this is a code/config choice"),
     # --- memory ---------------------------------------------------------------------------------------------
-    Signature(
+    gpu_oom(
         "cuda-oom", "torch", "out of memory",
         rf"CUDA out of memory\. Tried to allocate (?P<tried_mib>{SIZE})\. GPU (?P<gpu_index>\d+) has a total capac(?:i)?ty of "
         rf"(?P<total_mib>{SIZE}) of which (?P<free_mib>{SIZE}) is free"
         rf"(?:.*?(?:Process (?P<other_pid>\d+)|this process) has (?P<in_use_mib>{SIZE}) memory in use)?"
         rf"(?:.*?Of the allocated memory (?P<torch_allocated_mib>{SIZE}) is allocated by PyTorch)?",
-        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory (weights + KV cache at this max_seq_len + scratch did not fit)",
-        OOM_FIX, f"{EXL2_REPO}/issues/677", "P",
-        probe_kind=FailureKind.OOM,
-        fix_class="oom"),
-    Signature(
+        f"{EXL2_REPO}/issues/677", "P"),
+    gpu_oom(
         "cuda-oom-legacy", "torch", "out of memory",
         rf"CUDA out of memory\. Tried to allocate (?P<tried_mib>{SIZE}) \(GPU (?P<gpu_index>\d+); (?P<total_mib>{SIZE}) "
         rf"total capacity; (?P<torch_allocated_mib>{SIZE}) already allocated; (?P<free_mib>{SIZE}) free",
-        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
-        "The GPU ran out of memory (torch 2.0 and older wording)",
-        OOM_FIX,
-        "https://github.com/kchengiva/Shift-GCN/issues/34", "S",
-        probe_kind=FailureKind.OOM,
-        fix_class="oom"),
-    Signature(
-        "cuda-oom-plain", "torch / CUDA", "out of memory",
-        r"CUDA (?:error: )?out of memory",
-        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
-        "The GPU ran out of memory",
-        OOM_FIX,
-        f"{EXL2_REPO}/issues/677", "P",
-        probe_kind=FailureKind.OOM,
-        fix_class="oom"),
+        "The GPU ran out of memory (torch 2.0 and older wording)", "https://github.com/kchengiva/Shift-GCN/issues/34", "S"),
+    gpu_oom("cuda-oom-plain", "torch / CUDA", "out of memory", r"CUDA (?:error: )?out of memory",
+            "The GPU ran out of memory", f"{EXL2_REPO}/issues/677", "P"),
     Signature(
         "exllamav2-insufficient-vram", "exllamav2", "insufficient",
         r"Insufficient VRAM (?:in split )?for model and cache",
@@ -253,15 +251,10 @@ SIGNATURES: tuple[Signature, ...] = (
         "Raise the gpu_split entries (GB per GPU, weights and scratch only), or let autosplit place the layers.",
         f"{EXL2_REPO}/issues/168", "P",
         probe_kind=FailureKind.OOM),
-    Signature(
+    gpu_oom(
         "out-of-memory-any-wording", "torch / CUDA / exllamav2", ("out of memory", "outofmemoryerror"),
-        r"out of memory|OutOfMemoryError",
-        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
-        "The GPU ran out of memory (a wording the rows above do not quote)",
-        OOM_FIX,
-        f"{EXL2_REPO}/issues/677", "P", probe_kind=FailureKind.OOM,
-        in_logs=False,
-        fix_class="oom"),  # in a log the CUDA OOM rows above say more (with the numbers)
+        r"out of memory|OutOfMemoryError", "The GPU ran out of memory (a wording the rows above do not quote)",
+        f"{EXL2_REPO}/issues/677", "P", in_logs=False),  # in a log the CUDA OOM rows above say more (with the numbers)
     # --- model format ---------------------------------------------------------------------------------------
     Signature(
         "exl3-needs-exllamav3", "ExLlamaV3 loaders", ("exllamav3", "exl3"),
@@ -271,20 +264,19 @@ SIGNATURES: tuple[Signature, ...] = (
         "On a V100 (cc 7.0) or any card below cc 8.0 use an EXL2 quant of the same model with ExLlamaV2; "
         "`v100-doctor --model DIR` says which runtime each format gets on this card.",
         "https://github.com/oobabooga/textgen/issues/6839", "P"),
-    Signature(
+    gpu_oom(
         "cuda-malloc-async-oom", "torch (cudaMallocAsync allocator)", "exceed allowed memory",
         r"Allocation on device (?P<gpu_index>\d+) would exceed allowed memory\. \(out of memory\)",
-        (CheckId.MEMORY_BUDGET, CheckId.GPU_PROCESSES),
         "The GPU ran out of memory under torch's cudaMallocAsync allocator (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, "
         "TabbyAPI's cuda_malloc_async / cuda_malloc_backend): the same budget, another wording; this allocator can run "
         "out where the default one still fits",
-        OOM_FIX + " Also try the default allocator: in TabbyAPI set cuda_malloc_async: false in config.yml (its default "
-        "now; older versions call it cuda_malloc_backend), elsewhere unset PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync.",
-        "https://github.com/theroyallab/tabbyAPI/issues/381", "P", probe_kind=FailureKind.OOM,
+        "https://github.com/theroyallab/tabbyAPI/issues/381", "P",
+        fix=OOM_FIX + " Also try the default allocator: in TabbyAPI set cuda_malloc_async: false in config.yml (its "
+        "default now; older versions call it cuda_malloc_backend), elsewhere unset "
+        "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync.",
         followup=(rf"Currently allocated\s*: (?P<allocated_mib>{SIZE})|Requested\s*: (?P<tried_mib>{SIZE})"
                   rf"|Device limit\s*: (?P<total_mib>{SIZE})|Free \(according to CUDA\)\s*: (?P<free_mib>{SIZE}|\d+ bytes)"),
-        followup_lines=6,
-        fix_class="oom"),
+        followup_lines=6),
     Signature(
         "tabbyapi-one-gpu-no-split", "TabbyAPI", "disabling gpu split",
         r"Disabling GPU split because one GPU is in use",
