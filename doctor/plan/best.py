@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
 from doctor.engines import EngineAdapter
 from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable, ModelDims, dims
-from doctor.knowledge.arithmetic.model_shape import parameter_count
+from doctor.knowledge.arithmetic.model_shape import ParameterCount, parameter_count
 from doctor.knowledge.gpus import GpuSpec
 from doctor.model.catalogue import CatalogueEntry
 from doctor.model.fit import FitChoice, FitModel, FitResult
@@ -101,13 +102,11 @@ def _models(entries: tuple[CatalogueEntry, ...], filters: Filters,
     repos = frozenset(e.repo.lower() for e in entries)
     kept, skipped = [], []
     for e in entries:
-        try:
-            config = read.config(e)
-            d = dims(config)
-            counted = parameter_count(d)
-        except (ArithmeticUnavailable, ValueError) as exc:
-            skipped.append(f"{e.repo}: {exc}")
+        parsed = _parsed(e, read.config)
+        if isinstance(parsed, str):
+            skipped.append(f"{e.repo}: {parsed}")
             continue
+        config, d, counted = parsed
         params = e.params or counted.total
         info = FitModel(e.repo, e.family, params, counted.active if d.is_moe else None, uses_of(e, repos, d.is_moe),
                         read.licence(e.repo))
@@ -118,6 +117,18 @@ def _models(entries: tuple[CatalogueEntry, ...], filters: Filters,
                         for eng in engines_for(c) if filters.engine is None or str(eng.id) == filters.engine)
         kept.append(_Model(e, info, config, d, options, counted.active - counted.embedding))
     return kept, skipped
+
+
+@lru_cache(maxsize=1024)  # a model's shape is the same for every card and every ranking in one process
+def _parsed(e: CatalogueEntry, config_of: Callable[[CatalogueEntry], ModelConfig]
+            ) -> tuple[ModelConfig, ModelDims, ParameterCount] | str:
+    """The entry's config, shape and parameter counts; or why it cannot be planned."""
+    try:
+        config = config_of(e)
+        d = dims(config)
+        return config, d, parameter_count(d)
+    except (ArithmeticUnavailable, ValueError) as exc:
+        return str(exc)
 
 
 def _passes(m: FitModel, f: Filters) -> bool:

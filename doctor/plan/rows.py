@@ -184,7 +184,7 @@ def gguf_row(s: Setting, c: QuantCandidate, cards: tuple[GpuSpec, ...], cache: s
         return all(p <= cap for p, cap in zip(peaks_at(n), caps))
 
     peaks = peaks_at(context)
-    ok = fits(context)
+    ok = all(p <= cap for p, cap in zip(peaks, caps))  # fits(context), from the peaks just made
     lo, hi = 0, s.upper_context // SEQ_STEP if longest else 0
     while lo < hi:
         mid = (lo + hi + 1) // 2
