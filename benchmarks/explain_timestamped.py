@@ -13,7 +13,8 @@ Logs (written to /tmp, page-cached, removed afterwards):
   dense        explain_vs_grep.py's "every line an error, distinct numbers", untimestamped, to --size-mb
 Bar-style: the programs alternate, --runs times each (default 2), and the best run of each is compared; wall time is
 the measure, CPU time (user + sys, GNU time) beside it (on a shared machine other processes stretch wall time).
---before REV also runs the scanner of REV (explain_real_pastes.before_tree) in the same loop, with a findings check.
+--before REV also runs the scanner of REV (doctor/logscan of then, in a copy of this tree) in the same loop, with a
+findings check.
 
     python benchmarks/explain_timestamped.py [--size-mb 200] [--runs 2] [--before REV] [--json OUT]
 """
@@ -35,11 +36,21 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import timestamped_logs  # noqa: E402
-from explain_real_pastes import before_tree, findings  # noqa: E402
+from explain_real_pastes import findings  # noqa: E402
 from explain_vs_grep import generate, keywords_file, timed  # noqa: E402
 
 TARGET_RATIO = 3.0
 TARGET_RSS_MIB = 100
+
+
+def before_tree(rev: str) -> Path:
+    """This tree (HEAD) with doctor/logscan as it was at `rev` (the scanner alone: the commands around it have moved
+    since, which explain_real_pastes.before_tree's copy of explain.py would not follow), in a temporary folder."""
+    tree = Path(tempfile.mkdtemp(prefix="v100-before-", dir="/tmp"))
+    subprocess.run(f"git -C {ROOT} archive HEAD | tar -x -C {tree}", shell=True, check=True)
+    shutil.rmtree(tree / "doctor" / "logscan")
+    subprocess.run(f"git -C {ROOT} archive {rev} doctor/logscan | tar -x -C {tree}", shell=True, check=True)
+    return tree
 
 
 def cpu_name() -> str:
