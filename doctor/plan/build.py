@@ -10,6 +10,7 @@ published perplexity cost climbs steeply (llama.cpp's table: +0.66 at Q3_K_M, 3.
 from __future__ import annotations
 
 from doctor.engines import EngineAdapter
+from doctor.knowledge.architectures import EXL2_LAST, EXL2_SINCE, EXL2_SOURCE
 from doctor.knowledge.arithmetic import model_shape
 from doctor.knowledge.arithmetic.model_bytes import dims
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP
@@ -66,6 +67,18 @@ def _runs(e: EngineAdapter, group: tuple[GpuSpec, ...], c: QuantCandidate, said:
     return True
 
 
+def _loads(e: EngineAdapter, config: ModelConfig, said: list[str]) -> bool:
+    """ExLlamaV2 keeps a complete list of the architectures it knows (doctor/knowledge/architectures.py); one it does
+    not know (DeepSeek's MLA, gpt-oss) it would load as Llama and fail: no rows for it. Other engines' lists are not
+    complete here, so they are not filtered."""
+    arch = config.architecture
+    if str(e.id) != "exllamav2" or not isinstance(arch, str) or arch in EXL2_SINCE:
+        return True
+    said.append(f"ExLlamaV2 {EXL2_LAST} does not know {arch} ({EXL2_SOURCE}): it would load it as Llama and fail, "
+                "so it gets no rows")
+    return False
+
+
 def shape_text(config: ModelConfig) -> str:
     return model_shape.shape_text(dims(config))  # a MoE: experts, active ones, parameters (doctor/knowledge/arithmetic/model_shape.py)
 
@@ -88,7 +101,7 @@ def build_plan(model: str, model_source: str, config: ModelConfig, candidates: t
     said = list(notes)
     usable: list[tuple[QuantCandidate, EngineAdapter]] = []
     for c in (candidates or standard_candidates()) + base_candidates(base_repo, candidates):
-        engines = [e for e in engines_for(c) if engine is None or str(e.id) == engine]
+        engines = [e for e in engines_for(c) if (engine is None or str(e.id) == engine) and _loads(e, config, said)]
         if not engines_for(c):
             said.append(f"{c.label} ({c.repo}): no engine the doctor plans loads {c.fmt.upper()}; not planned")
         usable += [(c, e) for e in engines]

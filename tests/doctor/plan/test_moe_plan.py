@@ -92,3 +92,19 @@ def test_setting_rows_for_a_candidate_from_the_hub_use_its_file_size():
     shape = gm.gguf_shape(d, c.download_bytes, None, c.gguf_type)
     assert shape.expert_bytes > 0.9 * shape.gpu_weight_bytes and shape.active_share == 8 / 128
     assert s.dims.is_moe
+
+
+def test_exllamav2_gets_no_rows_for_an_architecture_it_does_not_know():
+    """DeepSeek-V2's MLA is not in ExLlamaV2 0.3.2's architecture list (it would load it as Llama and fail); Mixtral
+    and Qwen3-MoE are."""
+    ds = plan("moe/deepseek-v2-lite")
+    assert not any(r.engine == "exllamav2" for r in ds.rows) and any(r.engine == "llama.cpp" for r in ds.rows)
+    assert any("does not know DeepseekV2ForCausalLM" in n for n in ds.notes)
+    assert any(r.engine == "exllamav2" for r in plan("moe/mixtral-8x7b-v0.1").rows)
+
+
+def test_mla_caches_one_latent_per_token():
+    """DeepSeek-V2-Lite in llama.cpp caches K of kv_lora_rank + rope (576) and V of kv_lora_rank (512) per token and
+    layer, not 16 heads x 128 twice: 27 x 1088 x 2 bytes in f16."""
+    d = dims(config("moe/deepseek-v2-lite"))
+    assert gm.kv_bytes(d, 4096, "f16") == 4096 * 27 * (576 + 512) * 2
