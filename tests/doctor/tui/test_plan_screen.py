@@ -41,3 +41,27 @@ def test_sort_and_enter_show_the_commands():
             await pilot.press("q")
 
     asyncio.run(main())
+
+
+def test_the_knee_is_a_column_and_enter_shows_every_stream_count():
+    """Issue 38: the table's knee column, and a row's batched-decode line under its commands."""
+    plan = make_plan()
+
+    async def main():
+        app = PlanApp(plan)
+        async with app.run_test(size=(200, 48)) as pilot:
+            from textual.widgets import DataTable, Static
+
+            table = app.query_one(DataTable)
+            labels = [str(c.label) for c in table.columns.values()]
+            assert "knee" in labels
+            row = app.rows[0]
+            assert row.concurrency and str(table.get_row_at(0)[labels.index("knee")]) in ("1 (in turn)",) + tuple(
+                f"{c.streams}: {c.total_tok_s.mid:g}" for c in row.concurrency) + tuple(
+                f"{c.streams}: {c.total_tok_s.mid:g}+" for c in row.concurrency)
+            await pilot.press("enter")
+            await pilot.pause()
+            shown = str(app.query_one("#commands-text", Static).render())
+            assert "streams x context: total tok/s" in shown and f"1 x {row.context}" in shown
+
+    asyncio.run(main())
