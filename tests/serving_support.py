@@ -60,6 +60,8 @@ class FakeEngine:
         if self.kind == "ollama" and h.path == "/api/ps":
             return self._json(h, 200, {"models": [{"name": "fake:27b", "size": 16_000_000_000,
                                                    "size_vram": 16_000_000_000, "context_length": 8192}]})
+        if self.kind == "ollama" and h.path == "/api/version":
+            return self._json(h, 200, {"version": "0.12.3"})
         if self.kind == "ollama" and h.path == "/api/tags":
             return self._json(h, 200, {"models": [{"name": "fake:27b", "size": 15_000_000_000}]})
         if self.kind == "openai" and h.path == "/v1/models":

@@ -9,24 +9,22 @@ takes it, `usage` counted where given, else the streamed chunks), or Ollama's /a
 `eval_count`). Sources: https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md,
 https://github.com/ollama/ollama/blob/main/docs/api.md. Never raises: what went wrong is StreamsProbe.error.
 
-The HTTP here is a plain streaming POST with a deadline and a size cap; it is meant to fold into the engine-server
-client of doctor/probe/served/ (issue 35's --engine-url probe) once that is on main: one client for both.
+The HTTP is the --engine-url probe's own client (doctor/probe/served/http.py: a deadline for the whole answer, a size
+cap, plain JSON), and the server is identified as that probe does (doctor/probe/served/identify.py).
 """
 
 from __future__ import annotations
 
-import json
-import socket
 import statistics
 import threading
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Callable
 
 from doctor.facts.engines.servers import NotLoopback, loopback_url
 from doctor.model.streams import StreamsProbe, StreamsRound, StreamTiming
+from doctor.probe.served.http import ServerError, stream_json
+from doctor.probe.served.identify import identify
 
 PROMPT = "Count from one to one thousand in words, separated by commas: one, two, three, four, five, six, seven,"
 MAX_BYTES = 8 * 1024 * 1024  # a few hundred tokens streamed are tens of KiB
@@ -45,75 +43,14 @@ class StreamsOptions:
     model: str = ""  # "": the one the server has loaded (or its only one)
 
 
-def _post_lines(url: str, body: dict, timeout_s: float) -> Iterator[tuple[float, Any]]:
-    """(monotonic arrival time, JSON event) for each `data: {...}` (OpenAI) or JSON line (Ollama) of a streamed POST."""
-    end = time.monotonic() + timeout_s
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", "User-Agent": "v100-doctor"})
-    try:
-        resp = urllib.request.urlopen(req, timeout=timeout_s)  # noqa: S310 - loopback http only (loopback_url)
-    except urllib.error.HTTPError as exc:
-        raise StreamError(f"{url} answered HTTP {exc.code}: {exc.read(300).decode('utf-8', 'replace').strip()}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        raise StreamError(f"cannot reach {url}: {getattr(exc, 'reason', exc)}") from None
-    size, buffer = 0, b""
-    with resp:
-        while True:
-            if time.monotonic() > end:
-                raise StreamError(f"{url} did not finish within {timeout_s:g} s")
-            try:
-                chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
-            except (socket.timeout, TimeoutError, OSError) as exc:
-                raise StreamError(f"{url} stopped streaming: {exc}") from None
-            now = time.monotonic()
-            size += len(chunk)
-            if size > MAX_BYTES:
-                raise StreamError(f"{url} streamed more than {MAX_BYTES >> 20} MiB for {body.get('max_tokens', '')} tokens")
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                text = line.strip()
-                if text.startswith(b"data:"):
-                    text = text[5:].strip()
-                if not text or text.startswith((b":", b"event:")):
-                    continue
-                if text == b"[DONE]":
-                    return
-                try:
-                    yield now, json.loads(text)
-                except ValueError:
-                    raise StreamError(f"{url} streamed a line that is not JSON: {text[:80]!r}") from None
-            if not chunk:
-                return
-
-
-def _get_json(url: str, timeout_s: float = 5.0) -> Any:
-    req = urllib.request.Request(url, headers={"User-Agent": "v100-doctor"})
-    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - loopback http only (loopback_url)
-        return json.loads(resp.read(MAX_BYTES))
-
-
 def which_api(base: str) -> tuple[str, str]:
-    """("/api/generate", model) for Ollama, ("/v1/completions", model) for an OpenAI-compatible server; the model
-    loaded (Ollama /api/ps) or listed (/v1/models; Ollama /api/tags when it holds one)."""
-    try:
-        ps = _get_json(f"{base}/api/ps")
-        if isinstance(ps, dict) and "models" in ps:
-            loaded = [m.get("name", "") for m in ps.get("models") or () if isinstance(m, dict)]
-            if not loaded:
-                tags = _get_json(f"{base}/api/tags")
-                loaded = [m.get("name", "") for m in (tags.get("models") or ()) if isinstance(m, dict)]
-            return "/api/generate", (loaded[0] if loaded else "")
-    except (OSError, ValueError, urllib.error.URLError):
-        pass
-    try:
-        doc = _get_json(f"{base}/v1/models")
-        data = doc.get("data") if isinstance(doc, dict) else None
-        names = [m.get("id", "") for m in data or () if isinstance(m, dict)]
-        return "/v1/completions", (names[0] if names else "")
-    except (OSError, ValueError, urllib.error.URLError) as exc:
-        raise StreamError(f"{base} answers neither Ollama's /api/ps nor OpenAI's /v1/models ({exc}); --engine-url must "
-                          "name a running engine server") from None
+    """("/api/generate", model) for Ollama, ("/v1/completions", model) for an OpenAI-compatible server: the model it
+    has loaded, else the one it serves (doctor/probe/served/identify.py, the --engine-url probe's own questions)."""
+    server = identify(base)
+    if server.problem:
+        raise StreamError(server.problem)
+    model = (server.loaded or server.models or ("",))[0]
+    return ("/api/generate" if server.api == "ollama" else "/v1/completions"), model
 
 
 def one_stream(base: str, api: str, model: str, tokens: int, timeout_s: float, t0: float) -> StreamTiming:
@@ -127,7 +64,7 @@ def one_stream(base: str, api: str, model: str, tokens: int, timeout_s: float, t
     first = last = None
     chunks, counted = 0, None
     try:
-        for at, event in _post_lines(base + api, body, timeout_s):
+        for at, event in stream_json(base + api, body, timeout_s, MAX_BYTES):
             if not isinstance(event, dict):
                 continue
             if api == "/api/generate":
@@ -144,9 +81,9 @@ def one_stream(base: str, api: str, model: str, tokens: int, timeout_s: float, t
                 chunks += 1
                 first = at if first is None else first
                 last = at
-    except StreamError as exc:
+    except ServerError as exc:
         return StreamTiming(chunks, round((first or time.monotonic()) - t0, 4),
-                            round((last or time.monotonic()) - t0, 4), str(exc))
+                            round((last or time.monotonic()) - t0, 4), exc.problem)
     if first is None or last is None:
         return StreamTiming(0, 0.0, 0.0, f"{base + api} streamed no text for model {model!r}")
     return StreamTiming(max(counted or 0, chunks), round(first - t0, 4), round(last - t0, 4))
