@@ -391,6 +391,13 @@ CASES = [
     ("ollama-cuda-init-failure", "https://github.com/ollama/ollama/issues/1877",
      "time=2024-03-11T13:14:33.744Z level=INFO source=gpu.go:249 msg=\"Unable to load CUDA management library "
      "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14: nvml vram init failure: 999", {"cuda_error": 999}),
+    # issue 35: Ollama's scheduler line, quoted from the answer in the thread named (rick-github, 2025-02-18)
+    ("ollama-scheduler-offload", "https://github.com/ollama/ollama/issues/9181",
+     "time=2025-02-18T02:29:51.627Z level=INFO source=server.go:130 msg=offload library=cuda layers.requested=-1 "
+     "layers.model=81 layers.offload=44 layers.split=11,11,11,11 memory.available=\"[22.0 GiB 22.0 GiB 22.0 GiB 22.0 GiB]\" "
+     "memory.gpu_overhead=\"0 B\" memory.required.full=\"127.4 GiB\" memory.required.partial=\"87.1 GiB\" "
+     "memory.required.kv=\"19.5 GiB\"",
+     {"layers": 81, "gpu_layers": 44, "kv_mib": 19968.0}),
     # issue 39: an architecture the engine does not know, each quoted from the thread or source named
     ("llama-unknown-architecture", "https://github.com/ollama/ollama/issues/15625",
      "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen35moe'",
