@@ -78,3 +78,9 @@ def test_a_model_in_neither_catalogue_nor_cache_fails_offline_with_the_config_co
     assert done.returncode == 3
     assert "hf download no-such-org/no-such-model config.json" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_ollama_name_finds_its_model():
+    entry = catalogue.lookup("qwen2.5:32b")
+    assert entry is not None and entry.ollama == "qwen2.5:32b" and entry.ollama_source
+    assert entry.repo == "Qwen/Qwen2.5-32B-Instruct"  # the most downloaded of the entries with that name

@@ -140,3 +140,11 @@ def test_a_converted_gguf_is_the_file_the_server_loads():
     out = shell_words(r.commands["quantize"])[2]
     assert flag(shell_words(r.commands["run"]), "-m") == out
     assert json.dumps(r.commands).count(out) == 2
+
+
+def test_vllm_on_a_v100_names_the_last_release_with_its_kernels():
+    p = next(p for n, p in PLANS if n.endswith("v100-pcie-16gb/hub"))
+    vllm = [r for r in p.rows if r.engine == "vllm"]
+    assert vllm and all("pip install 'vllm<0.20'" in r.commands["download"] for r in vllm)
+    assert any("vLLM on v100-pcie-16gb: vLLM 0.19.x" in n for n in p.notes)
+    assert not any(r.engine == "vllm" for n, p40 in PLANS if n.endswith("p40/hub") for r in p40.rows)  # none for Pascal
