@@ -13,14 +13,33 @@ from doctor.model.quant_plan import PlanRow, QuantPlan
 from doctor.render.plan_common import cells, has_draft, headers, ladder_text, sorted_rows
 from doctor.tui.controls_dropped import SanitisedApp
 
-# what `s` cycles through: (name, key, reverse)
+# what `s` cycles through: (name, key, reverse, the column it orders, whose header then carries SORTED)
 SORTS = (
-    ("expected speed", lambda r: (not r.fits, -r.speed.mid), False),
-    ("longest context", lambda r: -r.max_context, False),
-    ("peak memory", lambda r: max(r.peak_bytes), False),
-    ("download size", lambda r: r.option.download_bytes or 0, False),
-    ("bits per weight", lambda r: -(r.option.bpw or 16), False),
+    ("expected speed", lambda r: (not r.fits, -r.speed.mid), False, "tok/s (range)"),
+    ("longest context", lambda r: -r.max_context, False, "max ctx"),
+    ("peak memory", lambda r: max(r.peak_bytes), False, "peak / card GB"),
+    ("download size", lambda r: r.option.download_bytes or 0, False, "download"),
+    ("bits per weight", lambda r: -(r.option.bpw or 16), False, "version"),
 )
+SORTED = " ▼"  # beside the header of the column the rows are ordered by (best first)
+
+
+def sorted_headers(names: tuple[str, ...], column: str) -> tuple[str, ...]:
+    return tuple(n + SORTED if n == column else n for n in names)
+
+
+def columns_hint(widths: list[int], scroll_x: float, view: int) -> str:
+    """Which columns the table shows at this scroll and width, and how to see the others ("" when all fit)."""
+    if sum(widths) <= view:
+        return ""
+    starts = [sum(widths[:i]) for i in range(len(widths))]
+    shown = [i for i, (a, w) in enumerate(zip(starts, widths)) if a >= scroll_x - 0.5 and a + w <= scroll_x + view + 0.5]
+    if not shown:
+        return f"{len(widths)} columns, wider than the screen: ←/→ scroll, v shows the chosen row whole"
+    first, last = shown[0] + 1, shown[-1] + 1
+    left, right = first - 1, len(widths) - last
+    more = " and ".join(p for p in (f"{left} to the left" if left else "", f"{right} to the right" if right else "") if p)
+    return f"columns {first}-{last} of {len(widths)}; {more}: ←/→ scroll"
 
 
 def commands_text(r: PlanRow) -> str:
@@ -46,6 +65,7 @@ class PlanApp(SanitisedApp[None]):
     CSS = """
     #answers { height: auto; max-height: 8; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     DataTable { height: 1fr; min-height: 4; }
+    #columns-hint { height: auto; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     #commands { height: auto; max-height: 45%; border-top: solid $accent; padding: 0 1; }
     """
     BINDINGS = [Binding("s", "sort", "Sort"), Binding("v", "full_text", "Full"), Binding("q", "quit", "Quit"),
@@ -62,25 +82,41 @@ class PlanApp(SanitisedApp[None]):
         answers = "\n".join(f"* {a.question}: {a.sentence}" for a in self.plan.answers)
         yield Static(f"{self.plan.model} ({self.plan.shape})\n{answers}", id="answers")
         yield PlanTable(id="table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="columns-hint")
         with VerticalScroll(id="commands"):
             yield Static("Enter: this row's commands   s: sort   v: full text   q: quit", id="commands-text")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns(*headers(self.plan))
         self._fill()
+        self.sub_title = f"sorted by {SORTS[self.sort_index][0]}"
+        self.watch(table, "scroll_x", lambda _old, _new: self._say_columns())
         table.focus()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._say_columns)
 
     def _fill(self) -> None:
         table = self.query_one(DataTable)
-        table.clear()
+        table.clear(columns=True)
+        table.add_columns(*sorted_headers(headers(self.plan), SORTS[self.sort_index][3]))
         for i, r in enumerate(self.rows):
             table.add_row(*cells(r, has_draft(self.plan)), key=str(i))
+        self.call_after_refresh(self._say_columns)
+
+    def _say_columns(self) -> None:
+        """The line under the table: the order, which columns show and that ←/→ bring the others."""
+        table = self.query_one(DataTable)
+        widths = [c.get_render_width(table) for c in table.ordered_columns]
+        hint = columns_hint(widths, table.scroll_x, table.scrollable_content_region.width)
+        name, _key, _reverse, column = SORTS[self.sort_index]
+        # the order is said here too: the sorted column's own header may be scrolled out of sight
+        self.query_one("#columns-hint", Static).update(f"sorted by {name} ({column}{SORTED})" + (f" · {hint}" if hint else ""))
 
     def action_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(SORTS)
-        name, key, reverse = SORTS[self.sort_index]
+        name, key, reverse, _column = SORTS[self.sort_index]
         self.rows = sorted(self.plan.rows, key=key, reverse=reverse)
         self._fill()
         self.sub_title = f"sorted by {name}"

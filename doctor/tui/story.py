@@ -24,7 +24,8 @@ from doctor.render.panels import CaseView, StageView
 from doctor.tui.keys_footer import KeysFooter
 from doctor.tui.verdict_panel import bar
 
-COMPACT_BELOW = 80  # a narrower terminal shows one stage at a time
+COMPACT_BELOW = 80  # a narrower terminal shows one stage at a time, and this key line instead of the footer
+COMPACT_KEYS = "? keys  hl stage  tab case  ⏎ open  jk more  q quit"  # `?` lists the rest (v s m c), as the main screen
 HEADLINE_FROM = 30  # rows: the selected stage's verdict sentence under the cards (the full report has it anyway)
 HEADLINE_LINES = 4  # at most; cut with "…" (`v` shows it whole)
 
@@ -154,6 +155,7 @@ class StoryScreen(Screen):
         yield Static(id="story-title")
         yield Horizontal(id="story-stages")
         yield Static(id="story-headline")
+        yield Static(COMPACT_KEYS, id="story-keys")  # below 80 columns: the footer's nine keys do not fit in one line
         yield KeysFooter()
 
     async def on_mount(self) -> None:

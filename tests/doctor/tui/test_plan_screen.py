@@ -65,3 +65,51 @@ def test_the_knee_is_a_column_and_enter_shows_every_stream_count():
             assert "streams x context: total tok/s" in shown and f"1 x {row.context}" in shown
 
     asyncio.run(main())
+
+
+def test_at_60_by_15_the_table_says_which_columns_show_and_which_it_is_sorted_by():
+    """Issue 39: at 60x15 the table hid its columns with no hint that more exist, and no column showed the order."""
+    from tui_support import until
+
+    from doctor.tui.plan_screen import SORTED
+
+    plan = make_plan()
+
+    def hint(app) -> str:
+        return str(app.query_one("#columns-hint").render())
+
+    def sorted_columns(app) -> list[str]:
+        from textual.widgets import DataTable
+
+        return [str(c.label) for c in app.query_one(DataTable).ordered_columns if str(c.label).endswith(SORTED)]
+
+    async def main():
+        app = PlanApp(plan)
+        async with app.run_test(size=(60, 15)) as pilot:
+            from textual.widgets import DataTable
+
+            await until(pilot, lambda: "to the right" in hint(app))
+            first = hint(app), sorted_columns(app)
+            table = app.query_one(DataTable)
+            for _ in range(40):
+                await pilot.press("right")
+            await until(pilot, lambda: "to the left" in hint(app))
+            scrolled = hint(app), table.scroll_x
+            await pilot.press("s")
+            await until(pilot, lambda: "longest context" in hint(app))
+            return first, scrolled, hint(app), sorted_columns(app)
+
+    (first, first_sorted), (scrolled, scroll_x), after_s, after_sorted = asyncio.run(main())
+    assert first.startswith(f"sorted by expected speed (tok/s (range){SORTED}) · columns 1-")
+    assert "of 14" in first and "to the right: ←/→ scroll" in first and first_sorted == [f"tok/s (range){SORTED}"]
+    assert scroll_x > 0 and "to the left" in scrolled
+    assert after_s.startswith(f"sorted by longest context (max ctx{SORTED})") and after_sorted == [f"max ctx{SORTED}"]
+
+
+def test_columns_hint_names_what_is_hidden_on_each_side():
+    from doctor.tui.plan_screen import columns_hint
+
+    assert columns_hint([10, 10, 10], 0, 40) == ""
+    assert columns_hint([10, 10, 10, 10], 0, 25) == "columns 1-2 of 4; 2 to the right: ←/→ scroll"
+    assert columns_hint([10, 10, 10, 10], 10, 25) == "columns 2-3 of 4; 1 to the left and 1 to the right: ←/→ scroll"
+    assert columns_hint([10, 10, 10, 10], 20, 25) == "columns 3-4 of 4; 2 to the left: ←/→ scroll"

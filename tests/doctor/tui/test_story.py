@@ -69,3 +69,34 @@ def test_the_story_headline_is_cut_with_an_ellipsis_at_four_lines():
     cut = at_most(text, 40, 4).splitlines()
     assert len(cut) == 4 and cut[-1].endswith("…") and all(len(line) <= 40 for line in cut)
     assert at_most("short enough", 40, 4) == "short enough"
+
+
+def test_at_60_by_15_the_storys_key_line_is_whole_and_help_lists_the_rest():
+    """Issue 39: at 60x15 the story's footer was cut ("c Co", no quit). Below 80 columns a key line that fits takes its
+    place, as on the main screen; `?` lists every key of the story (v, s/m, c) in its help."""
+    from textual.widgets import Footer, Static
+    from tui_support import run_app, until
+
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.help_screen import HelpScreen
+    from doctor.tui.story import COMPACT_KEYS
+
+    async def script(app, pilot):
+        def drawn() -> bool:
+            found = list(app.screen.query("#story-keys")) if isinstance(app.screen, StoryScreen) else []
+            return bool(found) and found[0].region.width > 0
+
+        await until(pilot, drawn, timeout_s=30)
+        story = app.screen
+        keys = story.query_one("#story-keys", Static)
+        shown = (keys.region, str(keys.render()), story.query_one(Footer).display)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        return shown, app.screen.story
+
+    from doctor.tui.keys import STORY_KEYS
+
+    (region, text, footer_shown), story_help = run_app(DoctorApp(story_session()), script, size=(60, 15))
+    assert region.y == 14 and region.right <= 60 and len(COMPACT_KEYS) + 2 <= 60
+    assert text == COMPACT_KEYS and "? keys" in text and "q quit" in text and not footer_shown
+    assert story_help and {"v", "s", "m", "c"} <= {k for k, _ in STORY_KEYS}  # the keys the line leaves to `?`
