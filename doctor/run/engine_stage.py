@@ -128,8 +128,8 @@ def run_engine_probe(report: Report, request: EngineRequest, on_event: Sink | No
         m = engine_probe.engine_result(probe)
         if probe.status == "ok":
             on_event(ProbeFinished(probe.summary))
-        elif probe.status == "skipped":
-            on_event(ProbeSkipped(probe.summary))
+        elif probe.status == "skipped" or (probe.server is not None and probe.server.input_error):
+            on_event(ProbeSkipped(probe.summary))  # a server that could not be asked: the one-line error says it
         else:
             on_event(ProbeFailed(probe.summary, m.outcome if m is not None else ""))
     return probe

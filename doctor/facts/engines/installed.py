@@ -10,36 +10,20 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import struct
 from importlib import metadata, util
 from pathlib import Path
 from typing import Callable, Mapping
 
 from doctor.facts.children import run_output
-from doctor.facts.python.torch_static import StaticReadError, fatbin_archs
-from doctor.model.engines import CudaLibrary, EngineFacts, LlamaCppFacts, OllamaFacts
+from doctor.facts.engines.cuda_library import CUDA_LIB, read_cuda_library
+from doctor.facts.engines.lm_studio import gather_lm_studio
+from doctor.model.engines import EngineFacts, LlamaCppFacts, OllamaFacts
 from doctor.model.unknown import Maybe, Unknown
 
 LLAMA_BINARIES = ("llama-server", "llama-cli", "llama-bench")
-CUDA_LIB = "libggml-cuda.so"
 ENV_PREFIXES = ("GGML_CUDA_", "OLLAMA_", "LLAMA_ARG_", "GGML_")
 ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "GGML_CUDA_FORCE_MMQ", "GGML_CUDA_FORCE_CUBLAS", "GGML_CUDA_DISABLE_GRAPHS")
 SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.I)  # OLLAMA_* may carry credentials: never recorded
-
-
-def read_cuda_library(path: Path, runner: str = "") -> CudaLibrary:
-    """The SM versions a ggml CUDA library carries, as cubins and PTX (union over its fat binaries)."""
-    try:
-        containers = fatbin_archs(path)
-    except (OSError, ValueError, struct.error, StaticReadError) as exc:
-        why = Unknown(f"{path.name} unreadable: {exc}")
-        return CudaLibrary(str(path), why, why, runner)
-    if not containers:
-        none = Unknown(f"{path.name} has no CUDA fat binary")
-        return CudaLibrary(str(path), none, none, runner)
-    cubins = sorted(set().union(*(c[0] for c in containers)))
-    ptx = sorted(set().union(*(c[1] for c in containers)))
-    return CudaLibrary(str(path), tuple(cubins), tuple(ptx), runner)
 
 
 def _libs_near(folders: list[Path]) -> list[Path]:
@@ -116,6 +100,4 @@ def engine_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def gather_engines() -> EngineFacts:
     """Never raises: what cannot be read is Unknown with the reason."""
-    from doctor.facts.engines.lm_studio import gather_lm_studio  # lazy: lm_studio imports this module's readers
-
     return EngineFacts(gather_llama_cpp(), gather_ollama(), engine_env(), gather_lm_studio())

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from doctor.facts.engines.installed import CUDA_LIB, read_cuda_library
+from doctor.facts.engines.cuda_library import CUDA_LIB, read_cuda_library
 from doctor.model.engines import LmStudioFacts, LmStudioRuntime
 
 HOMES = (".lmstudio", ".cache/lm-studio")

@@ -41,6 +41,7 @@ def test_a_refused_server_is_one_line_and_exit_3_with_the_report_written(tmp_pat
     live = run_cli("--engine-url", url, "-o", str(out), "--no-tui", timeout=120)
     errors = [line for line in live.stderr.splitlines() if line.startswith("v100-doctor: error:")]
     assert live.returncode == 3 and len(errors) == 1 and f"cannot reach {url}" in errors[0], live.stderr
+    assert sum(f"cannot reach {url}" in line for line in live.stderr.splitlines()) == 1  # said once, not also as progress
     assert "Traceback" not in live.stderr and out.exists()
     assert run_cli("--replay", str(out), "--no-tui").returncode == 3
 

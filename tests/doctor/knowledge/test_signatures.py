@@ -473,6 +473,11 @@ CASES = [
      "ValueError: --tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7", {}),
     ("bnb-named-symbol-not-found", "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/382",
      "Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu", {"file": "bitsandbytes/csrc/ops.cu"}),
+    ("ollama-scheduler-offload", "https://github.com/ollama/ollama/issues/10823",
+     "time=2025-05-22T17:59:04.662-07:00 level=INFO source=server.go:168 msg=offload library=cuda layers.requested=-1 "
+     "layers.model=63 layers.offload=49 layers.split=\"\" memory.available=\"[17.8 GiB]\" memory.gpu_overhead=\"0 B\" "
+     "memory.required.full=\"23.4 GiB\" memory.required.partial=\"17.8 GiB\" memory.required.kv=\"944.0 MiB\"",
+     {"layers": 63, "gpu_layers": 49, "requested": "-1", "kv_mib": 944.0}),
 ]
 
 
