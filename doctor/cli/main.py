@@ -20,7 +20,7 @@ from doctor.cli.model_first import refuse_non_model
 from doctor.cli.options import SUBCOMMANDS, Parser, build_parser, plan_from_args, run_from_args, select_checks, source_from_args, wants_tui
 from doctor.cli.output import ReportOutputs, flush_stdout, prepare_streams, write_report_file
 from doctor.facts.children import INTERRUPTS, interrupts_ignored, stop_all
-from doctor.model.errors import InputError, Interrupted, OutputFailed
+from doctor.model.errors import InputError, Interrupted, OutputFailed, UsageError
 from doctor.model.exitcodes import ExitCode, command_exit_help, interrupt_exit
 from doctor.render.untrusted import visible
 
@@ -48,6 +48,9 @@ def run_main(args: argparse.Namespace) -> int:
 
 
 def _run_main(args: argparse.Namespace) -> int:
+    if args.replay and getattr(args, "engine_url", None):  # a saved report keeps the server it recorded
+        raise UsageError("--engine-url times a server running now; --replay judges a saved report (with the server it "
+                         "recorded): give one of them")
     if not (args.list_checks or args.list_gpus):  # --model that names no model: exit 3 before anything is read or shown
         refuse_non_model(args)
     early_torch = start_torch_early(args)

@@ -74,3 +74,11 @@ def test_a_server_on_another_host_is_probed_without_this_hosts_gpu_checks():
     remote = EngineServer("http://10.0.0.5:11434", "ollama", "ollama", local=False)
     assert probe_checks(Plan(engine_server=remote), None) == ()
     assert probe_checks(Plan(engine_server=EngineServer("http://127.0.0.1:11434", "ollama", "ollama", local=True)), None)
+
+
+def test_engine_url_with_replay_is_a_usage_error(tmp_path):
+    from conftest import MACHINES
+
+    proc = run_cli("--replay", str(MACHINES / "v100-pcie-16gb-healthy.json"), "--engine-url", "http://127.0.0.1:9",
+                   "--no-tui")
+    assert proc.returncode == 3 and "give one of them" in proc.stderr and "Traceback" not in proc.stderr
