@@ -65,8 +65,8 @@ def test_a_round_where_streams_fail_says_so():
 
 def test_the_cli_report_its_json_and_its_replay(tmp_path, report_schema):
     out = tmp_path / "streams.json"
-    with FakeEngine(batched=False) as server:
-        done = run_cli("probe", "--streams", "1,2", "--tokens", "24", "--engine-url", server.url, "--json",
+    with FakeEngine(batched=False, step_s=0.012) as server:  # steps that load on 2 cores does not blur
+        done = run_cli("probe", "--streams", "1,2", "--tokens", "40", "--engine-url", server.url, "--json",
                        "-o", str(out), timeout=120)
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, report_schema)
