@@ -23,8 +23,6 @@ INTERNAL = {
     "doctor/facts/modeldir/config.py": "rope_scaling's canonical form, compared as text",
     "doctor/probe/protocol.py": "the probe child's pipe to the doctor",
     "doctor/probe/child_events.py": "the probe children's event pipe to the doctor",
-    "doctor/probe/llamacpp_child.py": "the llama.cpp probe child's pipe to the doctor",
-    "doctor/probe/transformers_child.py": "the Transformers probe child's pipe to the doctor",
     "doctor/probe/synthetic.py": "a synthetic model's config files, for the engine to load",
     "doctor/probe/replicate_layers.py": "a synthetic model's config files, for the engine to load",
     "doctor/probe/safetensors_writer.py": "a synthetic model's safetensors header",
