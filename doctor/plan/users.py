@@ -33,7 +33,7 @@ def users_answer(s: Setting, where: str, rows: list[PlanRow], users: int, min_to
                  min_bpw: float) -> PlanAnswer:
     speed = f" at {min_tok_s:g} tok/s or more each" if min_tok_s else ""
     q = f"{users} users at once on {where}{speed}"
-    fitting = [r for r in rows if r.fits]
+    fitting = [r for r in rows if r.fits and r.concurrency]  # not a row partly in host RAM: not estimated batched
     good = [r for r in fitting if (r.bpw or 16) >= min_bpw]
     sized = [(r, for_users(s, r, users)) for r in good]
     whole = [(r, e) for r, e in sized if e.context_per_stream >= r.context]
@@ -42,7 +42,8 @@ def users_answer(s: Setting, where: str, rows: list[PlanRow], users: int, min_to
         r, e = max(enough, key=lambda t: (t[1].per_stream_tok_s.mid, t[0].bpw or 16))
         return PlanAnswer(q, r, r.context, _says(r, e))
     if not fitting:
-        return PlanAnswer(q, None, 0, f"no option fits {users} users here: nothing fits even one stream")
+        return PlanAnswer(q, None, 0, f"no option fits {users} users here: nothing fits even one stream on the GPU "
+                                      "alone (batched decode is not estimated for one partly in host RAM)")
     why = []
     if whole:
         r, e = max(whole, key=lambda t: t[1].per_stream_tok_s.mid)
