@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -9,7 +10,8 @@ import sys
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu,  # find_spec, not an import: importing exllamav2 JIT-builds its extension (minutes)
+              pytest.mark.skipif(importlib.util.find_spec("exllamav2") is None, reason="exllamav2 is not installed")]
 
 
 def probe(*args: str, timeout: float = 420) -> dict:
