@@ -88,7 +88,8 @@ def _load_interrupted_report() -> None:
 
 
 def _after_the_screen(app: DoctorApp, report: Report | None, guard: HangupGuard, asked: list[str] | None = None) -> int:
-    """-o written (once, whoever is first: this or the guard), one line on stderr, the exit code."""
+    """-o written (once, whoever is first: this or the guard), one line on stderr, the exit code. The demo's story
+    exits as its help says, whichever stage was on screen at the quit: plain `demo` 0, `demo NAME` as NAME's replay."""
     if guard.signum is None and app.return_code:  # textual has already printed what broke
         print("v100-doctor: internal error in the TUI (a bug; please report it; --no-tui gives plain text)",
               file=sys.stderr)
@@ -101,6 +102,12 @@ def _after_the_screen(app: DoctorApp, report: Report | None, guard: HangupGuard,
     if guard.signum is not None:  # the terminal may be gone: the report file and the exit code, nothing printed
         return 128 + guard.signum  # (run_tui then ends the process at once)
     assert report is not None  # no signal and no report returned above
+    story = dict(app.session.story)
+    if story:
+        start = app.session.story_start
+        report = story.get(start) if start else None
+        if report is None:
+            return int(ExitCode.OK)
 
     from doctor.render.common import summary_counts  # lazy: the report model's renderer loads after the screen, not before its first frame
 

@@ -158,3 +158,24 @@ def test_each_story_stage_shows_what_its_next_recorded_stage_measured():
         assert f"The story's next step, as recorded ({following}): {then:.1f} tok/s, {then - now:+.1f} tok/s" in out
     assert "+24.0 tok/s over this stage's 40.0" in " ".join(run_cli("demo", "seed-3-q8-cache-8192", "--no-tui").stdout.split())
     assert "next step, as recorded" not in run_cli("demo", stages[-1], "--no-tui").stdout
+
+
+def test_after_the_story_the_code_is_the_named_examples_whichever_stage_was_shown(capsys):
+    """`demo NAME` exits as --replay of NAME even when another stage was on screen at the quit; plain `demo` 0."""
+    from types import SimpleNamespace
+
+    from doctor.cli.hangup import HangupGuard
+    from doctor.cli.output import exit_code_for
+    from doctor.cli.tui import _after_the_screen
+    from doctor.run.session import story_session
+
+    named = story_session("seed-3-q8-cache-8192")
+    shown = dict(named.story)["seed-4-exl2-3.75bpw"]  # the user moved to another stage, then pressed q
+    expected = int(exit_code_for(dict(named.story)["seed-3-q8-cache-8192"]))
+    assert expected != int(exit_code_for(shown))  # the test can tell the two apart
+    guard = HangupGuard(end=lambda code: None)
+    assert _after_the_screen(SimpleNamespace(return_code=0, session=named), shown, guard) == expected
+    tour = story_session()
+    warned = dict(tour.story)["seed-2-exl2-4.25bpw"]
+    assert int(exit_code_for(warned)) == 1 and _after_the_screen(SimpleNamespace(return_code=0, session=tour), warned, guard) == 0
+    capsys.readouterr()
