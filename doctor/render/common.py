@@ -6,6 +6,7 @@ import textwrap
 from collections import Counter
 
 from doctor.model.findings import SEVERITY, Finding, GpuJudgement, Status
+from doctor.model.ids import CheckId
 from doctor.model.prescription import Prescription
 from doctor.model.report import Report
 from doctor.model.source import Origin
@@ -50,8 +51,9 @@ def engine_line(report: Report) -> str:
     e = report.engine_in_force
     if e is None:
         return ""
-    if e.assumed:
-        return f"Engine: {e.why}; the engine check says what each likely engine would do on this card"
+    if e.assumed:  # the engine check speaks for each likely engine only where it ran (there was a card to judge)
+        said = "; the engine check says what each likely engine would do on this card" if report.finding(CheckId.ENGINE) else ""
+        return f"Engine: {e.why}{said}"
     return f"Judged as {e.engine}: {e.why}"
 
 

@@ -117,3 +117,20 @@ def test_explain_and_the_demo_list_wrap_at_the_terminals_width_too(args):
                            timeout=60).stdout
     assert max(len(l) for l in prose(terminal) if " " in l.strip()) <= 80 < max(len(l) for l in prose(piped))
     assert terminal.split() == piped.split()  # the same words: none broken
+
+
+@pytest.mark.parametrize("name,engine_check", [("no-nvml.json", False), ("h200-live.json", True)])
+def test_the_engine_line_points_at_the_engine_check_only_when_it_ran(name, engine_check):
+    """Issue 39: with no card (so no engine check), the banner still said "the engine check says what each likely
+    engine would do on this card"."""
+    from dataclasses import replace
+
+    from doctor.render.common import engine_line
+
+    loaded = load_document(str(MACHINES / name))
+    python = replace(loaded.facts.python, packages={k: v for k, v in loaded.facts.python.packages.items()
+                                                    if k not in ("exllamav2", "vllm", "transformers")})
+    report = diagnose(loaded.plan, replace(loaded.facts, python=python), source=replayed(name))
+    assert report.engine_in_force is not None and report.engine_in_force.assumed
+    assert (report.finding("engine") is not None) is engine_check
+    assert ("the engine check says" in engine_line(report)) is engine_check
