@@ -19,11 +19,21 @@ def shape(path: str):
     return dims(parse_config(json.loads((ROOT / path / "config.json").read_text())))
 
 
-def test_qwen3_30b_a3b_q4_k_m_is_the_published_file_size():
-    """Qwen/Qwen3-30B-A3B-GGUF's Q4_K_M is 18.6 GB (K: the Hub's file listing); the mix puts the routed experts of
-    the use_more_bits layers' ffn_down at Q6_K, like attn_v."""
-    m = gguf_mix(shape("moe/qwen3-30b-a3b"), "Q4_K_M")
-    assert abs(m.total_bytes - 18.6e9) < 0.02 * 18.6e9
+# bartowski/Qwen3-30B-A3B-GGUF's file list (llama.cpp b5200), as mirrored at
+# https://model.aibase.com/zh/models/details/1924737621108723712 (S): GB of 1e9 bytes
+BARTOWSKI_QWEN3_30B_A3B = {"Q8_0": 32.48e9, "Q6_K": 25.10e9, "Q5_K_M": 21.74e9, "Q5_K_S": 21.10e9}
+# the Q4_K_M file: 17.28 GiB ("original Q4_K_M (17.28 GB)", https://huface.ru/GOBA-AI-Labs/PrunedHub-Qwen3-30B-A3B-EN-80pct-MxMoE)
+QWEN3_Q4_K_M_GIB = 17.28
+
+
+def test_qwen3_30b_a3b_files_are_the_published_sizes():
+    """Every type of Qwen3-30B-A3B within 0.5% of the published files; the mix puts the routed experts of the
+    use_more_bits layers' ffn_down at Q6_K, like attn_v."""
+    d = shape("moe/qwen3-30b-a3b")
+    for ft, size in BARTOWSKI_QWEN3_30B_A3B.items():
+        assert abs(gguf_mix(d, ft).total_bytes - size) < 0.005 * size, ft
+    m = gguf_mix(d, "Q4_K_M")
+    assert abs(m.total_bytes / 2**30 - QWEN3_Q4_K_M_GIB) < 0.005 * QWEN3_Q4_K_M_GIB
     assert set(m.bytes_by_type) == {"Q4_K", "Q6_K", "F32"}
     assert m.expert_bytes > 0.9 * m.total_bytes
 
