@@ -25,18 +25,17 @@ import sys
 
 from doctor.cli.options import bounded_int, finite_float, path_arg, target_gpu
 from doctor.cli.output import text_width, write_whole
-from doctor.knowledge.gpus import GpuSpec, spec_for_key, spec_for_name
+from doctor.commands.cards import DEFAULT_CARD, detected_cards
+from doctor.knowledge.gpus import spec_for_key
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.fit import USES, FitResult, fit_to_json
-from doctor.model.unknown import known
 from doctor.plan.best import CatalogueReader, Filters, best_fit
 from doctor.plan.build import DEFAULT_MIN_BPW, card_sets
 from doctor.plan.rows import planned_engines
 from doctor.render.fit_text import render_fit_markdown, render_fit_text
 from doctor.render.untrusted import json_for_terminal, visible
 
-DEFAULT_CARD = "v100-pcie-16gb"
 DEFAULT_CONTEXT = 8192
 DEFAULT_LIMIT = 10
 
@@ -73,24 +72,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("-v", "--verbose", action="store_true", help="every row's commands, not only the first's")
     o.add_argument("--no-tui", action="store_true", help="plain text even on a terminal (the screen: Enter shows a "
                                                           "row's commands)")
-
-
-def detected_cards() -> tuple[tuple[GpuSpec, ...], str]:
-    """The cards NVML finds here (read in a child: NVML can hang), or the default card and why."""
-    from doctor.facts.nvml.isolated import read_isolated  # lazy: only without --target-gpu
-
-    nvml = read_isolated()
-    found = []
-    for g in nvml.gpus:
-        spec = spec_for_name(g.name, g.memory_total_mib if known(g.memory_total_mib) else None) if known(g.name) else None
-        if spec is not None:
-            found.append(spec)
-    if found:
-        return tuple(found), "detected"
-    default = spec_for_key(DEFAULT_CARD)
-    assert default is not None
-    why = nvml.reason or "no card NVML names is in the doctor's table"
-    return (default,), f"default ({why}; name yours with --target-gpu)"
 
 
 def make_fit(args: argparse.Namespace) -> FitResult:

@@ -30,6 +30,7 @@ import sys
 
 from doctor.cli.options import bounded_int, finite_float, path_arg, target_gpu
 from doctor.cli.output import text_width, write_whole
+from doctor.commands.cards import DEFAULT_HELP, CardsDetection
 from doctor.facts.hub.quants import discover
 from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable
 from doctor.knowledge.gpus import spec_for_key
@@ -43,7 +44,6 @@ from doctor.render.plan_markdown import render_plan_markdown
 from doctor.render.plan_text import render_plan_text
 from doctor.render.untrusted import json_for_terminal, visible
 
-DEFAULT_CARD = "v100-pcie-16gb"
 DEFAULT_CONTEXT = 8192
 
 
@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL", type=path_arg,
                    help="Hugging Face id org/name[@revision], a model folder, a config.json or a .gguf file")
     p.add_argument("--target-gpu", metavar="CARD", type=target_gpu, action="append", dest="cards",
-                   help=f"a card from --list-gpus (repeatable: each card, then all of them split; default {DEFAULT_CARD})")
+                   help=f"a card from --list-gpus (repeatable: each card, then all of them split; {DEFAULT_HELP})")
     p.add_argument("--context", type=bounded_int(256, 1 << 20, "a context length"), default=DEFAULT_CONTEXT,
                    metavar="N", help=f"the context length you need (default {DEFAULT_CONTEXT})")
     p.add_argument("--engine", choices=tuple(str(e.id) for e in planned_engines()),
@@ -77,9 +77,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def make_plan(args: argparse.Namespace) -> QuantPlan:
+    detecting = None if args.cards else CardsDetection()  # NVML's child starts now, beside the model's lookup
     found = discover(args.model)
     print(f"v100-doctor: {found.model}: {found.how}", file=sys.stderr)
-    cards = tuple(spec for key in (args.cards or [DEFAULT_CARD]) if (spec := spec_for_key(key)) is not None)
+    if detecting is None:
+        cards = tuple(spec for key in args.cards if (spec := spec_for_key(key)) is not None)
+    else:
+        cards, where = detecting.result()
+        print(f"v100-doctor: planning for {', '.join(c.key for c in cards)} ({where})", file=sys.stderr)
     extra, name, weights = 0, None, (0, 0)
     if args.draft:
         draft = discover(args.draft)
