@@ -2,8 +2,8 @@
 engine x cache type, on the detected card(s) or --target-gpu, at --context, ranked. Offline: nothing is downloaded,
 the Hub is not asked.
 
-The score, stated: a quality floor first (an option counts only if it fits the context whole on the card(s), at or
-above --min-bpw bits per weight, and --min-tok-s when given), then speed: each model's best option, by plan's own rule
+The score, stated: a quality floor first (an option counts only if it fits the context whole on the card(s), the
+model trained for that context, at or above --min-bpw bits per weight, and --min-tok-s when given), then speed: each model's best option, by plan's own rule
 (the fastest; within 5% of it the higher bpw, then the less quantized cache), ranked by its expected tok/s with half
 the context in the cache. Without --min-params the small models lead: narrow it by size, family, licence and use.
 Each row is the row `v100-doctor plan MODEL` prints for that option, with the same columns and commands.
