@@ -240,7 +240,7 @@ def add_engine_url_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine-url", metavar="URL", type=engine_url,
                    help="time a running engine server through its API: Ollama (http://127.0.0.1:11434) or an "
                         "OpenAI-compatible one (llama-server, vLLM, TabbyAPI, LM Studio); its engine is the one judged "
-                        "(`probe --streams` drives it with concurrent streams: loopback only)")
+                        "(`probe --streams` drives it with concurrent streams)")
 
 
 def engine_url(text: str) -> str:

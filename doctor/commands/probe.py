@@ -36,13 +36,13 @@ from doctor.cli.options import (
 )
 from doctor.cli.output import ReportOutputs
 from doctor.commands import probe_transformers
-from doctor.facts.engines.servers import NotLoopback, loopback_url
 from doctor.facts.modeldir.directory import gather_model
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.ids import Engine
 from doctor.model.source import ThisMachine
 from doctor.probe.runner import SyntheticRequest
+from doctor.probe.served.identify import is_local
 from doctor.probe.synthetic import FORMATS
 from doctor.run.probe_stage import probe_checks
 from doctor.run.run import ProbeRequest, Run
@@ -102,12 +102,9 @@ def run_streams(args: argparse.Namespace) -> int:
                          "--parallel N, Ollama with OLLAMA_NUM_PARALLEL=N, vLLM, TabbyAPI)")
     if args.synthetic or args.model:
         raise UsageError("--streams times the server's own model: leave out --model and --synthetic")
-    try:
-        loopback_url(args.engine_url)
-    except NotLoopback as exc:
-        raise UsageError(str(exc)) from None
     plan = plan_from_args(args)
-    run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=(GPU_PRESENT,),
+    here = is_local(args.engine_url)  # a server on another host: its card is not this one's, so no GPU check here
+    run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=(GPU_PRESENT,) if here else (),
               probe=ProbeRequest(asked=True, sampling=False, streams=args.streams, engine_url=args.engine_url,
                                  stream_tokens=args.tokens))
     outputs = ReportOutputs(args)

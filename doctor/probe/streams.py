@@ -21,10 +21,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from doctor.facts.engines.servers import NotLoopback, loopback_url
 from doctor.model.streams import StreamsProbe, StreamsRound, StreamTiming
 from doctor.probe.served.http import ServerError, stream_json
-from doctor.probe.served.identify import identify
+from doctor.probe.served.identify import base_url, identify, url_problem
 
 PROMPT = "Count from one to one thousand in words, separated by commas: one, two, three, four, five, six, seven,"
 MAX_BYTES = 8 * 1024 * 1024  # a few hundred tokens streamed are tens of KiB
@@ -125,10 +124,9 @@ def summarize_round(streams: int, done: tuple[StreamTiming, ...]) -> StreamsRoun
 def probe_streams(url: str, o: StreamsOptions, say: Say = lambda text: None) -> StreamsProbe:
     """Warm the server up with one request, then one round per stream count."""
     started = time.monotonic()
-    try:
-        base = loopback_url(url)
-    except NotLoopback as exc:
-        return StreamsProbe(url, "", "", o.tokens, error=str(exc))
+    if problem := url_problem(url):
+        return StreamsProbe(url, "", "", o.tokens, error=problem)
+    base = base_url(url)
     try:
         api, model = which_api(base)
     except StreamError as exc:

@@ -51,7 +51,7 @@ def test_nothing_listening_is_an_error_not_a_traceback():
     probe = probe_streams("http://127.0.0.1:9", StreamsOptions((1,), tokens=8))
     assert probe.error.startswith("cannot reach http://127.0.0.1:9") and not probe.rounds
     assert judge(probe).status == Status.FAIL
-    assert "loopback" in probe_streams("http://10.1.2.3:8080", StreamsOptions((1,))).error
+    assert "not an http(s) URL" in probe_streams("ftp://10.1.2.3:8080", StreamsOptions((1,))).error
 
 
 def test_a_round_where_streams_fail_says_so():
@@ -83,6 +83,6 @@ def test_the_cli_report_its_json_and_its_replay(tmp_path, report_schema):
 
 def test_bad_input_is_one_line_and_exit_3():
     for args, says in ((("--streams", "1,2"), "--engine-url"), (("--streams", "0,2", "--engine-url", "http://127.0.0.1:9"), "1 to 64"),
-                       (("--streams", "1,x"), "1 to 64"), (("--streams", "1", "--engine-url", "http://10.0.0.2:80"), "loopback")):
+                       (("--streams", "1,x"), "1 to 64"), (("--streams", "1", "--engine-url", "ftp://10.0.0.2:80"), "not an http(s) URL")):
         done = run_cli("probe", *args)
         assert done.returncode == 3 and says in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
