@@ -277,11 +277,16 @@ def no_gpu_hint(report: Any) -> str:
 
 
 def no_probe_hint(report: Any) -> str:
-    """A live run with a GPU but no --model: why no probe ran and no verdict was given, and what to add."""
-    if report.source.recorded or report.plan.model_path or report.probe is not None or report.verdict is not None:
+    """A run with a GPU but no --model: why no probe ran and no verdict was given, and what to add (a replay cannot
+    time anything: it says where the probe runs)."""
+    if report.plan.model_path or report.probe is not None or report.verdict is not None:
         return ""
     gpu = report.finding(CheckId.GPU_PRESENT)
     if gpu is None or gpu.status is not Status.PASS:
         return ""  # no GPU to time: no_gpu_hint says what the doctor can still do
+    if report.source.recorded:
+        return ("Recorded without a model, so no timed probe and no verdict on speed: add --model DIR to judge a model "
+                "on the recorded card; the probe times a model only on the machine itself (`v100-doctor --model DIR` "
+                "there).")
     return ("No timed probe, so no verdict on speed: add --model DIR (or ORG/NAME) to time your model on this card, "
             "or run `v100-doctor probe --synthetic` to time ExLlamaV2 here without a download.")

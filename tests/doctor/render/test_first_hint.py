@@ -55,6 +55,7 @@ def test_no_probe_hint_where_it_would_be_wrong():
     from doctor.render.panels import no_probe_hint
 
     assert no_probe_hint(_live_without_gpu()) == ""  # no GPU: the no-GPU hint speaks
-    assert no_probe_hint(Run(SavedFile(str(MACHINES / "v100-pcie-16gb-healthy.json"))).execute()) == ""  # a replay
+    replay = no_probe_hint(Run(SavedFile(str(MACHINES / "v100-pcie-16gb-healthy.json"))).execute())
+    assert "--model DIR" in replay and "probe --synthetic" not in replay  # a replay times nothing: where the probe runs
     with_model = _live("v100-pcie-16gb-healthy.json", model_path="/models/qwen")
     assert no_probe_hint(with_model) == ""  # --model given: the probe stage's own line says why it did not run
