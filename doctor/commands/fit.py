@@ -20,12 +20,10 @@ exit codes: below (and docs/reference/exit-codes.md).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 from doctor.cli.options import bounded_int, finite_float, path_arg, target_gpu
-from doctor.cli.output import text_width, write_whole
 from doctor.commands.cards import DEFAULT_CARD, detected_cards
+from doctor.commands.table_output import hand_over
 from doctor.knowledge.gpus import spec_for_key
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
@@ -34,7 +32,6 @@ from doctor.plan.best import CatalogueReader, Filters, best_fit
 from doctor.plan.build import DEFAULT_MIN_BPW, card_sets
 from doctor.plan.rows import planned_engines
 from doctor.render.fit_text import render_fit_markdown, render_fit_text
-from doctor.render.untrusted import json_for_terminal, visible
 
 DEFAULT_CONTEXT = 8192
 DEFAULT_LIMIT = 10
@@ -94,29 +91,16 @@ def make_fit(args: argparse.Namespace) -> FitResult:
                     args.limit or None, source, CatalogueReader(model_config, candidates, licence_of))
 
 
-def wants_screen(args: argparse.Namespace) -> bool:
-    if args.json or args.markdown or args.no_tui or os.environ.get("TERM") == "dumb":
-        return False
-    return sys.stdout.isatty() and sys.stdin.isatty()
+def _screen(result: FitResult) -> None:
+    from doctor.tui.fit_screen import FitApp  # lazy: textual loads only when the screen opens
+
+    FitApp(result).run()
 
 
 def run(args: argparse.Namespace) -> ExitCode:
     result = make_fit(args)
-    if args.output:
-        try:
-            write_whole(args.output, fit_to_json(result) + "\n")
-        except OSError as exc:
-            raise UsageError(f"cannot write the ranking to {args.output}: {exc.strerror}") from None
-    if wants_screen(args):
-        from doctor.tui.fit_screen import FitApp  # lazy: textual loads only when the screen opens
-
-        FitApp(result).run()
-    elif args.json:
-        print(json_for_terminal(fit_to_json(result)))
-    elif args.markdown:
-        print(render_fit_markdown(result))
-    else:
-        print(visible(render_fit_text(result, width=text_width(sys.stdout), verbose=args.verbose)))
+    hand_over(args, "the ranking", lambda: fit_to_json(result), lambda: _screen(result), lambda: render_fit_markdown(result),
+              lambda width: render_fit_text(result, width=width, verbose=args.verbose))
     ranked = {c.row.cards for c in result.choices}
     specs = tuple(spec for k in result.cards if (spec := spec_for_key(k)) is not None)
     return ExitCode.OK if {tuple(c.key for c in g) for g in card_sets(specs)} <= ranked else ExitCode.WARNINGS

@@ -25,12 +25,11 @@ exit codes: below (and docs/reference/exit-codes.md).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from doctor.cli.options import bounded_int, finite_float, path_arg, target_gpu
-from doctor.cli.output import text_width, write_whole
 from doctor.commands.cards import DEFAULT_HELP, CardsDetection
+from doctor.commands.table_output import hand_over
 from doctor.facts.hub.quants import discover
 from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable
 from doctor.knowledge.gpus import spec_for_key
@@ -42,7 +41,6 @@ from doctor.plan.draft import draft_bytes, draft_weights
 from doctor.plan.rows import planned_engines
 from doctor.render.plan_markdown import render_plan_markdown
 from doctor.render.plan_text import render_plan_text
-from doctor.render.untrusted import json_for_terminal, visible
 
 DEFAULT_CONTEXT = 8192
 
@@ -103,29 +101,15 @@ def make_plan(args: argparse.Namespace) -> QuantPlan:
         raise UsageError(f"{args.model}: {exc}") from None
 
 
-def wants_screen(args: argparse.Namespace) -> bool:
-    """The sortable screen on an interactive terminal; text for pipes, files, --json, --markdown or --no-tui."""
-    if args.json or args.markdown or args.no_tui or os.environ.get("TERM") == "dumb":
-        return False
-    return sys.stdout.isatty() and sys.stdin.isatty()
+def _screen(plan: QuantPlan) -> None:
+    from doctor.tui.plan_screen import PlanApp  # lazy: textual loads only when the plan opens on a terminal
+
+    PlanApp(plan).run()
 
 
 def run(args: argparse.Namespace) -> ExitCode:
     plan = make_plan(args)
-    if args.output:
-        try:
-            write_whole(args.output, plan_to_json(plan) + "\n")  # whole or as it was
-        except OSError as exc:
-            raise UsageError(f"cannot write the plan to {args.output}: {exc.strerror}") from None
-    if wants_screen(args):
-        from doctor.tui.plan_screen import PlanApp  # lazy: textual loads only when the plan opens on a terminal
-
-        PlanApp(plan).run()
-    elif args.json:
-        print(json_for_terminal(plan_to_json(plan)))
-    elif args.markdown:
-        print(render_plan_markdown(plan))
-    else:
-        print(visible(render_plan_text(plan, width=text_width(sys.stdout), verbose=args.verbose)))
+    hand_over(args, "the plan", lambda: plan_to_json(plan), lambda: _screen(plan), lambda: render_plan_markdown(plan),
+              lambda width: render_plan_text(plan, width=width, verbose=args.verbose))
     fastest = [a for a in plan.answers if a.question.startswith("fastest")]
     return ExitCode.OK if all(a.row is not None for a in fastest) else ExitCode.WARNINGS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from doctor.model.fit import FitChoice, FitResult
-from doctor.render.plan_common import HEADERS, cells, where
+from doctor.render.plan_common import HEADERS, cells, sources_and_notes, step_lines, where
 from doctor.render.untrusted import md_code, md_text
 
 FIT_HEADERS = ("#", "model", "params B", "licence") + HEADERS
@@ -62,15 +62,10 @@ def render_fit_text(result: FitResult, width: int = 100, verbose: bool = False) 
         out += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
         for c in choices if verbose else choices[:1]:
             out += ["", f"  #{c.rank} {c.model.repo}, {c.row.option.label}, {c.row.cache} cache on {card}:"]
-            for kind, cmd in c.row.commands.items():
-                out += [f"    {kind}:"] + [f"      {line}" for line in cmd.splitlines()]
+            out += step_lines(c.row)
     if not result.choices:
         out += ["", "Nothing in the catalogue fits: a shorter --context, a lower --min-bpw, other filters or cards."]
-    out += ["", "Sources of the speed and quality figures:"]
-    for s in _sources(result):
-        out += textwrap.wrap(s, width, initial_indent="  - ", subsequent_indent="    ")
-    for n in result.notes:
-        out += textwrap.wrap(n, width, initial_indent="note: ", subsequent_indent="      ")
+    out += sources_and_notes(_sources(result), result.notes, width)
     return "\n".join(out)
 
 

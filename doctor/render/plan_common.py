@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
+from typing import Iterable
+
 from doctor.model.quant_plan import PlanRow, QuantPlan, still_rising
 from doctor.model.units import GB
 
@@ -71,3 +74,18 @@ def sources(plan: QuantPlan) -> list[str]:
                                                                       if r.quality_source.startswith("http")]
                               + [r.concurrency_source for r in plan.rows if r.concurrency_source]
                               + [r.speculative.source for r in plan.rows if r.speculative][:1]))
+
+
+def step_lines(r: PlanRow) -> list[str]:
+    """A row's commands as printed under it: each step's name, then its lines (a YAML file stays whole)."""
+    return [line for kind, cmd in r.commands.items() for line in (f"    {kind}:", *(f"      {c}" for c in cmd.splitlines()))]
+
+
+def sources_and_notes(named: Iterable[str], notes: Iterable[str], width: int) -> list[str]:
+    """The text's last part: where each speed and quality figure comes from, then the notes."""
+    out = ["", "Sources of the speed and quality figures:"]
+    for s in named:
+        out += textwrap.wrap(s, width, initial_indent="  - ", subsequent_indent="    ")
+    for n in notes:
+        out += textwrap.wrap(n, width, initial_indent="note: ", subsequent_indent="      ")
+    return out

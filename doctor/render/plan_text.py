@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from doctor.model.quant_plan import QuantPlan
-from doctor.render.plan_common import cells, has_draft, headers, ladder_text, sorted_rows, sources
+from doctor.render.plan_common import cells, has_draft, headers, ladder_text, sorted_rows, sources, sources_and_notes, step_lines
 
 
 def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -> str:
@@ -17,8 +17,7 @@ def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -
             answered.append(a.row)
     for r in answered:
         out += ["", f"  {r.option.label} on {r.engine}, {r.cache} cache, {r.context} tokens on {' + '.join(r.cards)}:"]
-        for kind, cmd in r.commands.items():
-            out += [f"    {kind}:"] + [f"      {line}" for line in cmd.splitlines()]
+        out += step_lines(r)
         if ladder := ladder_text(r):
             out += textwrap.wrap(ladder, width, initial_indent="    ", subsequent_indent="      ")
     head, draft = headers(plan), has_draft(plan)
@@ -32,9 +31,5 @@ def render_plan_text(plan: QuantPlan, width: int = 100, verbose: bool = False) -
         for r in sorted_rows(plan):
             out += ["", f"  {r.option.label} / {r.engine} / {r.cache} / {'+'.join(r.cards)}:"]
             out += [f"    {k}: {line}" for k, v in r.commands.items() for line in v.splitlines()]
-    out += ["", "Sources of the speed and quality figures:"]
-    for s in sources(plan):
-        out += textwrap.wrap(s, width, initial_indent="  - ", subsequent_indent="    ")
-    for n in plan.notes:
-        out += textwrap.wrap(n, width, initial_indent="note: ", subsequent_indent="      ")
+    out += sources_and_notes(sources(plan), plan.notes, width)
     return "\n".join(out)
