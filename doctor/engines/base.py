@@ -7,10 +7,10 @@ reads live in the gatherers (doctor/facts/) and its timed probe in doctor/probe/
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from doctor.engines import architecture
+from doctor.engines.judgement import Judgement
 from doctor.knowledge.attention import FLASH_ATTN_COMMANDS, card_is, flash_attn_fix
 from doctor.knowledge.engines import LLAMA_CPP_FA_OFF_DECODE, EngineSupport, cc_tuple
 from doctor.model.engines import CudaLibrary, EngineLaunch
@@ -27,17 +27,6 @@ DRIVER_ONLY = frozenset({"driver"})
 TORCH_STACK = frozenset({"driver", "torch", "environment"})
 JIT_STACK = TORCH_STACK | {"nvcc", "build"}
 UNQUANTIZED = ("f16", "f32", "bf16")  # K/V cache types that are not quantized
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """An engine's answer to one question about this card or model, ready for a check's Finding."""
-
-    status: Status
-    summary: str
-    fix: str = ""
-    commands: tuple[str, ...] = ()
-    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -155,9 +144,8 @@ class EngineAdapter:
         if not self.arch_table:
             return Judgement(Status.INFO, f"unknown: the doctor keeps no architecture list for {self.label}",
                              evidence={"architecture": arch, "engine": str(self.id)})
-        a = architecture.judge(self.arch_table, self.label.split(" (")[0], arch, self.installed_version(facts),
-                               self.arch_package, self.versioned)
-        return Judgement(a.status, a.summary, a.fix, a.commands, a.evidence)
+        return architecture.judge(self.arch_table, self.label.split(" (")[0], arch, self.installed_version(facts), self.arch_package,
+                     self.versioned)
 
     @property
     def cuda_stack(self) -> frozenset[str]:
