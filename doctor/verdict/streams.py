@@ -31,6 +31,8 @@ def judge(probe: StreamsProbe) -> Finding:
     evidence = {"url": probe.url, "api": probe.api, "model": probe.model, "tokens_per_request": probe.tokens,
                 "rounds": [_line(r) for r in probe.rounds]}
     good = [r for r in probe.rounds if r.total_tok_s > 0]
+    if probe.error and not probe.rounds:  # the server named could not be asked: the URL is the input to fix (exit 3),
+        evidence["input_error"] = probe.error  # as for --engine-url's timing probe (doctor/verdict/engine_probe.py)
     if probe.error and not good:
         return Finding(CheckId.CONCURRENCY, TITLE, Status.FAIL, f"the concurrency probe could not run: {probe.error}",
                        evidence)

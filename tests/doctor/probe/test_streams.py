@@ -50,7 +50,7 @@ def test_ollama_streams_through_its_own_api():
 def test_nothing_listening_is_an_error_not_a_traceback():
     probe = probe_streams("http://127.0.0.1:9", StreamsOptions((1,), tokens=8))
     assert probe.error.startswith("cannot reach http://127.0.0.1:9") and not probe.rounds
-    assert judge(probe).status == Status.FAIL
+    assert judge(probe).status == Status.FAIL and judge(probe).evidence["input_error"].startswith("cannot reach")
     assert "not an http(s) URL" in probe_streams("ftp://10.1.2.3:8080", StreamsOptions((1,))).error
 
 
@@ -86,3 +86,11 @@ def test_bad_input_is_one_line_and_exit_3():
                        (("--streams", "1,x"), "1 to 64"), (("--streams", "1", "--engine-url", "ftp://10.0.0.2:80"), "not an http(s) URL")):
         done = run_cli("probe", *args)
         assert done.returncode == 3 and says in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
+
+
+def test_a_server_that_cannot_be_asked_exits_3_with_one_line_as_the_timing_probe_does(tmp_path):
+    out = tmp_path / "r.json"
+    done = run_cli("probe", "--streams", "1", "--engine-url", "http://127.0.0.1:9", "-o", str(out))
+    assert done.returncode == 3 and "cannot reach http://127.0.0.1:9" in done.stderr and "Traceback" not in done.stderr
+    assert out.exists()  # the report is still written, and replays to the same code
+    assert run_cli("--replay", str(out), "--no-tui").returncode == 3
