@@ -99,6 +99,10 @@ def test_probe_reaps_the_worker_group_and_exits_with_the_signal(tmp_path, sig):
         time.sleep(0.05)
     assert pids.exists(), p.communicate(timeout=5)[1]
     worker, grandchild = (int(x) for x in pids.read_text().split())
+    said = [p.stderr.readline()]  # the doctor has taken in the load phase (under load it can lag the worker's pids)
+    while said[-1] and b"probe: loading" not in said[-1]:
+        said.append(p.stderr.readline())
+    assert said[-1], said
     p.send_signal(sig)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 128 + sig, err
