@@ -101,6 +101,7 @@ class PlanRun:
     split_gib: tuple[float, ...] | None  # per GPU, for a split over several; None: one GPU
     draft: str | None  # a draft model's Hub id
     cc: str  # the (first) card's compute capability
+    yarn: tuple[float, int] | None = None  # (factor, trained length): the context is past training (context_window)
 
 
 class EngineAdapter:

@@ -66,6 +66,15 @@ def context_limit(config: ModelConfig) -> ContextLimit:
     return ContextLimit(0, False, "config.json gives no max_position_embeddings")
 
 
+def yarn_needed(config: ModelConfig, context: int) -> tuple[float, int] | None:
+    """(YaRN factor, the trained length) a launch at `context` needs: None within the trained length, when it is
+    unknown, or when config.json already carries the authors' own rope_scaling (the engine reads that itself)."""
+    limit = context_limit(config)
+    if not limit.trained or context <= limit.trained or limit.extended_by_config:
+        return None
+    return math.ceil(context / limit.trained * 100) / 100, limit.trained
+
+
 def beyond_training(config: ModelConfig, context: int) -> str:
     """'' when `context` is within what the model was trained (or extended) for; otherwise one sentence: how far
     past it, the YaRN factor it would need with the flags, and that the quality cost is unknown."""

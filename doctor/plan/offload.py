@@ -14,6 +14,7 @@ from doctor.engines import adapter
 from doctor.engines.base import PlanRun
 from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
+from doctor.knowledge.context_window import yarn_needed
 from doctor.knowledge.cuda_context import context_bytes
 from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import family
@@ -118,7 +119,8 @@ def offload_row(s: Setting, c: QuantCandidate, card: GpuSpec, cache: str, contex
 
     speed, speed_full = at(context // 2), at(context)
     q, q_source = quality(c.fmt, c.bpw, c.gguf_type, s.family)
-    steps = commands(adapter("llama.cpp"), PlanRun(c, s.base_repo, context, cache, None, s.draft_name, card.cc))
+    steps = commands(adapter("llama.cpp"), PlanRun(c, s.base_repo, context, cache, None, s.draft_name, card.cc,
+                                                           yarn_needed(s.config, context)))
     if "run" in steps:  # (a model without a Hub id has no run step: nothing to launch)
         run = steps["run"]
         steps["run"] = run.replace(" -ngl 999", f" -ngl {d.layers - n}") if kind == "layers" else run + flag

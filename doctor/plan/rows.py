@@ -18,6 +18,7 @@ from doctor.knowledge.arithmetic import decode_time as dt
 from doctor.knowledge.arithmetic.decode_bytes import read_ms
 from doctor.knowledge.arithmetic.model_bytes import ModelBytes, ModelDims, model_bytes
 from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP, GpuRoom, largest_fitting_seq_len, plan_budget
+from doctor.knowledge.context_window import yarn_needed
 from doctor.knowledge.cuda_context import context_bytes
 from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import Efficiency, family
@@ -266,7 +267,8 @@ def _row(s: Setting, c: QuantCandidate, engine: str, cards: tuple[GpuSpec, ...],
     speed, speed_full = speeds
     q, q_source = quality(c.fmt, c.bpw, c.gguf_type, s.family)
     streams = (1 + int(margin // per_stream)) if fits and per_stream else 0
-    steps = commands(adapter(engine), PlanRun(c, s.base_repo, context, cache, split, s.draft_name, cards[0].cc))
+    steps = commands(adapter(engine), PlanRun(c, s.base_repo, context, cache, split, s.draft_name, cards[0].cc,
+                                                yarn_needed(s.config, context)))
     return PlanRow(c, engine, tuple(g.key for g in cards), cache, context, fits, peaks, caps, s.draft_bytes,
                    round(ceiling[0], 1), speed, speed_full, longest, streams, q, q_source, steps, why)
 

@@ -17,6 +17,8 @@ def server_flags(run: PlanRun) -> str:
         flags += f" -ctk {run.cache} -ctv {run.cache}"
     if run.split_gib:
         flags += f" -ts {','.join(f'{g:g}' for g in run.split_gib)}"
+    if run.yarn:  # a context past training: the RoPE scaling it needs (common/arg.cpp: --rope-scaling, --rope-scale, --yarn-orig-ctx)
+        flags += f" --rope-scaling yarn --rope-scale {run.yarn[0]:g} --yarn-orig-ctx {run.yarn[1]}"
     return flags
 
 

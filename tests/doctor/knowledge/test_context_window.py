@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from doctor.facts.modeldir.config import parse_config
-from doctor.knowledge.context_window import beyond_training, context_limit
+from doctor.knowledge.context_window import beyond_training, context_limit, yarn_needed
 from doctor.knowledge.quant_quality import model_family, quality
 
 FIX = Path(__file__).resolve().parents[3] / "fixtures"
@@ -49,3 +49,22 @@ def test_quantization_quality_is_llama3s_only_for_llama3():
     assert "+0.1754 ppl (Llama-3-8B)" in q
     q, src = quality("gguf", 4.9, "Q4_K_M", "qwen3_moe")
     assert "unknown for qwen3_moe" in q and "+0.1754" not in q and "Llama-3-8B" in src
+
+
+def test_the_yarn_a_launch_needs_is_the_one_the_sentence_names():
+    assert yarn_needed(config("moe/qwen3-30b-a3b"), 32768) is None
+    assert yarn_needed(config("moe/qwen3-30b-a3b"), 65536) == (2.0, 32768)
+    assert yarn_needed(config("models/qwen2.5-32b-instruct"), 40000) == (1.23, 32768)
+    assert yarn_needed(config("moe/deepseek-v2-lite"), 200000) is None  # its own rope_scaling: nothing to add
+
+
+def test_llama_servers_command_carries_the_scaling_past_training_and_not_within():
+    from doctor.engines.base import PlanRun
+    from doctor.engines.llamacpp.plan import server_flags
+    from doctor.model.quant_plan import QuantCandidate
+
+    option = QuantCandidate(fmt="gguf", label="GGUF Q4_K_M", bpw=4.9, gguf_type="Q4_K_M", repo="org/m-GGUF")
+    past = PlanRun(option, "org/m", 65536, "f16", None, None, "7.0", yarn_needed(config("moe/qwen3-30b-a3b"), 65536))
+    within = PlanRun(option, "org/m", 8192, "f16", None, None, "7.0", yarn_needed(config("moe/qwen3-30b-a3b"), 8192))
+    assert server_flags(past).endswith("-c 65536 -fa on --rope-scaling yarn --rope-scale 2 --yarn-orig-ctx 32768")
+    assert "rope" not in server_flags(within)
