@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 Route = Callable[[Any], Any]  # the request's JSON body (None for GET) -> a dict/list (JSON), bytes, or a Reply
 
@@ -21,7 +21,35 @@ class Reply:
         self.chunks, self.gap_s = chunks, gap_s
 
 
-class FakeServer:
+S = TypeVar("S", bound="LocalServer")
+
+
+class LocalServer:
+    """An http.server on 127.0.0.1 (a free port) served from a daemon thread while the `with` block runs: the one
+    lifecycle of this file's FakeServer and serving_support's FakeEngine."""
+
+    httpd: ThreadingHTTPServer
+    thread: threading.Thread
+
+    def _listen(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self: S) -> S:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FakeServer(LocalServer):
     """Routes by (method, path); anything else is a 404 with a JSON error, as the engines answer."""
 
     def __init__(self, routes: dict[tuple[str, str], Route]) -> None:
@@ -69,21 +97,7 @@ class FakeServer:
             def do_POST(self) -> None:  # noqa: N802
                 self._serve("POST")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> FakeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._listen(Handler)
 
 
 def closed_port_url() -> str:

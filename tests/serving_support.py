@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from engine_server_support import LocalServer
 
 RECORDED = Path(__file__).parent / "fixtures" / "serving"
 
 
-class FakeEngine:
+class FakeEngine(LocalServer):
     def __init__(self, kind: str = "openai", batched: bool = True, step_s: float = 0.004, growth: float = 0.15,
                  metrics: str | None = None) -> None:
         self.kind, self.batched, self.step_s, self.growth = kind, batched, step_s, growth
@@ -35,18 +37,7 @@ class FakeEngine:
             def do_POST(self) -> None:  # noqa: N802
                 engine.post(self)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeEngine:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._listen(Handler)
 
     def _json(self, h: BaseHTTPRequestHandler, code: int, doc: object) -> None:
         body = json.dumps(doc).encode()
