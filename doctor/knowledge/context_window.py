@@ -66,13 +66,23 @@ def context_limit(config: ModelConfig) -> ContextLimit:
     return ContextLimit(0, False, "config.json gives no max_position_embeddings")
 
 
+def yarn_factor(context: int, trained: int) -> float:
+    """The YaRN factor that reaches `context` from `trained`, rounded up to two decimals (never short of it)."""
+    return math.ceil(context / trained * 100) / 100
+
+
+def llama_cpp_yarn_flags(factor: float, trained: int) -> str:
+    """llama.cpp's flags for a YaRN factor: printed in the plan's note and in llama-server's command alike."""
+    return f"--rope-scaling yarn --rope-scale {factor:g} --yarn-orig-ctx {trained}"
+
+
 def yarn_needed(config: ModelConfig, context: int) -> tuple[float, int] | None:
     """(YaRN factor, the trained length) a launch at `context` needs: None within the trained length, when it is
     unknown, or when config.json already carries the authors' own rope_scaling (the engine reads that itself)."""
     limit = context_limit(config)
     if not limit.trained or context <= limit.trained or limit.extended_by_config:
         return None
-    return math.ceil(context / limit.trained * 100) / 100, limit.trained
+    return yarn_factor(context, limit.trained), limit.trained
 
 
 def beyond_training(config: ModelConfig, context: int) -> str:
@@ -81,7 +91,7 @@ def beyond_training(config: ModelConfig, context: int) -> str:
     limit = context_limit(config)
     if not limit.trained or context <= limit.trained:
         return ""
-    factor = math.ceil(context / limit.trained * 100) / 100
+    factor = yarn_factor(context, limit.trained)
     if limit.extended_by_config:
         return (f"{context} tokens is beyond the {limit.trained} this model reaches ({limit.how}): a larger factor than "
                 f"its authors chose was never validated, and its quality cost is unknown")
@@ -93,7 +103,7 @@ def beyond_training(config: ModelConfig, context: int) -> str:
     else:
         cost = "no quality figure is published for this family at any factor: unknown"
     return (f"{context} tokens is {context / limit.trained:.2f}x the {limit.trained} it was trained for ({limit.how}): "
-            f"it needs RoPE scaling, YaRN factor {factor:g}: llama.cpp --rope-scaling yarn --rope-scale {factor:g} "
-            f"--yarn-orig-ctx {limit.trained}; transformers, vLLM and ExLlamaV2 read \"rope_scaling\": "
+            f"it needs RoPE scaling, YaRN factor {factor:g}: llama.cpp {llama_cpp_yarn_flags(factor, limit.trained)}; "
+            f"transformers, vLLM and ExLlamaV2 read \"rope_scaling\": "
             f"{{\"rope_type\": \"yarn\", \"factor\": {factor:g}, \"original_max_position_embeddings\": {limit.trained}}} "
             f"added to config.json; {cost} ({LLAMA_CPP_ARG})")
