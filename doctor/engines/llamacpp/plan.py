@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from doctor.engines.base import PlanRun, PlanSetup
 from doctor.engines.plan_steps import NO_HUB_ID, draft_gguf, gguf_of
-from doctor.knowledge.context_window import llama_cpp_yarn_flags
 
 SETUP = PlanSetup(formats=("gguf",), caches=("f16", "q8_0", "q4_0"), arithmetic="llama.cpp", offload=True)
 
@@ -19,6 +18,8 @@ def server_flags(run: PlanRun) -> str:
     if run.split_gib:
         flags += f" -ts {','.join(f'{g:g}' for g in run.split_gib)}"
     if run.yarn:  # a context past training: the RoPE scaling it needs (common/arg.cpp: --rope-scaling, --rope-scale, --yarn-orig-ctx)
+        from doctor.knowledge.context_window import llama_cpp_yarn_flags  # lazy: planning only, not in the checks' imports
+
         flags += " " + llama_cpp_yarn_flags(*run.yarn)
     return flags
 
