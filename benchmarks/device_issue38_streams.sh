@@ -1,18 +1,25 @@
 #!/bin/bash
-# Issue 38 on the device (NOT RUN YET: the session's device time ran out before it; see
-# benchmarks/results/issue38-streams/probe-streams.md). llama-server with 4 slots on the doctor's synthetic 27B-like
+# Issue 38 on the device. llama-server with 4 slots on the doctor's synthetic 27B-like
 # Q4_K_M GGUF, driven by `probe --streams 1,2,4` while `watch --engine-url` reads its /metrics beside NVML, and
 # llama-batched-bench on the same file as the reference; then the plan's estimates for the H200 beside both
 # (benchmarks/issue38_plan_vs_measured.py). Run from the repo root on the device:
 #   P=DIR bash benchmarks/device_issue38_streams.sh        results: $OUT/streams.tgz
+# The build is static (one llama-server file); with KEEP_BIN=1 it comes back as $OUT/llama-bin.tar.xz.NN parts
+# (16 MiB each) for a later call's P/bin (cat the parts | tar xJ).
 # P holds a llama.cpp source tarball with tools/server (llama.cpp-src.tar.gz; the slim llama-cpp-python sdist of
 # /tmp/prep has no tools/server) or, to skip the build (~5 min), built binaries in P/bin with their libraries.
 set -u
 OUT=${OUT:-/tmp/out}; R=/tmp/streams38; mkdir -p "$R" "$OUT"; T0=$(date +%s)
 log() { echo "[$(date +%T) +$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/run.log"; }
-finish() { [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null; tar czf "$OUT/streams.tgz" -C /tmp streams38; cp "$R/run.log" "$OUT/"; }
+finish() {
+  [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null
+  tar czf "$OUT/streams.tgz" -C /tmp streams38; cp "$R/run.log" "$OUT/"
+  if [ "${KEEP_BIN:-0}" = 1 ] && [ -x /tmp/b/bin/llama-server ]; then
+    tar cJf - -C /tmp/b bin/llama-server bin/llama-batched-bench | split -b 15M -d - "$OUT/llama-bin.tar.xz."
+  fi
+}
 trap finish EXIT
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:${PYTHONPATH:-}
 ARCH=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 G=/tmp/gg/synth27b-64L-q4km.gguf
 ( python3 -c "
@@ -23,7 +30,8 @@ BIN="$P/bin"
 if [ ! -x "$BIN/llama-server" ]; then
   mkdir -p /tmp/src && tar xzf "$P"/llama.cpp-src.tar.gz -C /tmp/src && SRC=$(ls -d /tmp/src/*/ | head -1)
   export CUDACXX=/usr/local/cuda/bin/nvcc PATH=/usr/local/cuda/bin:$PATH
-  cmake -S "$SRC" -B /tmp/b -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DLLAMA_CURL=OFF > "$R/cfg.log" 2>&1
+  cmake -S "$SRC" -B /tmp/b -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DLLAMA_CURL=OFF \
+    -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF > "$R/cfg.log" 2>&1; log "cmake rc=$?" 
   cmake --build /tmp/b --target llama-server llama-batched-bench -j 16 > "$R/build.log" 2>&1; log "build rc=$?"
   BIN=/tmp/b/bin
 fi
@@ -33,12 +41,12 @@ wait $GPID; log "gguf: $(cat "$R/gguf.log")"
   > "$R/batched-bench.txt" 2> "$R/batched-bench.stderr"; log "batched-bench rc=$?"
 "$BIN/llama-server" -m $G -ngl 999 -fa on --parallel 4 -c 8192 --metrics --port 8089 > "$R/server.log" 2>&1 &
 SPID=$!
-for i in $(seq 60); do curl -sf http://127.0.0.1:8089/health > /dev/null && break; sleep 1; done; log "server up after ${i}s"
+for i in $(seq 60); do python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:8089/health', timeout=2)" 2>/dev/null && break; sleep 1; done; log "server up after ${i}s"
 python3 -m doctor watch --seconds 40 --engine-url http://127.0.0.1:8089 --json -o "$R/watch.json" > "$R/watch.txt" 2>&1 &
 WPID=$!
 timeout 200 python3 -m doctor probe --streams 1,2,4 --tokens 128 --engine-url http://127.0.0.1:8089 \
   -o "$R/probe-streams.json" > "$R/probe-streams.txt" 2>&1; log "probe rc=$?"
-curl -s http://127.0.0.1:8089/metrics > "$R/metrics.prom"; curl -s http://127.0.0.1:8089/slots > "$R/slots.json"
+for e in metrics slots; do python3 -c "import sys, urllib.request as u; sys.stdout.write(u.urlopen('http://127.0.0.1:8089/' + sys.argv[1], timeout=5).read().decode())" $e > "$R/$e.txt" 2>&1; done
 wait $WPID; log "watch rc=$?"
 python3 -m doctor --no-tui --replay "$R/probe-streams.json" > "$R/replay.txt" 2>&1; log "replay rc=$?"
 python3 benchmarks/issue38_plan_vs_measured.py -p "$R/probe-streams.json" -b "$R/batched-bench.txt" > "$R/side-by-side.txt" 2>&1
