@@ -13,7 +13,7 @@ through this class, so both ask NVML the same way:
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Generic, NamedTuple, TypeVar
 
 from doctor.facts.nvml.binding import LOST, TRANSIENT, Binding, NvmlRefused, text
 from doctor.model.plausible import problem, range_of
@@ -52,6 +52,37 @@ def checked(reading: str, value: Any) -> Any:
         return Unknown(f"recorded by NVML: {reading} {str(value)[:40]!r} is not a number")
     why = problem(reading, value)
     return value if why is None else Unknown(f"recorded by NVML: {reading} {why}")
+
+
+T = TypeVar("T")
+
+
+def _watts(milliwatts: float) -> float:
+    return milliwatts / 1000
+
+
+class Reading(Generic[T]):
+    """A reading that is one NVML call and a number: Device.number with the binding's constants named.
+
+    Declared on Device as a row (`pcie_gen = Reading[int]("nvmlDeviceGetCurrPcieLinkGeneration")`) and read like
+    its methods (`device.pcie_gen()`); the reading is named after the attribute.
+    """
+
+    def __init__(self, nvml_call: str, *consts: str, unit: Callable[[Any], Any] | None = None):
+        self.nvml_call = nvml_call
+        self.consts = consts  # names of NVML constants passed after the handle, looked up in the binding
+        self.unit = unit  # converts NVML's unit to the doctor's
+        self.reading = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.reading = name
+
+    def __get__(self, device: Device, owner: type | None = None) -> Callable[[], Maybe[T]]:
+        def read() -> Maybe[T]:
+            consts = [device.binding.const(c) for c in self.consts]
+            return device.number(self.reading, self.nvml_call, *consts, unit=self.unit)
+
+        return read
 
 
 class Device:
@@ -144,8 +175,7 @@ class Device:
         why = problem("compute_capability", cc)
         return cc if why is None else Unknown(f"recorded by NVML: compute_capability {why}")
 
-    def memory_bus_width_bits(self) -> Maybe[int]:
-        return self.number("memory_bus_width_bits", "nvmlDeviceGetMemoryBusWidth")
+    memory_bus_width_bits = Reading[int]("nvmlDeviceGetMemoryBusWidth")
 
     # -- memory, clocks, temperatures, power, PCIe link ------------------------------------------------
     def memory(self) -> Memory:
@@ -155,39 +185,17 @@ class Device:
         mib = [self.check(f"memory_{k}_mib", round(getattr(m, k) / MIB, 1)) for k in ("total", "free", "used")]
         return Memory(*mib)
 
-    def sm_clock_mhz(self) -> Maybe[int]:
-        return self.number("sm_clock_mhz", "nvmlDeviceGetClockInfo", self.binding.const("NVML_CLOCK_SM"))
-
-    def sm_clock_max_mhz(self) -> Maybe[int]:
-        return self.number("sm_clock_max_mhz", "nvmlDeviceGetMaxClockInfo", self.binding.const("NVML_CLOCK_SM"))
-
-    def mem_clock_mhz(self) -> Maybe[int]:
-        return self.number("mem_clock_mhz", "nvmlDeviceGetClockInfo", self.binding.const("NVML_CLOCK_MEM"))
-
-    def mem_clock_max_mhz(self) -> Maybe[int]:
-        return self.number("mem_clock_max_mhz", "nvmlDeviceGetMaxClockInfo", self.binding.const("NVML_CLOCK_MEM"))
-
-    def clocks_event_mask(self) -> Maybe[int]:
-        """The clocks-event (throttle) reason bits; decode with binding.decode_clocks_event_mask."""
-        return self.number("clocks_event_mask", "nvmlDeviceGetCurrentClocksEventReasons")
-
-    def temperature_c(self) -> Maybe[int]:
-        return self.number("temperature_c", "nvmlDeviceGetTemperature", self.binding.const("NVML_TEMPERATURE_GPU"))
-
-    def slowdown_temperature_c(self) -> Maybe[int]:
-        return self._threshold("slowdown_temperature_c", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN")
-
-    def shutdown_temperature_c(self) -> Maybe[int]:
-        return self._threshold("shutdown_temperature_c", "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN")
-
-    def max_operating_temperature_c(self) -> Maybe[int]:
-        return self._threshold("max_operating_temperature_c", "NVML_TEMPERATURE_THRESHOLD_GPU_MAX")
-
-    def memory_max_temperature_c(self) -> Maybe[int]:
-        return self._threshold("memory_max_temperature_c", "NVML_TEMPERATURE_THRESHOLD_MEM_MAX")
-
-    def _threshold(self, reading: str, const: str) -> Maybe[int]:
-        return self.number(reading, "nvmlDeviceGetTemperatureThreshold", self.binding.const(const))
+    sm_clock_mhz = Reading[int]("nvmlDeviceGetClockInfo", "NVML_CLOCK_SM")
+    sm_clock_max_mhz = Reading[int]("nvmlDeviceGetMaxClockInfo", "NVML_CLOCK_SM")
+    mem_clock_mhz = Reading[int]("nvmlDeviceGetClockInfo", "NVML_CLOCK_MEM")
+    mem_clock_max_mhz = Reading[int]("nvmlDeviceGetMaxClockInfo", "NVML_CLOCK_MEM")
+    # the clocks-event (throttle) reason bits; decode with binding.decode_clocks_event_mask
+    clocks_event_mask = Reading[int]("nvmlDeviceGetCurrentClocksEventReasons")
+    temperature_c = Reading[int]("nvmlDeviceGetTemperature", "NVML_TEMPERATURE_GPU")
+    slowdown_temperature_c = Reading[int]("nvmlDeviceGetTemperatureThreshold", "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN")
+    shutdown_temperature_c = Reading[int]("nvmlDeviceGetTemperatureThreshold", "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN")
+    max_operating_temperature_c = Reading[int]("nvmlDeviceGetTemperatureThreshold", "NVML_TEMPERATURE_THRESHOLD_GPU_MAX")
+    memory_max_temperature_c = Reading[int]("nvmlDeviceGetTemperatureThreshold", "NVML_TEMPERATURE_THRESHOLD_MEM_MAX")
 
     def memory_temperature_c(self) -> Maybe[int]:
         """HBM temperature, from the field-value API (NVML_FI_DEV_MEMORY_TEMP); GDDR cards do not report it."""
@@ -203,14 +211,9 @@ class Device:
         except Exception as exc:
             return self.refuse("memory_temperature_c", f"memory temperature unreadable: {exc}")
 
-    def power_draw_w(self) -> Maybe[float]:
-        return self.number("power_draw_w", "nvmlDeviceGetPowerUsage", unit=_watts)
-
-    def power_limit_w(self) -> Maybe[float]:
-        return self.number("power_limit_w", "nvmlDeviceGetEnforcedPowerLimit", unit=_watts)
-
-    def power_default_limit_w(self) -> Maybe[float]:
-        return self.number("power_default_limit_w", "nvmlDeviceGetPowerManagementDefaultLimit", unit=_watts)
+    power_draw_w = Reading[float]("nvmlDeviceGetPowerUsage", unit=_watts)
+    power_limit_w = Reading[float]("nvmlDeviceGetEnforcedPowerLimit", unit=_watts)
+    power_default_limit_w = Reading[float]("nvmlDeviceGetPowerManagementDefaultLimit", unit=_watts)
 
     def utilization(self) -> Utilization:
         u = self.read("utilization", "nvmlDeviceGetUtilizationRates")
@@ -218,17 +221,10 @@ class Device:
             return Utilization(u, u)
         return Utilization(self.check("utilization_gpu_pct", u.gpu), self.check("utilization_memory_pct", u.memory))
 
-    def pcie_gen(self) -> Maybe[int]:
-        return self.number("pcie_gen", "nvmlDeviceGetCurrPcieLinkGeneration")
-
-    def pcie_gen_max(self) -> Maybe[int]:
-        return self.number("pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration")
-
-    def pcie_width(self) -> Maybe[int]:
-        return self.number("pcie_width", "nvmlDeviceGetCurrPcieLinkWidth")
-
-    def pcie_width_max(self) -> Maybe[int]:
-        return self.number("pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth")
+    pcie_gen = Reading[int]("nvmlDeviceGetCurrPcieLinkGeneration")
+    pcie_gen_max = Reading[int]("nvmlDeviceGetMaxPcieLinkGeneration")
+    pcie_width = Reading[int]("nvmlDeviceGetCurrPcieLinkWidth")
+    pcie_width_max = Reading[int]("nvmlDeviceGetMaxPcieLinkWidth")
 
     # -- PCIe traffic (the sampler's; see doctor/facts/sampling/pcie_meter.py) ------------------------
     def pcie_throughput_mbs(self, direction: str) -> Maybe[float]:
@@ -268,10 +264,6 @@ class Device:
 def mapped(value: Any, fn: Callable[[Any], Any]) -> Any:
     """fn(value) for a value NVML gave, the Unknown itself otherwise."""
     return value if isinstance(value, Unknown) else fn(value)
-
-
-def _watts(milliwatts: float) -> float:
-    return milliwatts / 1000
 
 
 def _mb_per_s(kb_per_s: float) -> float:
