@@ -43,42 +43,30 @@ def _facts(nvml: NvmlSession) -> NvmlFacts:
     )
 
 
+# the GpuFacts fields read by the Device method of the same name, in the order they are asked of NVML
+SAME_NAME_READINGS = (
+    "name", "uuid", "serial", "pci_bus_id", "compute_capability", "memory_bus_width_bits",
+    "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "mem_clock_max_mhz",
+    "temperature_c", "slowdown_temperature_c", "shutdown_temperature_c", "max_operating_temperature_c",
+    "memory_max_temperature_c", "memory_temperature_c", "power_draw_w", "power_limit_w", "power_default_limit_w",
+    "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max",
+)
+
+
 def gpu_facts(d: Device) -> GpuFacts:
     if d.handle is None:
         return GpuFacts(index=d.index, name=d.gone or Unknown("no handle"))
     mem, util, mask = d.memory(), d.utilization(), d.clocks_event_mask()
     return GpuFacts(
         index=d.index,
-        name=d.name(),
-        uuid=d.uuid(),
-        serial=d.serial(),
-        pci_bus_id=d.pci_bus_id(),
-        compute_capability=d.compute_capability(),
+        **{field: getattr(d, field)() for field in SAME_NAME_READINGS},
         memory_total_mib=mem.total_mib,
         memory_free_mib=mem.free_mib,
         memory_used_mib=mem.used_mib,
-        memory_bus_width_bits=d.memory_bus_width_bits(),
-        sm_clock_mhz=d.sm_clock_mhz(),
-        sm_clock_max_mhz=d.sm_clock_max_mhz(),
-        mem_clock_mhz=d.mem_clock_mhz(),
-        mem_clock_max_mhz=d.mem_clock_max_mhz(),
         clocks_event_mask=mask,
         clocks_event_reasons=mask if isinstance(mask, Unknown) else decode_clocks_event_mask(mask),
-        temperature_c=d.temperature_c(),
-        slowdown_temperature_c=d.slowdown_temperature_c(),
-        shutdown_temperature_c=d.shutdown_temperature_c(),
-        max_operating_temperature_c=d.max_operating_temperature_c(),
-        memory_max_temperature_c=d.memory_max_temperature_c(),
-        memory_temperature_c=d.memory_temperature_c(),
-        power_draw_w=d.power_draw_w(),
-        power_limit_w=d.power_limit_w(),
-        power_default_limit_w=d.power_default_limit_w(),
         utilization_gpu_pct=util.gpu_pct,
         utilization_memory_pct=util.memory_pct,
-        pcie_gen=d.pcie_gen(),
-        pcie_gen_max=d.pcie_gen_max(),
-        pcie_width=d.pcie_width(),
-        pcie_width_max=d.pcie_width_max(),
         processes=_processes(d.processes()),
         **_memory_health(d),
         **_mig(d),
