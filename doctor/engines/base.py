@@ -137,7 +137,10 @@ class EngineAdapter:
     versioned: str = ""  # what installed_version is the version of, when not the engine itself ("llama-cpp-python")
 
     def installed_version(self, facts: Facts) -> Maybe[str]:
-        """Its version on this machine, as gathered; Unknown with the reason when the doctor cannot read it."""
+        """Its version on this machine, as gathered (an engine with a pip name: its package's); Unknown with the reason
+        when the doctor cannot read it."""
+        if self.arch_package:
+            return facts.python.packages.get(self.arch_package, Unknown(f"{self.arch_package} is not installed here"))
         return Unknown(f"the doctor does not read {self.label}'s version")
 
     def judge_architecture(self, arch: str, facts: Facts) -> Judgement:

@@ -12,16 +12,12 @@ from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
 from doctor.model.quant_plan import QuantCandidate
-from doctor.model.unknown import Maybe, Unknown
 
 
 class ExLlamaV2(EngineAdapter):
     id = Engine("exllamav2")
     arch_table = "exllamav2"
     arch_package = "exllamav2"
-
-    def installed_version(self, facts: Facts) -> Maybe[str]:
-        return facts.python.packages.get("exllamav2", Unknown("exllamav2 is not installed here"))
 
     label = "ExLlamaV2"
     formats = ("exl2", "gptq")

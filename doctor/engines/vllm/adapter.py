@@ -12,7 +12,7 @@ from doctor.model.facts import Facts
 from doctor.model.findings import Status
 from doctor.model.ids import Engine
 from doctor.model.quant_plan import QuantCandidate
-from doctor.model.unknown import Maybe, Unknown, known
+from doctor.model.unknown import known
 
 DROPPED_SM70 = Version("0.20.0")  # https://github.com/vllm-project/vllm/pull/39878 (TORCH_CUDA_ARCH_LIST from 7.5)
 LAST_FOR_SM70 = "vllm<0.20"
@@ -32,9 +32,6 @@ class Vllm(EngineAdapter):
     id = Engine("vllm")
     arch_table = "vllm"
     arch_package = "vllm"
-
-    def installed_version(self, facts: Facts) -> Maybe[str]:
-        return facts.python.packages.get("vllm", Unknown("vllm is not installed here"))
 
     label = "vLLM"
     formats = ("gptq", "awq", "fp16", "bf16", "fp32")
