@@ -6,6 +6,8 @@ kept here, apart from the torch/ExLlamaV2 rows, because their fixes are the engi
 
 from __future__ import annotations
 
+from typing import Any
+
 from doctor.knowledge.architectures import ARCH_FIX, EXL2_SOURCE
 from doctor.knowledge.llamacpp_build import REBUILD_CMAKE
 from doctor.model.ids import CheckId
@@ -29,6 +31,29 @@ OLLAMA_NO_GPU_CAUSES = ("ollama-skipping-cuda-device", "ollama-cuda-driver-unloa
 # what leaves llama.cpp without a CUDA device: "offloaded 0/N layers" and "no usable GPU found" follow from them
 LLAMA_NO_GPU_CAUSES = ("ggml-cuda-init-failed", "cuda-driver-insufficient", "no-cuda-gpus-available",
                        "ggml-no-cuda-arch", "lmstudio-no-cuda-gpus") + OLLAMA_NO_GPU_CAUSES[:3] + ("ollama-cuda-init-failure",)
+
+
+def llama_no_kernel(id: str, engine: str, anchor: str, pattern: str, title: str, source: str,
+                    checks: tuple[CheckId, ...] = (CheckId.ENGINE_BUILD,), **more: Any) -> dict:
+    """A row for a llama.cpp build without code for the card (fix class "no-kernel"): the fix rebuilds it for the card."""
+    return dict(id=id, engine=engine, anchor=anchor, pattern=pattern, checks=checks, title=title, fix=REBUILD,
+                source=source, confidence="P", fix_class="no-kernel", **more)
+
+
+def llama_oom(id: str, engine: str, anchor: str, pattern: str, title: str, source: str, **more: Any) -> dict:
+    """A row for llama.cpp buffers that do not fit free VRAM (fix class "oom"): judged by the GGUF budget, fixed by FIT."""
+    return dict(id=id, engine=engine, anchor=anchor, pattern=pattern, checks=(CheckId.GGUF_BUDGET,), title=title, fix=FIT,
+                source=source, confidence="P", fix_class="oom", **more)
+
+
+def unknown_architecture(id: str, engine: str, anchor: str, pattern: str, title: str, fix: str, source: str,
+                         judged: str, writer: str = "one") -> dict:
+    """A row for an architecture the engine does not know (issue 39), in the engine's own words; the fix is the
+    architecture check's own. The check judges the `judged` installed here, not the `writer` that wrote the log."""
+    return dict(id=id, engine=engine, anchor=anchor, pattern=pattern, checks=(CheckId.ARCHITECTURE,), title=title, fix=fix,
+                source=source, confidence="P", rules_out_on_pass=False,
+                pass_note=f"the check judges the {judged} installed here, not necessarily the {writer} that wrote the log")
+
 
 ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
     dict(id="llama-partial-offload", engine="llama.cpp", anchor="layers to gpu",
@@ -57,35 +82,27 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          source=f"{OLLAMA}/blob/main/llm/server.go (slog \"offload\": layers.requested, layers.model, layers.offload, "
                 f"memory.required.full, memory.required.kv) ; {OLLAMA}/issues/9181 ; {OLLAMA}/issues/11819",
          confidence="P", severity="warning", fix_class="partial-offload"),
-    dict(id="ggml-no-cuda-arch", engine="llama.cpp (ggml-cuda)", anchor="was not compiled with any cuda arch",
-         pattern=r"ggml was not compiled with any CUDA arch <= (?P<arch>\d+)",
-         checks=(CheckId.ENGINE_BUILD,),
-         title="this llama.cpp build has no CUDA code for the card (the number is the card's cc x 100)",
-         fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/common.cuh (\"ggml was not compiled with any CUDA arch <= %d\")",
-         confidence="P",
-         fix_class="no-kernel"),
-    dict(id="ggml-cuda-op-failed", engine="llama.cpp (ggml-cuda)", anchor="ggml_cuda_compute_forward",
-         pattern=r"ggml_cuda_compute_forward: (?P<op>\w+) failed",
-         checks=(CheckId.ENGINE_BUILD,),
-         title="a ggml CUDA kernel failed; the next line names the CUDA error (\"no kernel image\": the build lacks this "
-               "card's architecture)",
-         fix=REBUILD, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_compute_forward)", confidence="P",
-         fix_class="no-kernel", consequence_of=("no-kernel-image", "ggml-kernel-image-invalid", "ggml-no-device-code", "cuda-oom-plain")),
-    dict(id="ggml-cuda-alloc-oom", engine="llama.cpp (ggml-cuda)", anchor="cudamalloc failed",
-         pattern=r"allocating (?P<size_mib>[\d.]+ ?MiB) on device (?P<device>\d+): cudaMalloc failed: out of memory"
-                 r"|llama runner process has terminated: cudaMalloc failed: out of memory",
-         checks=(CheckId.GGUF_BUDGET,),
-         title="llama.cpp could not allocate a CUDA buffer of this size: model, K/V and compute buffers exceed free VRAM",
-         fix=FIT, source=f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_backend_cuda_buffer_type_alloc_buffer) ; "
-                         f"{OLLAMA}/issues/9782 (Ollama's runner dying with it)",
-         confidence="P",
-         fix_class="oom"),
-    dict(id="ggml-buffer-alloc-failed", engine="llama.cpp (ggml-backend)", anchor="failed to allocate",
-         pattern=r"failed to allocate (?P<buffer>CUDA\d+|CUDA_Host) buffer of size (?P<bytes>\d+)",
-         checks=(CheckId.GGUF_BUDGET,),
-         title="llama.cpp could not allocate one of its buffers (bytes in the line)", fix=FIT,
-         source=f"{LLAMA}/ggml/src/ggml-backend.cpp (\"%s: failed to allocate %s buffer of size %zu\")", confidence="P",
-         fix_class="oom", consequence_of=("ggml-cuda-alloc-oom", "cuda-oom-plain")),
+    llama_no_kernel("ggml-no-cuda-arch", "llama.cpp (ggml-cuda)", "was not compiled with any cuda arch",
+                    r"ggml was not compiled with any CUDA arch <= (?P<arch>\d+)",
+                    "this llama.cpp build has no CUDA code for the card (the number is the card's cc x 100)",
+                    f"{LLAMA}/ggml/src/ggml-cuda/common.cuh (\"ggml was not compiled with any CUDA arch <= %d\")"),
+    llama_no_kernel("ggml-cuda-op-failed", "llama.cpp (ggml-cuda)", "ggml_cuda_compute_forward",
+                    r"ggml_cuda_compute_forward: (?P<op>\w+) failed",
+                    "a ggml CUDA kernel failed; the next line names the CUDA error (\"no kernel image\": the build lacks "
+                    "this card's architecture)",
+                    f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_compute_forward)",
+                    consequence_of=("no-kernel-image", "ggml-kernel-image-invalid", "ggml-no-device-code", "cuda-oom-plain")),
+    llama_oom("ggml-cuda-alloc-oom", "llama.cpp (ggml-cuda)", "cudamalloc failed",
+              r"allocating (?P<size_mib>[\d.]+ ?MiB) on device (?P<device>\d+): cudaMalloc failed: out of memory"
+              r"|llama runner process has terminated: cudaMalloc failed: out of memory",
+              "llama.cpp could not allocate a CUDA buffer of this size: model, K/V and compute buffers exceed free VRAM",
+              f"{LLAMA}/ggml/src/ggml-cuda/ggml-cuda.cu (ggml_backend_cuda_buffer_type_alloc_buffer) ; "
+              f"{OLLAMA}/issues/9782 (Ollama's runner dying with it)"),
+    llama_oom("ggml-buffer-alloc-failed", "llama.cpp (ggml-backend)", "failed to allocate",
+              r"failed to allocate (?P<buffer>CUDA\d+|CUDA_Host) buffer of size (?P<bytes>\d+)",
+              "llama.cpp could not allocate one of its buffers (bytes in the line)",
+              f"{LLAMA}/ggml/src/ggml-backend.cpp (\"%s: failed to allocate %s buffer of size %zu\")",
+              consequence_of=("ggml-cuda-alloc-oom", "cuda-oom-plain")),
     dict(id="llama-quant-v-needs-fa", engine="llama.cpp", anchor=("requires flash_attn", "requires flash attention"),
          pattern=r"V cache quantization requires flash_attn|quantized V cache (?:was requested, but this )?requires "
                  r"(?:flash_attn|Flash Attention)",
@@ -164,34 +181,30 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          pass_note="the checks read this machine's driver now, not the state the Ollama process met when it started "
                    "(a suspend/resume, a fabric manager that was not running yet)"),
     # issue 39: an architecture the engine does not know, in each engine's own words; the fix is the check's own
-    dict(id="llama-unknown-architecture", engine="llama.cpp", anchor="unknown model architecture",
-         pattern=r"unknown model architecture: '(?P<architecture>[^']+)'",
-         checks=(CheckId.ARCHITECTURE,),
-         title="this llama.cpp build does not know the GGUF's architecture (general.architecture): it predates the "
-               "model, so the model cannot load",
-         fix=ARCH_FIX["llama.cpp"],
-         source=f"{LLAMA}/src/llama-model.cpp (\"unknown model architecture: '\") ; "
-                f"{OLLAMA}/issues/15625 ('qwen35moe' in Ollama) ; https://github.com/unslothai/unsloth/pull/4790 ('gemma4')",
-         confidence="P", rules_out_on_pass=False,
-         pass_note="the check judges the llama.cpp installed here, not necessarily the build that wrote the log"),
-    dict(id="exllamav2-unknown-architecture", engine="ExLlamaV2", anchor="unknown architecture",
-         pattern=r"!! Warning, unknown architecture: (?P<architecture>\S+)",
-         checks=(CheckId.ARCHITECTURE,),
-         title="ExLlamaV2 does not know the model's architecture (config.json's architectures) and loads it as Llama: "
-               "it then fails on missing tensors or writes nonsense",
-         fix=ARCH_FIX["exllamav2"], source=f"{EXL2_SOURCE} (the warning and \"Loading as LlamaForCausalLM\")",
-         confidence="P", rules_out_on_pass=False,
-         pass_note="the check judges the exllamav2 installed here, not necessarily the one that wrote the log"),
-    dict(id="vllm-unsupported-architecture", engine="vLLM", anchor="are not supported for now",
-         pattern=r"Model architectures \[(?P<architectures>[^\]]*)\] are not supported for now",
-         checks=(CheckId.ARCHITECTURE,),
-         title="this vLLM's model registry does not have the model's architecture (config.json's architectures), so "
-               "it refuses to load it",
-         fix=ARCH_FIX["vllm"],
-         source="https://github.com/vllm-project/vllm/issues/27314 (DeepseekOCRForCausalLM) ; "
-                "https://docs.vllm.ai/en/latest/usage/troubleshooting.html (Model not supported)",
-         confidence="P", rules_out_on_pass=False,
-         pass_note="the check judges the vLLM installed here, not necessarily the one that wrote the log"),
+    unknown_architecture(
+        "llama-unknown-architecture", "llama.cpp", "unknown model architecture",
+        r"unknown model architecture: '(?P<architecture>[^']+)'",
+        "this llama.cpp build does not know the GGUF's architecture (general.architecture): it predates the model, so the "
+        "model cannot load",
+        ARCH_FIX["llama.cpp"],
+        f"{LLAMA}/src/llama-model.cpp (\"unknown model architecture: '\") ; "
+        f"{OLLAMA}/issues/15625 ('qwen35moe' in Ollama) ; https://github.com/unslothai/unsloth/pull/4790 ('gemma4')",
+        judged="llama.cpp", writer="build"),
+    unknown_architecture(
+        "exllamav2-unknown-architecture", "ExLlamaV2", "unknown architecture",
+        r"!! Warning, unknown architecture: (?P<architecture>\S+)",
+        "ExLlamaV2 does not know the model's architecture (config.json's architectures) and loads it as Llama: it then "
+        "fails on missing tensors or writes nonsense",
+        ARCH_FIX["exllamav2"], f"{EXL2_SOURCE} (the warning and \"Loading as LlamaForCausalLM\")", judged="exllamav2"),
+    unknown_architecture(
+        "vllm-unsupported-architecture", "vLLM", "are not supported for now",
+        r"Model architectures \[(?P<architectures>[^\]]*)\] are not supported for now",
+        "this vLLM's model registry does not have the model's architecture (config.json's architectures), so it refuses "
+        "to load it",
+        ARCH_FIX["vllm"],
+        "https://github.com/vllm-project/vllm/issues/27314 (DeepseekOCRForCausalLM) ; "
+        "https://docs.vllm.ai/en/latest/usage/troubleshooting.html (Model not supported)",
+        judged="vLLM"),
     # --- issue 35: wordings and classes seen in real pastes, each verified in the public thread named -------------
     dict(id="llama-zero-layers-offloaded", engine="llama.cpp", anchor="layers to gpu",
          pattern=r"offloaded 0/(?P<layers>\d+) layers to GPU",
@@ -223,21 +236,18 @@ ENGINE_SIGNATURE_ROWS: tuple[dict, ...] = (
          source="https://github.com/abetlen/llama-cpp-python/issues/1890 ; https://github.com/janhq/cortex.cpp/issues/1470 ; "
                 "https://github.com/ggml-org/llama.cpp/issues/6184",
          confidence="P", fix_class="no-gpu"),
-    dict(id="ggml-no-device-code", engine="llama.cpp (ggml-cuda)", anchor="no device code compatible",
-         pattern=r"CUDA kernel (?P<kernel>\w+) has no device code compatible with CUDA arch (?P<arch>\d+)\. "
-                 r"ggml-cuda\.cu was compiled for: (?P<compiled_for>[\d,]+)",
-         checks=(CheckId.ENGINE_BUILD,),
-         title="this llama.cpp build has no code for the card's architecture (arch = cc x 100; the line lists what it "
-               "was compiled for)",
-         fix=REBUILD, source="https://github.com/mozilla-ai/llamafile/issues/434 ; https://github.com/nextcloud/llm2/issues/52",
-         confidence="P", fix_class="no-kernel"),
-    dict(id="ggml-kernel-image-invalid", engine="llama.cpp (ggml-cuda)", anchor="device kernel image is invalid",
-         pattern=r"CUDA error: device kernel image is invalid",
-         checks=(CheckId.ENGINE_BUILD, CheckId.CUDA_PAIRING),
-         title="the CUDA driver refused this build's kernels for the card: no code for its architecture (Ollama 0.30 on a "
-               "V100), or CUDA libraries that do not match the driver",
-         fix=REBUILD, source=f"{OLLAMA}/issues/16449 ; {OLLAMA}/issues/6997 ; https://github.com/theroyallab/YALS/issues/23",
-         confidence="P", fix_class="no-kernel"),
+    llama_no_kernel("ggml-no-device-code", "llama.cpp (ggml-cuda)", "no device code compatible",
+                    r"CUDA kernel (?P<kernel>\w+) has no device code compatible with CUDA arch (?P<arch>\d+)\. "
+                    r"ggml-cuda\.cu was compiled for: (?P<compiled_for>[\d,]+)",
+                    "this llama.cpp build has no code for the card's architecture (arch = cc x 100; the line lists what "
+                    "it was compiled for)",
+                    "https://github.com/mozilla-ai/llamafile/issues/434 ; https://github.com/nextcloud/llm2/issues/52"),
+    llama_no_kernel("ggml-kernel-image-invalid", "llama.cpp (ggml-cuda)", "device kernel image is invalid",
+                    r"CUDA error: device kernel image is invalid",
+                    "the CUDA driver refused this build's kernels for the card: no code for its architecture (Ollama 0.30 "
+                    "on a V100), or CUDA libraries that do not match the driver",
+                    f"{OLLAMA}/issues/16449 ; {OLLAMA}/issues/6997 ; https://github.com/theroyallab/YALS/issues/23",
+                    checks=(CheckId.ENGINE_BUILD, CheckId.CUDA_PAIRING)),
     dict(id="lmstudio-no-cuda-gpus", engine="LM Studio (CUDA llama.cpp runtime)",
          anchor=("no supported cuda gpus found", "error trying to query cuda gpus"),
          pattern=r"No supported CUDA GPUs found|Error trying to query CUDA gpus: (?P<cuda_error>No CUDA devices found)",
