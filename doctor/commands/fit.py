@@ -99,8 +99,7 @@ def _screen(result: FitResult) -> None:
 
 def run(args: argparse.Namespace) -> ExitCode:
     result = make_fit(args)
-    hand_over(args, "the ranking", lambda: fit_to_json(result), lambda: _screen(result), lambda: render_fit_markdown(result),
-              lambda width: render_fit_text(result, width=width, verbose=args.verbose))
+    hand_over(args, "the ranking", result, fit_to_json, render_fit_markdown, render_fit_text, _screen)
     ranked = {c.row.cards for c in result.choices}
     specs = tuple(spec for k in result.cards if (spec := spec_for_key(k)) is not None)
     return ExitCode.OK if {tuple(c.key for c in g) for g in card_sets(specs)} <= ranked else ExitCode.WARNINGS

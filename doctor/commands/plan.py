@@ -109,7 +109,6 @@ def _screen(plan: QuantPlan) -> None:
 
 def run(args: argparse.Namespace) -> ExitCode:
     plan = make_plan(args)
-    hand_over(args, "the plan", lambda: plan_to_json(plan), lambda: _screen(plan), lambda: render_plan_markdown(plan),
-              lambda width: render_plan_text(plan, width=width, verbose=args.verbose))
+    hand_over(args, "the plan", plan, plan_to_json, render_plan_markdown, render_plan_text, _screen)
     fastest = [a for a in plan.answers if a.question.startswith("fastest")]
     return ExitCode.OK if all(a.row is not None for a in fastest) else ExitCode.WARNINGS
