@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 CC_LEGACY = "https://developer.nvidia.com/cuda-legacy-gpus"
 CC_CURRENT = "https://developer.nvidia.com/cuda-gpus"
+VOLTA_WHITEPAPER = "https://images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf"
+A100_SPECS = "https://glennklockwood.com/garden/processors/A100"
 
 
 @dataclass(frozen=True)
@@ -27,10 +29,8 @@ GPUS: tuple[GpuSpec, ...] = (
     GpuSpec("v100-pcie-16gb", "Tesla V100 PCIe 16 GB", "7.0", 16, "HBM2 4096-bit", 900, r"V100[- ]PCIE[- ]16GB",
             "https://www.io-tech.fi/uutinen/nvidia-esitteli-tesla-v100-pci-express-kiihdyttimen-tieteelliseen-laskentaan/ ; " + CC_LEGACY, "S"),
     GpuSpec("v100-pcie-32gb", "Tesla V100 PCIe 32 GB", "7.0", 32, "HBM2 4096-bit", 900, r"V100[- ]PCIE[- ]32GB", CC_LEGACY, "S"),
-    GpuSpec("v100-sxm2-16gb", "Tesla V100 SXM2 16 GB", "7.0", 16, "HBM2 4096-bit", 900, r"V100[- ]SXM2[- ]16GB",
-            "https://images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf", "S"),
-    GpuSpec("v100-sxm2-32gb", "Tesla V100 SXM2 32 GB", "7.0", 32, "HBM2 4096-bit", 900, r"V100[- ]SXM2[- ]32GB",
-            "https://images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf", "S"),
+    GpuSpec("v100-sxm2-16gb", "Tesla V100 SXM2 16 GB", "7.0", 16, "HBM2 4096-bit", 900, r"V100[- ]SXM2[- ]16GB", VOLTA_WHITEPAPER, "S"),
+    GpuSpec("v100-sxm2-32gb", "Tesla V100 SXM2 32 GB", "7.0", 32, "HBM2 4096-bit", 900, r"V100[- ]SXM2[- ]32GB", VOLTA_WHITEPAPER, "S"),
     GpuSpec("v100s-pcie-32gb", "Tesla V100S PCIe 32 GB", "7.0", 32, "HBM2 4096-bit", 1134, r"V100S",
             "bandwidth not confirmed in a source read (K); cc: " + CC_LEGACY, "K"),
     GpuSpec("titan-v", "NVIDIA TITAN V", "7.0", 12, "HBM2 3072-bit", 653, r"TITAN V\b",
@@ -47,10 +47,8 @@ GPUS: tuple[GpuSpec, ...] = (
     GpuSpec("rtx-2080-ti", "GeForce RTX 2080 Ti", "7.5", 11, "GDDR6 352-bit", 616, r"2080 Ti", CC_CURRENT, "S"),
     GpuSpec("rtx-3090", "GeForce RTX 3090", "8.6", 24, "GDDR6X 384-bit", 936, r"RTX 3090\b", CC_CURRENT, "S"),
     GpuSpec("a10", "NVIDIA A10", "8.6", 24, "GDDR6 384-bit", 600, r"\bA10\b(?!0)", CC_CURRENT, "S"),
-    GpuSpec("a100-40gb", "A100 40 GB", "8.0", 40, "HBM2 5120-bit", 1555, r"A100.*40GB",
-            "https://glennklockwood.com/garden/processors/A100", "S"),
-    GpuSpec("a100-80gb-sxm", "A100 80 GB SXM4", "8.0", 80, "HBM2e 5120-bit", 2039, r"A100-SXM4-80GB",
-            "https://glennklockwood.com/garden/processors/A100", "S"),
+    GpuSpec("a100-40gb", "A100 40 GB", "8.0", 40, "HBM2 5120-bit", 1555, r"A100.*40GB", A100_SPECS, "S"),
+    GpuSpec("a100-80gb-sxm", "A100 80 GB SXM4", "8.0", 80, "HBM2e 5120-bit", 2039, r"A100-SXM4-80GB", A100_SPECS, "S"),
     GpuSpec("a100-80gb-pcie", "A100 80 GB PCIe", "8.0", 80, "HBM2e 5120-bit", 1935, r"A100.*PCIE.*80GB|A100 80GB PCIe",
             "NVIDIA A100 datasheet value, not confirmed in a source read (K)", "K"),
     GpuSpec("l4", "NVIDIA L4", "8.9", 24, "GDDR6 192-bit", 300, r"\bL4\b", CC_CURRENT, "S"),
