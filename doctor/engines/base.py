@@ -8,6 +8,7 @@ reads live in the gatherers (doctor/facts/) and its timed probe in doctor/probe/
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from doctor.engines import architecture
 from doctor.engines.judgement import Judgement
@@ -88,6 +89,8 @@ class PlanSetup:
     speed: str = ""  # torch engines: "bnb-nf4" (the measured Transformers + bitsandbytes cost) or "assumed" (none measured)
     note: str = ""  # one sentence the plan adds when the engine has rows
     offload: bool = False  # its versions also get the partial-offload rows (doctor/plan/offload.py: llama.cpp's flags)
+    # the commands of one row (EngineAdapter.plan_steps); None: none, or the adapter words them itself (vLLM)
+    steps: Callable[[PlanRun], tuple[tuple[str, str], ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -234,7 +237,7 @@ class EngineAdapter:
     def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
         """The commands of one row, in order: (step, text). A step named "config" is a YAML file, any other a shell
         command line; each runs as printed, and the files one step writes are the files the next one reads."""
-        return ()
+        return self.plan.steps(run) if self.plan is not None and self.plan.steps is not None else ()
 
     def __repr__(self) -> str:
         return f"<engine {self.id}>"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.exllamav2 import plan as planned
 from doctor.engines.exllamav2.support import EXLLAMAV2, SUPPORT
 from doctor.engines.support import judge_row
@@ -37,9 +37,6 @@ class ExLlamaV2(EngineAdapter):
 
     def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
         return supports(EXLLAMAV2, cc), ""
-
-    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
-        return planned.steps(run)
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         j = judge_row(EXLLAMAV2, cc, card_name)

@@ -10,8 +10,6 @@ from doctor.engines.plan_steps import NO_HUB_ID, folder, hf_download, q, repo_na
 
 TABBY_EXL2 = ("TabbyAPI's main branch is EXL3-only since 2026-07-14; ExLlamaV2 (EXL2/GPTQ) models run on its "
               "exl2-checkpoint branch: git clone -b exl2-checkpoint https://github.com/theroyallab/tabbyAPI")
-SETUP = PlanSetup(formats=("exl2", "gptq"), caches=("fp16", "q8", "q6", "q4"), arithmetic="exllamav2",
-                  note=TABBY_EXL2)
 CLONE = "git clone -b exl2-checkpoint https://github.com/theroyallab/tabbyAPI"
 TABBY_CACHE = {"fp16": "FP16", "fp8": "FP8", "q8": "Q8", "q6": "Q6", "q4": "Q4"}
 MODELS = "tabbyAPI/models"
@@ -59,3 +57,7 @@ def steps(run: PlanRun) -> tuple[tuple[str, str], ...]:
         out.append(("draft", hf_download(run.draft, f"{MODELS}/{repo_name(run.draft)}")))
     out += [("config", config(run, name)), ("run", "cd tabbyAPI && python main.py --config config.yml")]
     return tuple(out)
+
+
+SETUP = PlanSetup(formats=("exl2", "gptq"), caches=("fp16", "q8", "q6", "q4"), arithmetic="exllamav2",
+                  note=TABBY_EXL2, steps=steps)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.base import UNQUANTIZED, CudaBuild, EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.llamacpp import lm_studio
 from doctor.engines.llamacpp import plan as planned
 from doctor.engines.llamacpp.support import LLAMA_CPP, QUANT_V_NEEDS_FA, SUPPORT, llama_cpp_path
@@ -50,9 +50,6 @@ class LlamaCpp(EngineAdapter):
 
     def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
         return supports(LLAMA_CPP, cc), ""
-
-    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
-        return planned.steps(run)
 
     def cuda_build(self, facts: Facts) -> CudaBuild | None:
         e = facts.engines.llama_cpp if facts.engines is not None else None

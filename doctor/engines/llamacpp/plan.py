@@ -6,8 +6,6 @@ from __future__ import annotations
 from doctor.engines.base import PlanRun, PlanSetup
 from doctor.engines.plan_steps import NO_HUB_ID, draft_gguf, gguf_of
 
-SETUP = PlanSetup(formats=("gguf",), caches=("f16", "q8_0", "q4_0"), arithmetic="llama.cpp", offload=True)
-
 
 def server_flags(run: PlanRun) -> str:
     """-ngl, -c, -fa and the cache type: the flags a row's context and cache set (Ollama's rows say the same in
@@ -36,3 +34,6 @@ def steps(run: PlanRun) -> tuple[tuple[str, str], ...]:
         cmd += f" -md {draft_path} -ngld 999"
     out.append(("run", cmd))
     return tuple(out)
+
+
+SETUP = PlanSetup(formats=("gguf",), caches=("f16", "q8_0", "q4_0"), arithmetic="llama.cpp", offload=True, steps=steps)

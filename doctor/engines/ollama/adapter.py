@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from doctor.engines.base import UNQUANTIZED, CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.base import UNQUANTIZED, CudaBuild, DriverFloor, EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.ollama import plan as planned
 from doctor.engines.ollama.support import OLLAMA_CUDA_V12, OLLAMA_DRIVER_FLOOR, OLLAMA_LLM_LIBRARY, RUNNER_SUPPORT, SUPPORT
 from doctor.knowledge.engines import supports
@@ -68,9 +68,6 @@ class Ollama(EngineAdapter):
 
     def plan_card(self, cc: str, option: QuantCandidate) -> tuple[bool, str]:
         return any(supports(row, cc) for row in RUNNER_SUPPORT.values()), ""
-
-    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
-        return planned.steps(run)
 
     def cuda_build(self, facts: Facts) -> CudaBuild | None:
         o = facts.engines.ollama if facts.engines is not None else None

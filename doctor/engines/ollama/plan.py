@@ -9,13 +9,6 @@ from doctor.engines.base import PlanRun, PlanSetup
 from doctor.engines.plan_steps import q
 from doctor.model.quant_plan import QuantCandidate
 
-SETUP = PlanSetup(formats=("gguf",), caches=("f16", "q8_0", "q4_0"), arithmetic="llama.cpp",
-                  note="Ollama rows: Ollama runs llama.cpp's kernels and buffers, so its memory and speed are "
-                       "planned as llama.cpp's (an estimate: Ollama's own overhead is not measured here); the serve "
-                       "step runs the server in the foreground with the row's settings: where Ollama already runs "
-                       "as a service, stop it first (sudo systemctl stop ollama) or put the same variables in it "
-                       "(sudo systemctl edit ollama) and restart it")
-
 
 def steps(run: PlanRun) -> tuple[tuple[str, str], ...]:
     c = run.option
@@ -26,6 +19,14 @@ def steps(run: PlanRun) -> tuple[tuple[str, str], ...]:
     return (("serve", f"{env} ollama serve"),
             ("download", f"ollama pull {q(tag)}"),
             ("run", f"ollama run {q(tag)}"))
+
+
+SETUP = PlanSetup(formats=("gguf",), caches=("f16", "q8_0", "q4_0"), arithmetic="llama.cpp", steps=steps,
+                  note="Ollama rows: Ollama runs llama.cpp's kernels and buffers, so its memory and speed are "
+                       "planned as llama.cpp's (an estimate: Ollama's own overhead is not measured here); the serve "
+                       "step runs the server in the foreground with the row's settings: where Ollama already runs "
+                       "as a service, stop it first (sudo systemctl stop ollama) or put the same variables in it "
+                       "(sudo systemctl edit ollama) and restart it")
 
 
 def takes(c: QuantCandidate) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement, PlanRun
+from doctor.engines.base import EngineAdapter, FixVocabulary, Judgement
 from doctor.engines.transformers import plan as planned
 from doctor.knowledge.engines import TRANSFORMERS_BNB_NF4, cc_tuple
 from doctor.model.facts import Facts
@@ -30,9 +30,6 @@ class Transformers(EngineAdapter):
     flash_attn_note = ("Transformers uses flash-attn only when the script asks for attn_implementation="
                        "\"flash_attention_2\"; its default is torch SDPA")
     plan = planned.SETUP
-
-    def plan_steps(self, run: PlanRun) -> tuple[tuple[str, str], ...]:
-        return planned.steps(run)
 
     def judge_card(self, cc: str, card_name: str, facts: Facts) -> Judgement:
         t = TRANSFORMERS_BNB_NF4

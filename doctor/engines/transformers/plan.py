@@ -7,11 +7,6 @@ from __future__ import annotations
 from doctor.engines.base import PlanRun, PlanSetup
 from doctor.engines.plan_steps import MODELS, NO_HUB_ID, q, repo_name
 
-SETUP = PlanSetup(formats=("bnb-4bit",), caches=("fp16",), arithmetic="torch", batched=False, splits=False,
-                  speed="bnb-nf4",
-                  note="Transformers + bitsandbytes rows: the unquantized weights loaded in 4-bit NF4, the reference "
-                       "story's first setup (4 tok/s on a V100 for a 27B model); its decode cost is the measured one")
-
 
 def steps(run: PlanRun) -> tuple[tuple[str, str], ...]:
     repo = run.option.repo or run.base_repo
@@ -26,3 +21,9 @@ def steps(run: PlanRun) -> tuple[tuple[str, str], ...]:
               "print(t.decode(m.generate(**x, max_new_tokens=64)[0]))")
     return (("download", f"pip install transformers accelerate bitsandbytes && hf download {q(repo)} --local-dir {q(path)}"),
             ("run", f"python -c {q(script)}"))
+
+
+SETUP = PlanSetup(formats=("bnb-4bit",), caches=("fp16",), arithmetic="torch", batched=False, splits=False,
+                  speed="bnb-nf4", steps=steps,
+                  note="Transformers + bitsandbytes rows: the unquantized weights loaded in 4-bit NF4, the reference "
+                       "story's first setup (4 tok/s on a V100 for a 27B model); its decode cost is the measured one")
