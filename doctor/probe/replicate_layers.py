@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-from doctor.facts.modeldir.safetensors_header import HeaderError, read_header
+from doctor.facts.modeldir.safetensors_header import HeaderError, TensorHeader, read_header
 from doctor.probe.safetensors_writer import ITEMSIZE, TensorEntry, write_safetensors
 
 LAYER_KEY = re.compile(r"^(?P<prefix>.*?layers\.)(?P<index>\d+)(?P<rest>\..+)$")
@@ -31,13 +31,16 @@ CHUNK = 64 << 20
 
 
 @dataclass(frozen=True)
-class SourceTensor:
+class SourceTensor(TensorHeader):
+    """A tensor as its file's header states it, with the file and where the file's data section starts."""
+
     file: str
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    start: int  # absolute offset of the first data byte in `file`
-    nbytes: int
+    data_start: int
+
+    @property
+    def start(self) -> int:
+        """The absolute offset of the tensor's first data byte in `file`."""
+        return self.data_start + self.begin
 
 
 def source_tensors(path: str) -> tuple[dict[str, str], list[SourceTensor]]:
@@ -48,7 +51,7 @@ def source_tensors(path: str) -> tuple[dict[str, str], list[SourceTensor]]:
         raise ValueError(str(exc)) from None
     if h.problem:
         raise ValueError(h.problem)
-    tensors = [SourceTensor(path, t.name, t.dtype, t.shape, h.data_start + t.begin, t.nbytes) for t in h.tensors]
+    tensors = [SourceTensor(t.name, t.dtype, t.shape, t.begin, t.end, path, h.data_start) for t in h.tensors]
     return h.metadata, sorted(tensors, key=lambda t: t.start)
 
 
