@@ -16,8 +16,8 @@ import os
 import sys
 import time
 
-from doctor.probe.child_events import not_installed, say
-from doctor.probe.more_runs import add_timing_arguments, timed_runs
+from doctor.probe.child_events import not_installed, say, start
+from doctor.probe.more_runs import timed_runs
 
 FA = {"auto": -1, "off": 0, "on": 1}
 
@@ -31,9 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ctk", default="f16")
     ap.add_argument("--ctv", default="f16")
     ap.add_argument("--ubatch", type=int, default=512)
-    add_timing_arguments(ap, warmup=64)
-    a = ap.parse_args(argv)
-    say(event="phase", phase="import")
+    a = start(ap, argv, warmup=64)
     try:
         import llama_cpp  # lazy: the child exists to import the engine; the doctor never does
     except ImportError as exc:

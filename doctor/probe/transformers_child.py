@@ -22,8 +22,8 @@ import time
 import traceback
 from typing import Any
 
-from doctor.probe.child_events import not_installed, say
-from doctor.probe.more_runs import add_timing_arguments, timed_runs
+from doctor.probe.child_events import not_installed, say, start
+from doctor.probe.more_runs import timed_runs
 
 
 def _version(name: str) -> str:
@@ -72,9 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", required=True)
     ap.add_argument("--quant", choices=("auto", "nf4", "fp16"), default="auto")
     ap.add_argument("--gpu", type=int, default=0)
-    add_timing_arguments(ap, warmup=128)
-    a = ap.parse_args(argv)
-    say(event="phase", phase="import")
+    a = start(ap, argv, warmup=128)
     try:
         import torch  # lazy: the child exists to import the engine; the doctor never does
         import transformers  # lazy: as torch
