@@ -56,6 +56,28 @@ PASCAL = {
     8: Range(3.0, 3.65, 4.3),
 }
 
+# Hopper, measured here (H200, 2026-12-04): llama-batched-bench's S_TG on the synthetic 27B-like Q4_K_M GGUF (64 layers
+# of 5120/21760, 40/8 heads; -npp 128 -ntg 128 -npl 1,2,4,8) 94.13, 176.10, 248.09, 332.12 tok/s, and `probe --streams
+# 1,2,4` against llama-server --parallel 4 on the same file 93.42, 172.62, 237.78 (served: HTTP and staggered first
+# tokens). Mid: batched-bench's t(B)/t(1); the band: +/- its gap to the served probe's (at 8, 4's relative gap).
+H200_27B_Q4_K_M_BENCH = {1: 94.13, 2: 176.10, 4: 248.09, 8: 332.12}
+H200_27B_Q4_K_M_SERVED = {1: 93.42, 2: 172.62, 4: 237.78}
+H200_MEASURED = "benchmarks/results/issue38-streams/h200-llamacpp-27b/"
+
+
+def _measured_band(bench: dict[int, float], served: dict[int, float]) -> dict[int, Range]:
+    """t(B)/t(1) from llama-batched-bench, widened either side by its gap to the served figure at the same B."""
+    out, rel = {}, 0.0
+    for b in sorted(bench):
+        mid = b * bench[1] / bench[b]
+        if b in served:
+            rel = abs(b * served[1] / served[b] - mid) / mid
+        out[b] = Range(round(mid * (1 - rel), 3), round(mid, 3), round(mid * (1 + rel), 3))
+    return out
+
+
+HOPPER = _measured_band(H200_27B_Q4_K_M_BENCH, H200_27B_Q4_K_M_SERVED)
+
 BATCH_RATIOS: tuple[BatchRatio, ...] = (
     BatchRatio("llama.cpp", "ampere", AMPERE,
                "llama-bench pp512 at -ub 1/2/4/8 (mul_mat_vec_q): RTX 3090 8B Q4_0 t(B)/t(1) 1.12, 1.33, 2.15; "
@@ -65,12 +87,15 @@ BATCH_RATIOS: tuple[BatchRatio, ...] = (
                "llama-bench pp512 at -ub 1-4 on a P40, 7B Q4_K_S: t(B)/t(1) 1.81 at 2, 2.32 at 4 (dp4a int8 dot "
                "products, FP32 elsewhere); 8 extrapolated",
                PR5434, "S"),
+    BatchRatio("llama.cpp", "hopper", HOPPER,
+               "measured on an H200: llama-batched-bench 27B-like Q4_K_M t(B)/t(1) 1.07 at 2, 1.52 at 4, 2.27 at 8; "
+               "the band from llama-server --parallel 4 timed by probe --streams (1.08, 1.57)",
+               H200_MEASURED, "P"),
 )
 
 # Families without a row take another's: Volta and Turing have the same dp4a MMVQ path as Ampere (no Ampere-only
-# instructions below MMQ); Hopper's weights are read 5x faster, so the per-column compute weighs more: the Ampere
-# ratios are a floor there, said so (K).
-RATIO_FALLBACK = {"volta": "ampere", "turing": "ampere", "ada": "ampere", "hopper": "ampere", "pascal-gp100": "ampere"}
+# instructions below MMQ), said so (K).
+RATIO_FALLBACK = {"volta": "ampere", "turing": "ampere", "ada": "ampere", "pascal-gp100": "ampere"}
 
 
 def batch_ratio(engine: str, fam: str) -> tuple[BatchRatio, str]:

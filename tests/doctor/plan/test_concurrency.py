@@ -93,6 +93,22 @@ def test_batch_ratios_come_from_their_tables():
     assert "ExLlamaV2" in exl2_note
 
 
+def test_hopper_ratios_are_this_projects_h200_measurement():
+    """The H200 row is read off the recorded llama-batched-bench table (not typed in twice), tagged P (measured here),
+    and its band reaches the served probe's ratio; a Hopper card no longer borrows Ampere's."""
+    hopper, note = batch_ratio("llama.cpp", "hopper")
+    assert hopper.family == "hopper" and hopper.confidence == "P" and note == ""
+    table = (ROOT / hopper.source / "batched-bench.txt").read_text()
+    s_tg = {int(c[2]): float(c[7]) for c in (line.strip("|").split("|") for line in table.splitlines())
+            if len(c) == 10 and c[2].strip().isdigit()}
+    for b in (2, 4, 8):
+        assert hopper.points[b].mid == round(b * s_tg[1] / s_tg[b], 3)
+    served = json.loads((ROOT / hopper.source / "probe-streams.json").read_text())["probe"]["streams"]["rounds"]
+    tot = {r["streams"]: r["total_tok_s"] for r in served}
+    for b in (2, 4):
+        assert hopper.points[b].low <= b * tot[1] / tot[b] <= hopper.points[b].high + 0.001
+
+
 def test_speculative_estimate_rises_with_acceptance_and_is_labelled():
     assert expected_tokens(0.0) == 1.0 and expected_tokens(1.0) == GAMMA + 1
     small = QuantCandidate("exl2", "d", None, bpw=4.0)
