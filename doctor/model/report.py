@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from doctor.model.batched import BatchedDecode
 from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.engines import InForce
 from doctor.model.errors import ReplayError
@@ -21,6 +22,7 @@ from doctor.model.prescription import Prescription
 from doctor.model.probe_results import ProbeReport
 from doctor.model.serialize import LoadError, from_jsonable, strict_json, to_jsonable, undecodable_escaped
 from doctor.model.source import Provenance
+from doctor.model.unknown import Unknown
 from doctor.model.verdict import Verdict
 from doctor.version import __version__
 
@@ -46,6 +48,8 @@ class Report:
     gpus: tuple[GpuJudgement, ...] = ()  # per-GPU findings when several GPUs were judged (worst first)
     engine_in_force: InForce | None = None  # the engine the checks judged and why (absent in reports before issue 35)
     engine_verdict: EngineVerdict | None = None  # an engine's own probe judged (llama.cpp, Transformers, a server)
+    batched_decode: BatchedDecode | Unknown | None = None  # 1, 2, 4, 8 ... streams, estimated (doctor/verdict/batched.py;
+    # Unknown(reason) where the model or card is not known; absent in reports before issue 38)
 
     def all_findings(self) -> tuple[Finding, ...]:
         """Host findings and every GPU's own: what the exit code and a fleet judge."""

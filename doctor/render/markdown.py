@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from doctor.model.report import Report
-from doctor.render import common
+from doctor.render import batched_text, common
 from doctor.render.panels import no_probe_hint
 from doctor.render.samples import render_series
 from doctor.render.untrusted import md_fence, md_text
@@ -32,6 +32,8 @@ def render_markdown(report: Report) -> str:
         out += ["", *md_fence(report_probe_lines(report), "text")]
     elif hint := no_probe_hint(report):  # a live run without --model: why there is no verdict, and what to add
         out += ["", md_text(hint)]
+    if section := batched_text.markdown_lines(report):  # 1, 2, 4, 8 ... users: an estimate
+        out += ["", *section]
     out += [f"> **Partial report:** {_cell(e)}" for e in report.errors]
     out += ["", "<details><summary>Evidence and fixes</summary>", ""]
     cared = [(f, f"{common.gpu_label(report, g)}: ") for g, findings in common.gpus_needing_care(report) for f in findings]

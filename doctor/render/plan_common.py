@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Iterable
 
-from doctor.model.quant_plan import PlanRow, QuantPlan, still_rising
+from doctor.model.quant_plan import PlanRow, QuantPlan, StreamsEstimate, still_rising
 from doctor.model.units import GB
 
 HEADERS = ("card", "version", "engine", "cache", "fits", "peak / card GB", "tok/s (range)", "ceiling", "at ctx",
@@ -22,14 +22,28 @@ def has_draft(plan: QuantPlan) -> bool:
     return any(r.speculative is not None for r in plan.rows)
 
 
+def in_turn(entries: tuple[StreamsEstimate, ...], knee: int) -> bool:
+    """Whether the engine runs one stream at a time: the knee at 1 and the total flat to the last rung."""
+    return knee == 1 and len(entries) > 1 and entries[-1].total_tok_s.mid <= entries[0].total_tok_s.mid * 1.01
+
+
 def knee_cell(r: PlanRow) -> str:
     """'8: 167' (streams at the knee: total tok/s there), '1 (in turn)' where the engine runs one stream at a time."""
     e = next((c for c in r.concurrency if c.streams == r.knee), None)
     if e is None:
         return "-"
-    if e.streams == 1 and len(r.concurrency) > 1 and r.concurrency[-1].total_tok_s.mid <= e.total_tok_s.mid * 1.01:
+    if in_turn(r.concurrency, r.knee):
         return "1 (in turn)"
     return f"{e.streams}: {e.total_tok_s.mid:g}" + ("+" if still_rising(r.concurrency) and e is r.concurrency[-1] else "")
+
+
+def knee_end(entries: tuple[StreamsEstimate, ...], knee: int) -> str:
+    """Where the ladder ends, in words: streams in turn, the total still rising, or the knee."""
+    if in_turn(entries, knee):
+        return "one stream at a time: more streams wait their turn"
+    if still_rising(entries) and knee == entries[-1].streams:
+        return f"total still rising at {knee} streams, the most estimated"
+    return f"knee at {knee} streams: more add little in total and slow each"
 
 
 def ladder_text(r: PlanRow) -> str:
@@ -38,13 +52,7 @@ def ladder_text(r: PlanRow) -> str:
         return ""
     steps = ", ".join(f"{c.streams} x {c.context_per_stream}: {c.total_tok_s.mid:g} ({c.per_stream_tok_s.mid:g} each)"
                       for c in r.concurrency)
-    if knee_cell(r) == "1 (in turn)":
-        end = "one stream at a time: more streams wait their turn"
-    elif still_rising(r.concurrency) and r.knee == r.concurrency[-1].streams:
-        end = f"total still rising at {r.knee} streams, the most estimated"
-    else:
-        end = f"knee at {r.knee} streams: more add little in total and slow each"
-    return f"streams x context: total tok/s: {steps}; {end} (estimates)"
+    return f"streams x context: total tok/s: {steps}; {knee_end(r.concurrency, r.knee)} (estimates)"
 
 
 def where(r: PlanRow) -> str:

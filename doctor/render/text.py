@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from doctor.model.findings import Finding, Status
 from doctor.model.report import Report
-from doctor.render import common
+from doctor.render import batched_text, common
 from doctor.render.common import WIDTH, wrap
 from doctor.render.panels import no_gpu_hint, no_probe_hint
 from doctor.render.samples import render_series
@@ -35,6 +35,8 @@ def render_text(report: Report, verbose: bool = False, width: int = WIDTH) -> st
         lines += wrap(f"partial report: {extra}", "[!] ", "    ", width)
     if report.probe is not None or report.verdict is not None:  # the timed probe and its verdict
         lines += [""] + report_probe_lines(report, verbose, width)
+    if section := batched_text.text_lines(report, verbose, width):  # 1, 2, 4, 8 ... users: an estimate
+        lines += [""] + section
     if report.facts.samples is not None:  # watch / probe: what the sampler saw, raw samples behind -v
         lines += [""] + render_series(report.facts.samples, verbose)
     if script := common.route_script(report):

@@ -20,6 +20,7 @@ from doctor.model.plan import Plan
 from doctor.model.plausible import scrub
 from doctor.model.report import Report, build_report
 from doctor.model.source import LIVE, Provenance
+from doctor.verdict.batched import batched_decode
 
 __all__ = ["GatherOptions", "default_checks", "diagnose", "gather", "live_options"]
 
@@ -67,6 +68,8 @@ def diagnose(plan: Plan, facts: Facts | None = None, *, source: Provenance = LIV
     findings = run_checks(facts, plan, chosen, on_event)
     gpus = judge_each_gpu(facts, plan, chosen)
     timings["checks_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    engine = in_force(plan, facts)
     return build_report(facts, plan, findings, source=source, note=note, timings_ms=timings, gpus=gpus,
-                        prescription=machine_prescription(facts, plan), engine_in_force=in_force(plan, facts))
+                        prescription=machine_prescription(facts, plan), engine_in_force=engine,
+                        batched_decode=batched_decode(facts, plan, engine))
 

@@ -46,6 +46,7 @@ class ReportView(Vertical):
         self.report = report
         self._check_count = 0
         self.engine_text = ""  # "Judged as llama.cpp: ..." once the report says which engine the checks judged
+        self.batched_text = ""  # the report's model at 1, 2, 4, 8 ... streams (an estimate), once a report has it
         self.banner = Banner(source_text(report, source), id="banner")
         self.checklist = Checklist(id="checklist")
         self.detail = DetailPane(id="detail")
@@ -63,6 +64,7 @@ class ReportView(Vertical):
             yield self.checklist
             yield self.detail
         yield self.probe_row
+        yield Static(id="batched")  # 1, 2, 4, 8 ... users of the report's model, estimated: beside the speed verdict
         yield Static(id="compact-foot")
 
     # ---- a report, whole or as its run goes -----------------------------------------------------
@@ -123,6 +125,7 @@ class ReportView(Vertical):
         self._show_hint()
         if report.probe is not None or report.verdict is not None:  # measured where the facts were recorded
             self._show_probe_of(report)
+        self._show_batched(report)
 
     def show_probed(self, report: Report) -> None:
         """A probe run here has ended: its own finding (decode speed, or why it failed), its panels, the summary."""
@@ -130,6 +133,7 @@ class ReportView(Vertical):
         self.mark_new_findings(report)
         self.show_highlighted()
         self.probe_row.finish(report)
+        self._show_batched(report)
         self.paint_compact()
         self.banner.set_status(summary_text(report))
 
@@ -141,6 +145,7 @@ class ReportView(Vertical):
         self.banner.set_status(summary_text(report))
         self.show_highlighted()
         self._show_probe_of(report)
+        self._show_batched(report)
 
     def mark_new_findings(self, report: Report) -> None:
         for finding in report.findings + _other_gpus_findings(report):
@@ -166,6 +171,15 @@ class ReportView(Vertical):
         engine = self.query_one("#engine", Static)
         engine.update(Text(self.engine_text))
         engine.set_class(bool(self.engine_text), "-shown")  # a small terminal's one pane leaves it out (app.tcss)
+
+    def _show_batched(self, report: Report) -> None:
+        """Batched decode of the report's model (an estimate): its speed by streams and the knee, in one line."""
+        from doctor.render.batched_text import one_line  # lazy: as machine_line
+
+        self.batched_text = one_line(report)
+        line = self.query_one("#batched", Static)
+        line.update(Text(self.batched_text))
+        line.set_class(bool(self.batched_text), "-shown")
 
     def _show_hint(self) -> None:
         hint = no_gpu_hint(self.report) if self.report is not None else ""
@@ -266,6 +280,8 @@ class ReportView(Vertical):
             panel = VerdictPanel(whole=True)
             panel.view = row.verdict
             parts += [section("Verdict", row.verdict.headline), panel]
+        if self.batched_text:
+            parts.append(section("Batched decode", self.batched_text))
         return parts
 
     # ---- small terminals ----------------------------------------------------------------------

@@ -42,8 +42,8 @@ def _strip(value: object) -> object:
 
 
 def digest(returncode: int, stdout: str) -> dict:
-    """The behaviour of one run: its exit code and, for a report, the findings, verdict and prescription (not the
-    facts it replayed); for a log analysis, the matches, what was left unexplained and the engine the log showed."""
+    """The behaviour of one run: its exit code and, for a report, the findings, verdict, prescription and batched-decode
+    estimate (not the facts it replayed); for a log analysis, the matches, what was left unexplained and the engine the log showed."""
     try:
         doc = json.loads(stdout)
     except ValueError:
@@ -54,6 +54,7 @@ def digest(returncode: int, stdout: str) -> dict:
         keep = {"findings": [{k: f.get(k) for k in ("id", "status", "summary", "fix", "commands")}
                              for f in doc.get("findings", [])],
                 "verdict": doc.get("verdict"), "prescription": doc.get("prescription"),
+                "batched_decode": doc.get("batched_decode"),
                 "gpus": [{"index": g.get("index"), "findings": [[f.get("id"), f.get("status")] for f in g.get("findings", [])]}
                          for g in doc.get("gpus") or []]}
     return {"exit": returncode, **_strip(keep)}  # type: ignore[dict-item]
