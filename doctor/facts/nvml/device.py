@@ -1,4 +1,5 @@
-"""One GPU as NVML reports it: one method per reading, each a value or Unknown(reason).
+"""One GPU as NVML reports it: one method per reading, each a value or Unknown(reason); the readings that are one
+NVML call and a number are declared as rows (Reading) and called like the others.
 
 The snapshot (doctor/facts/nvml/snapshot.py) and the sampler (doctor/facts/sampling) both read a GPU
 through this class, so both ask NVML the same way:
