@@ -16,6 +16,8 @@ examples:
   v100-doctor probe --engine llama.cpp --synthetic                        llama.cpp on a synthetic 27B-shape GGUF
   v100-doctor probe --engine transformers --synthetic --compare-engines   bitsandbytes NF4 against llama.cpp/ExLlamaV2
   v100-doctor probe --streams 1,2,4,8 --engine-url http://127.0.0.1:8080  a running server under 1-8 users at once
+  v100-doctor probe --streams 1,2,4 --model /models/qwen-27b-exl2 --max-seq-len 4096 --cache-mode q4
+                                                  ExLlamaV2's dynamic generator on your model, 1-4 jobs at once
   v100-doctor probe --engine-url http://127.0.0.1:11434                  the model Ollama has loaded, timed
 """
 
@@ -40,6 +42,7 @@ from doctor.facts.modeldir.directory import gather_model
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode
 from doctor.model.ids import Engine
+from doctor.model.plan import Plan
 from doctor.model.source import ThisMachine
 from doctor.probe.runner import SyntheticRequest
 from doctor.probe.served.identify import is_local
@@ -78,8 +81,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also measure the same shape in the other installed engines (Transformers, llama.cpp, ExLlamaV2), "
                         "each in its own format; the verdict's engine gap then says 'measured'")
     g.add_argument("--streams", type=stream_counts, metavar="N,N,...",
-                   help="concurrent streams to time against the running server at --engine-url (e.g. 1,2,4,8): "
-                        "total and per-stream tok/s and time to first token at each; batched or queued")
+                   help="concurrent streams to time (e.g. 1,2,4,8): total and per-stream tok/s and time to first "
+                        "token at each; batched or queued. Against the running server at --engine-url, or with "
+                        "--model/--synthetic in ExLlamaV2's dynamic generator, N jobs at once (paged with flash-attn "
+                        "on sm_80+, else one at a time)")
     g.add_argument("--no-sampling", action="store_true",
                    help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
@@ -96,12 +101,14 @@ def stream_counts(text: str) -> tuple[int, ...]:
 
 
 def run_streams(args: argparse.Namespace) -> int:
-    """--streams: the checks that need no model, then the concurrency probe of the server, in the one Run."""
+    """--streams: against the server at --engine-url (the checks that need no model, then its rounds), or in the
+    engine in force, which the doctor starts itself on --model or --synthetic (`probe`'s checks, then its rounds),
+    in the one Run."""
+    if args.engine_url and (args.synthetic or args.model):
+        raise UsageError("--streams --engine-url times the server's own model: leave out --model and --synthetic, "
+                         "or leave out --engine-url to drive the engine in force on --model PATH yourself")
     if not args.engine_url:
-        raise UsageError("--streams drives a running server: give --engine-url URL (llama-server started with "
-                         "--parallel N, Ollama with OLLAMA_NUM_PARALLEL=N, vLLM, TabbyAPI)")
-    if args.synthetic or args.model:
-        raise UsageError("--streams times the server's own model: leave out --model and --synthetic")
+        return run_driven_streams(args)
     plan = plan_from_args(args)
     here = is_local(args.engine_url)  # a server on another host: its card is not this one's, so no GPU check here
     run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=(GPU_PRESENT,) if here else (),
@@ -110,6 +117,38 @@ def run_streams(args: argparse.Namespace) -> int:
     outputs = ReportOutputs(args)
     run.execute(outputs)
     return outputs.code if outputs.code is not None else ExitCode.INTERNAL
+
+
+def run_driven_streams(args: argparse.Namespace) -> int:
+    """--streams with --model or --synthetic: ExLlamaV2's dynamic generator with N jobs at once, in the probe's
+    child (doctor/probe/exl2_streams.py)."""
+    if args.synthetic == bool(args.model):
+        raise UsageError("--streams needs what to drive: --model PATH (or --synthetic) for the engine in force, or "
+                         "--engine-url URL for a running server (llama-server --parallel N, Ollama with "
+                         "OLLAMA_NUM_PARALLEL=N, vLLM, TabbyAPI)")
+    if args.synthetic and args.synthetic_format not in FORMATS:
+        raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
+    plan = model_plan(args)
+    synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
+                                 keep_dir=args.keep_synthetic) if args.synthetic else None
+    settings = (("prompt_tokens", args.prompt_tokens), ("warmup_tokens", args.warmup), ("tokens", args.tokens))
+    run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=probe_checks,
+              probe=ProbeRequest(asked=True, synthetic=synthetic, sampling=False, settings=settings,
+                                 streams=args.streams, stream_tokens=args.tokens))
+    outputs = ReportOutputs(args)
+    run.execute(outputs)
+    return outputs.code if outputs.code is not None else ExitCode.INTERNAL
+
+
+def model_plan(args: argparse.Namespace) -> Plan:
+    """The plan from the flags; a --model that names no model is one line and exit 3, first, as in the main command."""
+    plan = plan_from_args(args)
+    refuse_non_model(args, plan)
+    if plan.model_path:  # a path that names nothing is the user's mistake (3), as in the main command
+        model = gather_model(plan.model_path)
+        if model.kind in ("missing", "unreadable"):
+            raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
+    return plan
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,12 +161,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give either --model PATH, --synthetic, or --engine-url URL (a running server)")
     if args.synthetic_format not in FORMATS:
         raise UsageError(f"--synthetic-format must be one of {', '.join(FORMATS)}")
-    plan = plan_from_args(args)
-    refuse_non_model(args, plan)  # as the main command: a path that names no model is one line and exit 3, first
-    if plan.model_path:  # a path that names nothing is the user's mistake (3), as in the main command
-        model = gather_model(plan.model_path)
-        if model.kind in ("missing", "unreadable"):
-            raise UsageError(f"--model {plan.model_path!r}: {model.problem or 'cannot be read'}")
+    plan = model_plan(args)
     gguf = (plan.model_path or "").lower().endswith(".gguf")
     if args.compare_engines and args.synthetic and plan.engine in (None, Engine.EXLLAMAV2, Engine.TABBYAPI) and not gguf:
         return probe_transformers.run_compare(args, plan)  # ExLlamaV2's side of the gap (its own JSON, for now)

@@ -1,6 +1,8 @@
-"""What the concurrency probe measured (`probe --streams 1,2,4 --engine-url URL`): at each stream count, N requests
-started together against the running server, each streamed; total and per-stream decode speed and time to first
-token. Judged by doctor/verdict/streams.py (batched, queued, or failing), kept in Report.probe.streams."""
+"""What the concurrency probe measured (`probe --streams 1,2,4`): at each stream count, N requests started together,
+each streamed; total and per-stream decode speed and time to first token. Against a running server (--engine-url),
+or in the engine in force, driven by the doctor itself: ExLlamaV2's dynamic generator with N jobs enqueued together
+(doctor/probe/exl2_streams.py). Judged by doctor/verdict/streams.py (batched, queued, or failing), kept in
+Report.probe.streams."""
 
 from __future__ import annotations
 
@@ -40,10 +42,21 @@ class StreamsRound:
 
 @dataclass(frozen=True)
 class StreamsProbe:
-    url: str
-    api: str  # "/v1/completions" | "/api/generate"
+    url: str  # the server's (--engine-url); "" when the doctor drove the engine itself (`engine`)
+    api: str  # "/v1/completions" | "/api/generate"; "" for an engine driven in-process
     model: str
     tokens: int  # asked per request
     rounds: tuple[StreamsRound, ...] = ()
     error: str = ""  # the one line when it could not run; rounds keep what was measured before
     seconds: float = 0.0
+    engine: str = ""  # "" a server at `url`; else the engine the doctor drove, e.g. "exllamav2 0.3.2"
+    mode: str = ""  # how that engine ran the streams: "paged" (batched) | "unpaged" (one job at a time)
+    mode_why: str = ""  # why that mode: what decided it (flash-attn, the card), in one sentence
+    context_per_stream: int = 0  # tokens of context each stream had room for (the cache sized N x this when paged)
+    cache_mode: str = ""  # the KV cache the engine ran with (fp16, q8, q6, q4)
+    bad_input: bool = False  # the error is the user's input to fix (a cache mode the engine refuses): exit 3
+
+    @property
+    def driven(self) -> bool:
+        """The doctor started the engine itself (a model it loaded), rather than asking a running server."""
+        return bool(self.engine)

@@ -30,7 +30,7 @@ _EOF = object()
 
 DEFAULT_TIMEOUTS_S: dict[str, float] = {
     "start": 60, "synthetic": 900, "import": 180, "build": 1800, "bandwidth": 120, "load": 900, "unload": 120, "reload": 900,
-    "prefill": 300, "warmup": 900, "decode": 900, "done": 60,
+    "prefill": 300, "warmup": 900, "decode": 900, "streams": 900, "done": 60,
 }
 
 

@@ -16,8 +16,9 @@ from doctor.model.ids import FailureKind
 from doctor.model.serialize import to_jsonable
 
 PROTOCOL = 1
-EVENTS = ("phase", "progress", "sample", "result", "error")
-PHASES = ("start", "import", "build", "bandwidth", "load", "prefill", "warmup", "decode", "unload", "reload", "done")
+EVENTS = ("phase", "progress", "sample", "mode", "result", "error")
+PHASES = ("start", "import", "build", "bandwidth", "load", "prefill", "warmup", "decode", "unload", "reload", "streams",
+          "done")
 TIMED_PHASES = ("prefill", "decode")  # the runner samples NVML while these run
 # The kinds an error event carries: those recognised from an error's text (the signature table),
 # and those the worker decides itself.
@@ -43,6 +44,7 @@ class ProbeSpec:
     second_pass: str = "auto"  # auto | always | never: reload the model and measure again
     measure_bandwidth: bool = True
     label: str = ""  # e.g. "synthetic fp16 6.0 GB"
+    streams: tuple[int, ...] = ()  # `probe --streams`: concurrent jobs per round (doctor/probe/exl2_streams.py)
 
 
 def spec_to_json(spec: ProbeSpec) -> str:
@@ -56,6 +58,8 @@ def spec_from_json(text: str) -> ProbeSpec:
     known = {k: v for k, v in data.items() if k in ProbeSpec.__dataclass_fields__}
     if known.get("gpu_split") is not None:
         known["gpu_split"] = tuple(float(x) for x in known["gpu_split"])
+    if known.get("streams") is not None:
+        known["streams"] = tuple(int(x) for x in known["streams"])
     return ProbeSpec(**known)
 
 

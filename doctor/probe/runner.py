@@ -169,8 +169,10 @@ def _remove_own_build_lock(build_dir: str, started: float) -> None:
 def run_synthetic_probe(spec: ProbeSpec, request: SyntheticRequest, *, on_event: EventSink | None = None,
                         cancel: threading.Event | None = None, timeouts: dict[str, float] | None = None,
                         sampler_factory: SamplerFactory | None = default_sampler,
-                        python: str = sys.executable) -> ProbeReport:
-    """Build a random-weight model in a child, probe it, remove it (unless keep_dir)."""
+                        python: str = sys.executable,
+                        measure: Callable[[ProbeSpec], ProbeReport] | None = None) -> ProbeReport:
+    """Build a random-weight model in a child, probe it (`measure`: another probe of it, e.g. `probe --streams`'s),
+    remove it (unless keep_dir)."""
     folder = request.keep_dir or tempfile.mkdtemp(prefix="v100-doctor-synthetic-")
     model_dir = os.path.join(folder, "model") if not request.keep_dir else folder
     try:
@@ -186,8 +188,9 @@ def run_synthetic_probe(spec: ProbeSpec, request: SyntheticRequest, *, on_event:
                                error_detail=(str(err.get("detail") or "") + "\n" + built.log_tail).strip()[-4000:],
                                seconds=built.seconds)
         label = str(built.result.get("summary", "synthetic model"))
-        report = run_probe(replace(spec, model_path=model_dir, label=label), on_event=on_event, cancel=cancel,
-                           timeouts=timeouts, sampler_factory=sampler_factory, python=python)
+        spec = replace(spec, model_path=model_dir, label=label)
+        report = measure(spec) if measure is not None else run_probe(
+            spec, on_event=on_event, cancel=cancel, timeouts=timeouts, sampler_factory=sampler_factory, python=python)
         return replace(report, synthetic=label, seconds=round(report.seconds + built.seconds, 3))
     finally:
         if not request.keep_dir:

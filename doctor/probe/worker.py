@@ -118,8 +118,11 @@ class Worker:
         return measure_copy_bandwidth(torch, 0)
 
     # ---- load ---------------------------------------------------------------------------------------
-    def load(self, torch: Any, exl: Any, config: Any, again: bool = False) -> tuple[Any, Any, float]:
+    def load(self, torch: Any, exl: Any, config: Any, again: bool = False,
+             cache_len: int | None = None) -> tuple[Any, Any, float]:
+        """The model and its cache of `cache_len` tokens (default: one sequence, config.max_seq_len)."""
         spec = self.spec
+        cache_len = cache_len or config.max_seq_len
         self.phase("reload" if again else "load", ("independent second load of" if again else "loading") +
                    f" {spec.model_path} (max_seq_len {config.max_seq_len}, {spec.cache_mode} cache, "
                    f"{'gpu_split ' + ','.join(f'{g:g}' for g in spec.gpu_split) if spec.gpu_split else 'autosplit'})")
@@ -130,9 +133,9 @@ class Worker:
             model = exl.ExLlamaV2(config)
             if spec.gpu_split:
                 model.load(list(spec.gpu_split), callback=progress)
-                cache = cache_cls(model, max_seq_len=config.max_seq_len)
+                cache = cache_cls(model, max_seq_len=cache_len)
             else:
-                cache = cache_cls(model, max_seq_len=config.max_seq_len, lazy=True)
+                cache = cache_cls(model, max_seq_len=cache_len, lazy=True)
                 model.load_autosplit(cache, callback=progress)
         except Exception as exc:  # noqa: BLE001
             raise self._load_failure(exc) from None
@@ -223,6 +226,11 @@ class Worker:
         finally:
             torch.backends.cuda.enable_cudnn_sdp(was)
         return replace(p, fix_tok_s=round(tok_s, 2), fix_what="torch.backends.cuda.enable_cudnn_sdp(False)")
+
+    def outcome(self) -> tuple[str, Any]:
+        """(one line, the result) of the whole probe: what main() sends as the result event."""
+        result = self.run()
+        return f"{result.decode_tok_s:.1f} tok/s decode, {result.prefill.tok_s:.0f} tok/s prefill", result
 
     def run(self) -> ProbeResult:
         torch, exl = self.import_engine()
@@ -328,7 +336,8 @@ def _act_order(model_dir: str, keys: list[str]) -> Any:
     return False if key is None else act_order_in(model_dir, key)
 
 
-def main() -> int:
+def main(worker_cls: type[Worker] = Worker) -> int:
+    """The child's life: the protocol on the real stdout, the spec from stdin, the worker's outcome or its error."""
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # stray prints (ExLlamaV2's console, the JIT build) go to the log, not the protocol
     em = Emitter(proto)
@@ -338,9 +347,9 @@ def main() -> int:
     except (ValueError, TypeError) as exc:
         em.error(FailureKind.BAD_SPEC, "start", f"bad probe spec: {exc}")
         return 3
-    worker = Worker(spec, em)
+    worker = worker_cls(spec, em)
     try:
-        result = worker.run()
+        summary, result = worker.outcome()
     except errors.ProbeFailure as f:
         em.error(f.kind, f.phase, f.message, f.detail)
         return 2
@@ -349,8 +358,7 @@ def main() -> int:
         em.error(probe_failure_kind(text), worker._phase, text.splitlines()[0][:400], errors.tail(traceback.format_exc()))
         return 2
 
-    em.emit("result", summary=f"{result.decode_tok_s:.1f} tok/s decode, {result.prefill.tok_s:.0f} tok/s prefill",
-            result=to_jsonable(result))
+    em.emit("result", summary=summary, result=to_jsonable(result))
     return 0
 
 

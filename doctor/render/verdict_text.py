@@ -85,8 +85,13 @@ def streams_lines(probe: ProbeReport, width: int = WIDTH) -> list[str]:
     """`probe --streams`: each round's total and per-stream speed and time to first token (measured)."""
     st = probe.streams
     assert st is not None
-    lines = _wrap(f"Probe (concurrent streams): {st.model or 'the model'} at {st.url}{st.api}, {st.tokens} tokens "
-                  "per request", "", "  ", width)
+    where = (f"in {st.engine}'s dynamic generator" + (f", {st.mode}" if st.mode else "") + (f", {st.cache_mode} cache" if
+             st.cache_mode else "") + (f", {st.context_per_stream} tokens per stream" if st.context_per_stream else "")
+             if st.driven else f"at {st.url}{st.api}")
+    lines = _wrap(f"Probe (concurrent streams): {st.model or 'the model'} {where}, {st.tokens} tokens per request",
+                  "", "  ", width)
+    if st.driven and st.mode_why:
+        lines += _wrap(st.mode_why, "  why: ", "    ", width)
     for r in st.rounds:
         lines += _wrap(f"{r.streams} stream{'s' if r.streams > 1 else ''}: {r.total_tok_s:g} tok/s in total, "
                        f"{r.per_stream_tok_s:g} each (slowest {r.slowest_stream_tok_s:g}), first token "

@@ -37,7 +37,8 @@ class ProbeRequest:
     sampling: bool = True  # NVML sampled during the timed runs
     settings: tuple[tuple[str, Any], ...] = ()  # ProbeSpec fields the user set (tokens, runs, warm-up, ...)
     engine_options: tuple[tuple[str, object], ...] = ()  # EngineRequest fields for an engine's own probe (doctor/run/engine_stage.py)
-    streams: tuple[int, ...] = ()  # `probe --streams`: concurrent streams against the server at engine_url
+    streams: tuple[int, ...] = ()  # `probe --streams`: concurrent streams against the server at engine_url, or in
+    # the engine in force, driven by the doctor (no engine_url; `settings` then sets its tokens, warm-up, prompt)
     engine_url: str = ""
     stream_tokens: int = 128
 
@@ -96,12 +97,17 @@ class Run:
             from doctor.run.probe_stage import with_probe  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe
 
             report = with_probe(report, resolved.probe)
-        elif self.probe is not None and self.live and self.probe.streams:
+        elif self.probe is not None and self.live and self.probe.streams and self.probe.engine_url:
             from doctor.probe.streams import StreamsOptions  # lazy: the HTTP client only for --streams
             from doctor.run.streams_stage import run_streams  # lazy: as the probe stage
 
             report = run_streams(report, self.probe.engine_url, StreamsOptions(self.probe.streams,
                                                                                self.probe.stream_tokens), emit)
+        elif self.probe is not None and self.live and self.probe.streams:  # the engine in force, driven by the doctor
+            from doctor.run.streams_stage import drive_streams  # lazy: as the probe stage
+
+            report = drive_streams(report, self.probe.streams, emit, synthetic=self.probe.synthetic,
+                                   **dict(self.probe.settings))
         elif self.probe is not None and self.live and (self.probe.asked or report.plan.model_path
                                                        or report.plan.engine_server is not None):
             from doctor.run.probe_stage import after_checks  # lazy: the probe stage (runner, synthetic models) loads only when a run holds or takes a probe

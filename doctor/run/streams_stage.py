@@ -1,26 +1,44 @@
 """`probe --streams`: the concurrency probe as a stage of the one Run, after the checks: its rounds go into
 Report.probe.streams and its verdict (doctor/verdict/streams.py) into the findings; a replay judges the saved rounds
-again with today's verdict."""
+again with today's verdict. Against a running server (--engine-url), or in the engine in force, which the doctor
+drives itself: ExLlamaV2's dynamic generator in the probe's child (doctor/probe/engine_streams.py)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from doctor.model.events import ProbeEvent, ProbeFailed, ProbeFinished, ProbePhase
+from doctor.model.ids import CheckId
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
+from doctor.model.streams import StreamsProbe
 from doctor.probe.streams import StreamsOptions, probe_streams
-from doctor.verdict.failures import merge_findings
+from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.verdict.streams import judge
+
+if TYPE_CHECKING:
+    from doctor.probe.runner import SyntheticRequest
+
+DRIVEN = ("exllamav2",)  # the engines `probe --streams` starts itself; the others through their server's --engine-url
 
 
 def with_streams(report: Report, probe: ProbeReport) -> Report:
-    """The probe and its verdict in the report (live or recorded)."""
+    """The probe and its verdict in the report (live or recorded); a driven engine that failed before its first
+    round also gets the finding that names the cause (out of memory at load, no ExLlamaV2, a failed JIT build)."""
     assert probe.streams is not None
-    finding = judge(probe.streams)
+    new = [judge(probe.streams)]
+    if probe.streams.driven and not probe.streams.rounds and probe.error_kind and probe.status not in ("ok", "skipped"):
+        from doctor.run.probe_stage import _card, _install_commands  # lazy: the probe stage imports this one lazily
+
+        cause = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report),
+                                _card(report))
+        if cause.id != CheckId.PROBE:  # a generic failure says no more than the concurrency finding does
+            new.append(cause)
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
-    return replace(report, probe=probe, findings=merge_findings(report.findings, [finding]), timings_ms=timings)
+    errors = report.errors + ((f"probe {probe.status}: {probe.summary}",) if probe.status == "cancelled" else ())
+    return replace(report, probe=probe, findings=merge_findings(report.findings, new), timings_ms=timings,
+                   errors=errors)
 
 
 def run_streams(report: Report, url: str, options: StreamsOptions, emit: Callable[[ProbeEvent], None]) -> Report:
@@ -33,4 +51,51 @@ def run_streams(report: Report, url: str, options: StreamsOptions, emit: Callabl
                         asked=True)
     out = with_streams(report, probe)
     emit(ProbeFinished(summary) if ok else ProbeFailed(summary, "streams"))
+    return out
+
+
+def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[ProbeEvent], None], *,
+                  synthetic: SyntheticRequest | None = None, **spec_overrides: Any) -> Report:
+    """`probe --streams` without --engine-url: the engine in force, started by the doctor on the plan's model (or a
+    synthetic one), N jobs at once per round; an engine it cannot drive is said, with --engine-url as the way."""
+    from doctor.probe.engine_streams import run_exl2_streams  # lazy: as the probe stage
+    from doctor.probe.runner import run_synthetic_probe  # lazy: as the probe stage
+    from doctor.run.probe_stage import (  # lazy: the probe stage imports this module lazily
+        budgeted_seq_len,
+        engine_in_force,
+        skip_reason,
+        spec_for,
+        synthetic_size_gb,
+        typed_relay,
+    )
+
+    engine, chosen = engine_in_force(report)
+    model = report.plan.model_path or ""
+    tokens = int(spec_overrides.get("tokens", 128))
+    why: str | None = None
+    if engine not in DRIVEN:
+        why = (f"--streams drives ExLlamaV2 itself; the engine in force here is {engine} ({chosen}): start its server "
+               "with parallel slots and give --engine-url URL (llama-server --parallel N, OLLAMA_NUM_PARALLEL=N)")
+    else:
+        why = skip_reason(report, synthetic=synthetic is not None, engine=engine)
+    if why:
+        streams = StreamsProbe("", "", model, tokens, error=why, engine=engine, bad_input=engine not in DRIVEN)
+        return with_streams(report, ProbeReport(status="skipped", summary=why, streams=streams, asked=True,
+                                                engine=engine, model_path=model))
+    spec = replace(spec_for(report.plan, budgeted_seq_len(report), **spec_overrides), streams=counts,
+                   measure_bandwidth=False)
+    relay = typed_relay(emit)
+    emit(ProbePhase("streams", f"{len(counts)} rounds of concurrent jobs in ExLlamaV2's dynamic generator"))
+    if synthetic is not None:
+        if synthetic.target_gb is None:
+            synthetic = replace(synthetic, target_gb=synthetic_size_gb(report))
+        probe = run_synthetic_probe(spec, synthetic, on_event=relay,
+                                    measure=lambda s: run_exl2_streams(s, on_event=relay))
+        if probe.streams is None:  # the synthetic model could not be written: nothing was driven
+            probe = replace(probe, asked=True, engine=engine,
+                            streams=StreamsProbe("", "", model, tokens, error=probe.summary, engine=engine))
+    else:
+        probe = run_exl2_streams(spec, on_event=relay)
+    out = with_streams(report, probe)
+    emit(ProbeFinished(probe.summary) if probe.status == "ok" else ProbeFailed(probe.summary, probe.error_phase or "streams"))
     return out

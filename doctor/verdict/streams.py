@@ -1,5 +1,6 @@
-"""The concurrency probe's verdict (`probe --streams`): does the server batch concurrent streams, take them in turn,
-or fail under them? Judged from the measured rounds alone, so a replay judges a saved probe the same way.
+"""The concurrency probe's verdict (`probe --streams`): does the server (or the engine the doctor drove: ExLlamaV2's
+dynamic generator) batch concurrent streams, take them in turn, or fail under them? Judged from the measured rounds
+alone, so a replay judges a saved probe the same way.
 
 - batched: the total at the most streams is BATCHED x one stream's or more: each user pays a little speed for it.
 - queued: the total stays within QUEUED of one stream's while the first token waits longer with each stream: the
@@ -18,6 +19,8 @@ from doctor.model.streams import StreamsProbe, StreamsRound
 TITLE = "Concurrent streams"
 BATCHED = 1.3  # total at N streams over one stream's: at or above, the server batches
 QUEUED = 1.15  # at or below, it takes the streams in turn
+EXL2_UNPAGED_FIX = ("ExLlamaV2 batches only in paged mode: flash-attn 2.5.7 or newer, on sm_80 and newer cards; on "
+                    "older cards llama.cpp's server batches its parallel slots")
 PARALLEL_FIXES = ("llama-server: --parallel N -c <N x the context each user needs>",
                   "Ollama: OLLAMA_NUM_PARALLEL=N in the server's environment (its memory holds num_ctx x N)")
 
@@ -31,8 +34,12 @@ def judge(probe: StreamsProbe) -> Finding:
     evidence = {"url": probe.url, "api": probe.api, "model": probe.model, "tokens_per_request": probe.tokens,
                 "rounds": [_line(r) for r in probe.rounds]}
     good = [r for r in probe.rounds if r.total_tok_s > 0]
-    if probe.error and not probe.rounds:  # the server named could not be asked: the URL is the input to fix (exit 3),
-        evidence["input_error"] = probe.error  # as for --engine-url's timing probe (doctor/verdict/engine_probe.py)
+    if probe.driven:  # the doctor drove the engine itself: how it ran the jobs, and why (paged or not)
+        evidence.update(engine=probe.engine, mode=probe.mode, mode_why=probe.mode_why,
+                        context_per_stream=probe.context_per_stream, cache_mode=probe.cache_mode)
+    if probe.error and not probe.rounds and (probe.bad_input or not probe.driven):  # the server named could not be
+        evidence["input_error"] = probe.error  # asked, or a setting the engine refuses: the input to fix (exit 3),
+        # as for --engine-url's timing probe (doctor/verdict/engine_probe.py)
     if probe.error and not good:
         return Finding(CheckId.CONCURRENCY, TITLE, Status.FAIL, f"the concurrency probe could not run: {probe.error}",
                        evidence)
@@ -52,17 +59,21 @@ def judge(probe: StreamsProbe) -> Finding:
     gain = top.total_tok_s / one.total_tok_s if one.total_tok_s else 0.0
     evidence["total_gain"] = round(gain, 2)
     said = "; ".join(_line(r) for r in good)
+    who = f"{probe.engine} ({probe.mode})" if probe.driven else "the server"
     if gain >= BATCHED:
         return Finding(CheckId.CONCURRENCY, TITLE, Status.PASS,
-                       f"the server batches: {top.streams} streams give {gain:.2f}x one stream's total ({said})",
+                       f"{who} batches: {top.streams} streams give {gain:.2f}x one stream's total ({said})",
                        evidence)
     if gain <= QUEUED:
+        unpaged = probe.driven and probe.mode == "unpaged"  # ExLlamaV2 said why before it ran
         return Finding(CheckId.CONCURRENCY, TITLE, Status.WARN,
                        f"queued, not slow: {top.streams} streams give {gain:.2f}x one stream's total and wait up to "
-                       f"{top.ttft_max_s:g} s for their first token (one alone: {one.ttft_max_s:g} s); the server runs "
-                       f"one request at a time ({said})", evidence,
-                       fix="give the server parallel slots (each holds its own context in memory); ExLlamaV2 (TabbyAPI) "
-                           "batches only with flash-attn, on sm_80 and newer",
-                       commands=PARALLEL_FIXES)
+                       f"{top.ttft_max_s:g} s for their first token (one alone: {one.ttft_max_s:g} s); "
+                       + (f"{who}: {probe.mode_why}" if unpaged else "the server runs one request at a time")
+                       + f" ({said})", evidence,
+                       fix=EXL2_UNPAGED_FIX if unpaged else
+                       "give the server parallel slots (each holds its own context in memory); ExLlamaV2 (TabbyAPI) "
+                       "batches only with flash-attn, on sm_80 and newer",
+                       commands=PARALLEL_FIXES[:1] if unpaged else PARALLEL_FIXES)
     return Finding(CheckId.CONCURRENCY, TITLE, Status.INFO,
                    f"partly batched: {top.streams} streams give {gain:.2f}x one stream's total ({said})", evidence)
