@@ -18,6 +18,7 @@ examples:
   v100-doctor probe --streams 1,2,4,8 --engine-url http://127.0.0.1:8080  a running server under 1-8 users at once
   v100-doctor probe --streams 1,2,4 --model /models/qwen-27b-exl2 --max-seq-len 4096 --cache-mode q4
                                                   ExLlamaV2's dynamic generator on your model, 1-4 jobs at once
+  v100-doctor probe --streams 1,2,4 --model /models/qwen-27b-Q4_K_M.gguf your llama-server, started with --parallel 4
   v100-doctor probe --engine-url http://127.0.0.1:11434                  the model Ollama has loaded, timed
 """
 
@@ -84,7 +85,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="concurrent streams to time (e.g. 1,2,4,8): total and per-stream tok/s and time to first "
                         "token at each; batched or queued. Against the running server at --engine-url, or with "
                         "--model/--synthetic in ExLlamaV2's dynamic generator, N jobs at once (paged with flash-attn "
-                        "on sm_80+, else one at a time)")
+                        "on sm_80+, else one at a time), or with --model FILE.gguf in your llama-server, started with "
+                        "--parallel N and stopped after")
     g.add_argument("--no-sampling", action="store_true",
                    help="do not sample NVML during the timed runs (the verdict then cannot judge utilisation or clocks)")
 
@@ -121,7 +123,7 @@ def run_streams(args: argparse.Namespace) -> int:
 
 def run_driven_streams(args: argparse.Namespace) -> int:
     """--streams with --model or --synthetic: ExLlamaV2's dynamic generator with N jobs at once, in the probe's
-    child (doctor/probe/exl2_streams.py)."""
+    child (doctor/probe/exl2_streams.py), or the user's llama-server started with --parallel N on a GGUF."""
     if args.synthetic == bool(args.model):
         raise UsageError("--streams needs what to drive: --model PATH (or --synthetic) for the engine in force, or "
                          "--engine-url URL for a running server (llama-server --parallel N, Ollama with "

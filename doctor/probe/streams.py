@@ -121,8 +121,10 @@ def summarize_round(streams: int, done: tuple[StreamTiming, ...]) -> StreamsRoun
                         round(statistics.median(ttft), 3), round(max(ttft), 3), failed=len(done) - len(good))
 
 
-def probe_streams(url: str, o: StreamsOptions, say: Say = lambda text: None) -> StreamsProbe:
-    """Warm the server up with one request, then one round per stream count."""
+def probe_streams(url: str, o: StreamsOptions, say: Say = lambda text: None,
+                  on_round: Callable[[StreamsRound], None] = lambda r: None) -> StreamsProbe:
+    """Warm the server up with one request, then one round per stream count (each also to `on_round`, so a caller
+    stopped half-way keeps the rounds finished)."""
     started = time.monotonic()
     if problem := url_problem(url):
         return StreamsProbe(url, "", "", o.tokens, error=problem)
@@ -142,4 +144,5 @@ def probe_streams(url: str, o: StreamsOptions, say: Say = lambda text: None) -> 
     for n in o.counts:
         say(f"{n} concurrent stream{'s' if n > 1 else ''} of {o.tokens} tokens ...")
         rounds.append(one_round(base, api, model, n, o))
+        on_round(rounds[-1])
     return StreamsProbe(probe.url, api, model, o.tokens, tuple(rounds), seconds=round(time.monotonic() - started, 2))

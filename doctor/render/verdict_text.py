@@ -85,7 +85,8 @@ def streams_lines(probe: ProbeReport, width: int = WIDTH) -> list[str]:
     """`probe --streams`: each round's total and per-stream speed and time to first token (measured)."""
     st = probe.streams
     assert st is not None
-    where = (f"in {st.engine}'s dynamic generator" + (f", {st.mode}" if st.mode else "") + (f", {st.cache_mode} cache" if
+    engine = f"{st.engine}'s dynamic generator" if st.engine.startswith("exllamav2") else st.engine
+    where = (f"in {engine}" + (f", {st.mode}" if st.mode else "") + (f", {st.cache_mode} cache" if
              st.cache_mode else "") + (f", {st.context_per_stream} tokens per stream" if st.context_per_stream else "")
              if st.driven else f"at {st.url}{st.api}")
     lines = _wrap(f"Probe (concurrent streams): {st.model or 'the model'} {where}, {st.tokens} tokens per request",

@@ -1,7 +1,8 @@
 """`probe --streams`: the concurrency probe as a stage of the one Run, after the checks: its rounds go into
 Report.probe.streams and its verdict (doctor/verdict/streams.py) into the findings; a replay judges the saved rounds
 again with today's verdict. Against a running server (--engine-url), or in the engine in force, which the doctor
-drives itself: ExLlamaV2's dynamic generator in the probe's child (doctor/probe/engine_streams.py)."""
+drives itself: ExLlamaV2's dynamic generator in the probe's child (doctor/probe/engine_streams.py), or the user's
+llama-server started with --parallel (doctor/probe/llama_server_streams.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from doctor.model.ids import CheckId
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
 from doctor.model.streams import StreamsProbe
+from doctor.model.unknown import known
 from doctor.probe.streams import StreamsOptions, probe_streams
 from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.verdict.streams import judge
@@ -20,7 +22,8 @@ from doctor.verdict.streams import judge
 if TYPE_CHECKING:
     from doctor.probe.runner import SyntheticRequest
 
-DRIVEN = ("exllamav2",)  # the engines `probe --streams` starts itself; the others through their server's --engine-url
+DRIVEN = ("exllamav2", "llama.cpp")  # the engines `probe --streams` starts itself; others through --engine-url
+DEFAULT_CONTEXT = 4096  # tokens per stream for llama-server when neither --max-seq-len nor the launch config's -c says
 
 
 def with_streams(report: Report, probe: ProbeReport) -> Report:
@@ -28,7 +31,8 @@ def with_streams(report: Report, probe: ProbeReport) -> Report:
     round also gets the finding that names the cause (out of memory at load, no ExLlamaV2, a failed JIT build)."""
     assert probe.streams is not None
     new = [judge(probe.streams)]
-    if probe.streams.driven and not probe.streams.rounds and probe.error_kind and probe.status not in ("ok", "skipped"):
+    if (probe.engine == "exllamav2" and probe.streams.driven and not probe.streams.rounds and probe.error_kind
+            and probe.status not in ("ok", "skipped")):  # the timed probe's findings speak ExLlamaV2's settings
         from doctor.run.probe_stage import _card, _install_commands  # lazy: the probe stage imports this one lazily
 
         cause = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report),
@@ -57,45 +61,83 @@ def run_streams(report: Report, url: str, options: StreamsOptions, emit: Callabl
 def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[ProbeEvent], None], *,
                   synthetic: SyntheticRequest | None = None, **spec_overrides: Any) -> Report:
     """`probe --streams` without --engine-url: the engine in force, started by the doctor on the plan's model (or a
-    synthetic one), N jobs at once per round; an engine it cannot drive is said, with --engine-url as the way."""
+    synthetic one), N streams at once per round: ExLlamaV2's dynamic generator, or the user's llama-server with
+    --parallel; an engine it cannot drive is said, with --engine-url as the way."""
+    from doctor.run.probe_stage import engine_in_force, skip_reason  # lazy: the probe stage imports this one lazily
+
+    engine, chosen = engine_in_force(report)
+    model = report.plan.model_path or ""
+    tokens = int(spec_overrides.get("tokens", 128))
+    why, bad_input = None, engine not in DRIVEN
+    if engine not in DRIVEN:
+        why = (f"--streams drives ExLlamaV2 and llama-server itself; the engine in force here is {engine} ({chosen}): "
+               "start its server with parallel slots and give --engine-url URL (OLLAMA_NUM_PARALLEL=N, vLLM, TabbyAPI)")
+    elif engine == "llama.cpp" and synthetic is not None:
+        why, bad_input = ("--streams --synthetic drives ExLlamaV2; with llama.cpp give --model FILE.gguf (the doctor "
+                          "starts your llama-server on it)"), True
+    else:
+        why = skip_reason(report, synthetic=synthetic is not None, engine=engine)
+    if why is None and engine == "llama.cpp":
+        launch, why, bad_input = llama_server_launch(report, counts)
+    if why:
+        streams = StreamsProbe("", "", model, tokens, error=why, engine=engine, bad_input=bad_input)
+        return with_streams(report, ProbeReport(status="skipped", summary=why, streams=streams, asked=True,
+                                                engine=engine, model_path=model))
+    if engine == "llama.cpp":
+        from doctor.probe.llama_server_streams import drive  # lazy: as the probe stage
+
+        probe = drive(launch, StreamsOptions(counts, tokens), say=lambda text: emit(ProbePhase("streams", text)))
+    else:
+        probe = _exl2(report, counts, emit, synthetic, spec_overrides)
+    out = with_streams(report, probe)
+    emit(ProbeFinished(probe.summary) if probe.status == "ok" else ProbeFailed(probe.summary, probe.error_phase or "streams"))
+    return out
+
+
+def llama_server_launch(report: Report, counts: tuple[int, ...]) -> tuple[Any, str | None, bool]:
+    """(how to start the user's llama-server, or None; why not; whether that is the user's input to fix)."""
+    from doctor.probe.llama_server_streams import ServerLaunch  # lazy: as the probe stage
+
+    plan, engines, model = report.plan, report.facts.engines, report.facts.model
+    binary = engines.llama_cpp.binaries.get("llama-server") if engines is not None else None
+    if not binary:
+        return None, ("--streams with llama.cpp starts your llama-server, and none is on PATH (the engine facts found "
+                      "no llama-server binary): build or install llama.cpp's server, or start one and give --engine-url "
+                      "URL"), False
+    path = str(model.resolved) if model is not None and known(model.resolved) else (plan.model_path or "")
+    if not path.lower().endswith(".gguf"):
+        return None, f"--streams with llama.cpp serves a GGUF file: give --model FILE.gguf (not {path or 'nothing'})", True
+    launch = plan.engine_launch
+    context = plan.max_seq_len or (launch.n_ctx if launch is not None and launch.n_ctx else None) or DEFAULT_CONTEXT
+    return ServerLaunch(binary, path, max(counts), context,
+                        flash_attn=(launch.flash_attn if launch is not None and launch.flash_attn else "on"),
+                        cache_type_k=(launch.cache_type_k if launch is not None and launch.cache_type_k else "f16"),
+                        cache_type_v=(launch.cache_type_v if launch is not None and launch.cache_type_v else "f16"),
+                        gpu_index=plan.gpu_index), None, False
+
+
+def _exl2(report: Report, counts: tuple[int, ...], emit: Callable[[ProbeEvent], None],
+          synthetic: SyntheticRequest | None, spec_overrides: dict[str, Any]) -> ProbeReport:
+    """ExLlamaV2's dynamic generator in the probe's child, on the plan's model or a synthetic one."""
     from doctor.probe.engine_streams import run_exl2_streams  # lazy: as the probe stage
     from doctor.probe.runner import run_synthetic_probe  # lazy: as the probe stage
     from doctor.run.probe_stage import (  # lazy: the probe stage imports this module lazily
         budgeted_seq_len,
-        engine_in_force,
-        skip_reason,
         spec_for,
         synthetic_size_gb,
         typed_relay,
     )
 
-    engine, chosen = engine_in_force(report)
-    model = report.plan.model_path or ""
-    tokens = int(spec_overrides.get("tokens", 128))
-    why: str | None = None
-    if engine not in DRIVEN:
-        why = (f"--streams drives ExLlamaV2 itself; the engine in force here is {engine} ({chosen}): start its server "
-               "with parallel slots and give --engine-url URL (llama-server --parallel N, OLLAMA_NUM_PARALLEL=N)")
-    else:
-        why = skip_reason(report, synthetic=synthetic is not None, engine=engine)
-    if why:
-        streams = StreamsProbe("", "", model, tokens, error=why, engine=engine, bad_input=engine not in DRIVEN)
-        return with_streams(report, ProbeReport(status="skipped", summary=why, streams=streams, asked=True,
-                                                engine=engine, model_path=model))
     spec = replace(spec_for(report.plan, budgeted_seq_len(report), **spec_overrides), streams=counts,
                    measure_bandwidth=False)
     relay = typed_relay(emit)
     emit(ProbePhase("streams", f"{len(counts)} rounds of concurrent jobs in ExLlamaV2's dynamic generator"))
-    if synthetic is not None:
-        if synthetic.target_gb is None:
-            synthetic = replace(synthetic, target_gb=synthetic_size_gb(report))
-        probe = run_synthetic_probe(spec, synthetic, on_event=relay,
-                                    measure=lambda s: run_exl2_streams(s, on_event=relay))
-        if probe.streams is None:  # the synthetic model could not be written: nothing was driven
-            probe = replace(probe, asked=True, engine=engine,
-                            streams=StreamsProbe("", "", model, tokens, error=probe.summary, engine=engine))
-    else:
-        probe = run_exl2_streams(spec, on_event=relay)
-    out = with_streams(report, probe)
-    emit(ProbeFinished(probe.summary) if probe.status == "ok" else ProbeFailed(probe.summary, probe.error_phase or "streams"))
-    return out
+    if synthetic is None:
+        return run_exl2_streams(spec, on_event=relay)
+    if synthetic.target_gb is None:
+        synthetic = replace(synthetic, target_gb=synthetic_size_gb(report))
+    probe = run_synthetic_probe(spec, synthetic, on_event=relay, measure=lambda s: run_exl2_streams(s, on_event=relay))
+    if probe.streams is None:  # the synthetic model could not be written: nothing was driven
+        probe = replace(probe, asked=True, engine="exllamav2",
+                        streams=StreamsProbe("", "", "", spec.tokens, error=probe.summary, engine="exllamav2"))
+    return probe

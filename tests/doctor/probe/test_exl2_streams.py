@@ -176,7 +176,7 @@ def test_the_report_its_json_and_its_replay(tmp_path, monkeypatch, report_schema
 
 
 def test_an_engine_it_does_not_drive_is_one_line_pointing_at_engine_url():
-    base = build_report(V100, Plan(model_path="/m/x.gguf", engine="llama.cpp"), [])
+    base = build_report(V100, Plan(model_path="/m", engine="vllm"), [])
     report = drive_streams(base, (1, 2), lambda e: None)
     f = next(f for f in report.findings if f.id == "concurrency")
     assert f.status is Status.FAIL and "--engine-url" in f.evidence["input_error"]
