@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from doctor.model.quant_plan import StreamsEstimate, TokS
+from doctor.model.quant_plan import StreamsEstimate
+from doctor.model.range import Range
 
 NO_MODEL = "no model named (give --model DIR or FILE): the estimate is for a model on this card"
 
@@ -28,10 +29,11 @@ class BatchedDecode:
     entries: tuple[StreamsEstimate, ...]  # 1, 2, 4, 8 ... streams, up to what the cache holds
     knee: int  # the fewest streams within 10% of the highest total (doctor/model/quant_plan.py knee)
     source: str  # how the figures are made and what the engine batches, with sources
+    basis: str = ""  # what one stream's speed is: the plan's estimate mid-conversation, or the probe's measurement
     serve: tuple[str, ...] = ()  # the engine's own settings for N streams, at the knee (text, not a fix to run)
     assumed: tuple[str, ...] = ()  # what was taken as given: a default context, the idle card's memory
 
     @property
-    def single(self) -> TokS:
+    def single(self) -> Range:
         """One stream's speed (the ladder's first rung)."""
         return self.entries[0].total_tok_s

@@ -36,6 +36,8 @@ from doctor.plan.rows import Setting, arithmetic
 DYNAMIC_PY = "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/generator/dynamic.py"
 OLLAMA_FAQ = "https://github.com/ollama/ollama/blob/main/docs/faq.md"
 LLAMA_SERVER = "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md"
+IN_TURN = ("ExLlamaV2's dynamic generator (TabbyAPI) without flash-attn runs unpaged, where 'the max supported batch "
+           f"size is 1' ({DYNAMIC_PY}, S): streams take turns, the total stays one stream's speed")
 
 
 STREAMS_NOTE = ("streams: how many full-context sequences the memory left after one holds (TabbyAPI's cache_size, "
@@ -130,8 +132,7 @@ def at_streams(s: Setting, r: PlanRow, streams: int, context: int | None = None)
 def source(s: Setting, r: PlanRow) -> str:
     """How the row's batched figures are made, and what its engine batches, with sources."""
     if not batches(s, r):
-        return ("ExLlamaV2's dynamic generator (TabbyAPI) without flash-attn runs unpaged, where 'the max supported "
-                f"batch size is 1' ({DYNAMIC_PY}, S): streams take turns, the total stays one stream's speed")
+        return IN_TURN
     _, how, note = ratio(s, r, 2)
     engine = (f"llama-server --parallel N with -c N x the context per stream ({LLAMA_SERVER}); Ollama: "
               f"OLLAMA_NUM_PARALLEL=N, num_ctx x N in memory ({OLLAMA_FAQ})" if arithmetic(r.engine) == "llama.cpp" else

@@ -10,6 +10,7 @@ from typing import Any
 
 from doctor.model.batched import NO_MODEL, BatchedDecode
 from doctor.model.quant_plan import StreamsEstimate
+from doctor.model.range import Range
 from doctor.model.unknown import Unknown
 from doctor.render.common import WIDTH, wrap
 from doctor.render.plan_common import knee_end
@@ -30,15 +31,21 @@ def heading(b: BatchedDecode | Unknown) -> str:
     if isinstance(b, Unknown):
         return f"{HEADING}: unknown ({b.reason})"
     where = " + ".join(b.cards) + (" (split)" if len(b.cards) > 1 else "")
-    return f"{HEADING} ({b.option} on {where}, {b.engine}, {b.cache} cache, {b.context} tokens per stream):"
+    basis = f"; {b.basis}" if b.basis else ""
+    return f"{HEADING} ({b.option} on {where}, {b.engine}, {b.cache} cache, {b.context} tokens per stream{basis}):"
+
+
+def spread(r: Range) -> str:
+    """' (22.9-32.9)': a figure's range; nothing for a figure without one."""
+    return f" ({r.low:g}-{r.high:g})" if (r.low, r.high) != (r.mid, r.mid) else ""
 
 
 def rung(e: StreamsEstimate) -> str:
     t, p = e.total_tok_s, e.per_stream_tok_s
     if e.streams == 1:
-        return f"1 stream x {e.context_per_stream} tokens: {t.mid:g} tok/s ({t.low:g}-{t.high:g})"
-    return (f"{e.streams} streams x {e.context_per_stream} tokens: {t.mid:g} tok/s in total ({t.low:g}-{t.high:g}), "
-            f"{p.mid:g} each ({p.low:g}-{p.high:g})")
+        return f"1 stream x {e.context_per_stream} tokens: {t.mid:g} tok/s{spread(t)}"
+    return (f"{e.streams} streams x {e.context_per_stream} tokens: {t.mid:g} tok/s in total{spread(t)}, "
+            f"{p.mid:g} each{spread(p)}")
 
 
 def knee_line(b: BatchedDecode) -> str:
@@ -73,20 +80,21 @@ def markdown_lines(report: Any) -> list[str]:
         return [f"**{HEADING}:** unknown ({md_text(b.reason)})"]
     out = [f"**{md_text(heading(b)[:-1])}**", "", "| streams | context each | total tok/s | each tok/s |",
            "|---|---|---|---|"]
-    out += [f"| {e.streams} | {e.context_per_stream} | {e.total_tok_s.mid:g} ({e.total_tok_s.low:g}-{e.total_tok_s.high:g}) "
-            f"| {e.per_stream_tok_s.mid:g} ({e.per_stream_tok_s.low:g}-{e.per_stream_tok_s.high:g}) |" for e in b.entries]
+    out += [f"| {e.streams} | {e.context_per_stream} | {e.total_tok_s.mid:g}{spread(e.total_tok_s)} | "
+            f"{e.per_stream_tok_s.mid:g}{spread(e.per_stream_tok_s)} |" for e in b.entries]
     out += ["", f"- {md_text(knee_line(b))}", *(f"- serve: {md_text(s)}" for s in b.serve),
             f"- how: {md_text(b.source)}", *(f"- assumed: {md_text(a)}" for a in b.assumed)]
     return out
 
 
 def one_line(report: Any) -> str:
-    """The TUI's line beside the verdict: every rung's total and per-stream speed, and the knee ("" for none)."""
+    """The TUI's line under the verdict, the ladder first so that 80 columns show it: "Streams (estimate), tok/s in
+    total/each: 1: 62.1 · 2: 106.3/53.1 ...; knee: ...", then the model and engine ("" for none)."""
     b = shown(report)
     if b is None:
         return ""
     if isinstance(b, Unknown):
         return f"{HEADING}: unknown ({b.reason})"
-    rungs = " · ".join(f"{e.streams}: {e.total_tok_s.mid:g}" + (f" ({e.per_stream_tok_s.mid:g} each)" if e.streams > 1 else "")
+    rungs = " · ".join(f"{e.streams}: {e.total_tok_s.mid:g}" + (f"/{e.per_stream_tok_s.mid:g}" if e.streams > 1 else "")
                        for e in b.entries)
-    return f"{HEADING}, tok/s in total by streams ({b.option}, {b.engine}): {rungs}; {knee_line(b)}"
+    return f"Streams (estimate), tok/s in total/each: {rungs}; {knee_line(b)}; {b.option}, {b.engine}"

@@ -28,6 +28,7 @@ from doctor.probe.protocol import ProbeSpec, screen_events
 from doctor.probe.runner import SyntheticRequest, default_sampler, run_probe, run_synthetic_probe
 from doctor.probe.synthetic import target_bytes_for
 from doctor.run.engine_stage import ENGINE_PROBES, EngineRequest, run_engine_probe, with_engine_probe
+from doctor.verdict.batched import measured_in_turn
 from doctor.verdict.build import DECODE_SPEED_TITLE, build_verdict, expected_share_of, verdict_finding
 from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.verdict.speed_rule import decode_speed_status
@@ -219,5 +220,6 @@ def with_probe(report: Report, probe: ProbeReport) -> Report:
         return replace(report, probe=probe, timings_ms=timings,
                        errors=report.errors + (f"verdict failed: {type(exc).__name__}: {exc} (a bug; please report it)",))
     expected = expected_share_of(probe.result, report.facts, report.plan) if probe.result else None
-    return replace(report, probe=probe, verdict=verdict, timings_ms=timings,
+    batched = measured_in_turn(report.batched_decode, probe, verdict, report.facts, report.plan)  # no --model: the probe's
+    return replace(report, probe=probe, verdict=verdict, timings_ms=timings, batched_decode=batched,
                    findings=merge_findings(report.findings, [verdict_finding(verdict, expected)]))

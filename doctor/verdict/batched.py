@@ -32,14 +32,19 @@ from doctor.model.gguf import GgufShape
 from doctor.model.ids import Engine
 from doctor.model.model_dir import ModelConfig, ModelFacts
 from doctor.model.plan import Plan
-from doctor.model.quant_plan import PlanRow, QuantCandidate
+from doctor.model.probe_results import ProbeReport
+from doctor.model.quant_plan import QuantCandidate, StreamsEstimate
+from doctor.model.range import Range
 from doctor.model.unknown import Unknown, known
-from doctor.plan.concurrency import DYNAMIC_PY, batches, with_concurrency
+from doctor.model.verdict import Verdict
+from doctor.plan.concurrency import DYNAMIC_PY, IN_TURN, QUEUED_UP_TO, batches, with_concurrency
 from doctor.plan.rows import Setting, arithmetic, caches, row
+from doctor.verdict.build import gpu_spec
 
 PAGED_SINCE = "2.5.7"  # ExLlamaV2's paged attention (and so its batching) needs flash-attn 2.5.7+
 EXL2_README = "https://github.com/turboderp-org/exllamav2/blob/master/README.md (New in v0.1.0)"
 TABBY_CONFIG = "https://github.com/theroyallab/tabbyAPI/blob/main/common/config_models.py"
+MID_CONVERSATION = "speeds with half of each stream's context in the cache"
 IDLE_MEMORY = ("the cache's room: the idle card's memory as NVML reports it on that model (the plan's budget), "
                "not the free VRAM measured now")
 
@@ -84,8 +89,40 @@ def batched_decode(facts: Facts, plan: Plan, engine: InForce) -> BatchedDecode |
     on_turns = not batches(setting, r)
     return BatchedDecode(engine=name, option=candidate.label, cards=tuple(g.key for g in specs), cache=cache,
                          context=context, batches=not on_turns, attention=attention, entries=r.concurrency,
-                         knee=r.knee, source=r.concurrency_source, serve=_serve(name, r, on_turns, specs),
+                         knee=r.knee, source=r.concurrency_source, basis=MID_CONVERSATION,
+                         serve=_serve(name, r.concurrency, r.knee, on_turns, specs),
                          assumed=tuple(assumed) + (IDLE_MEMORY,))
+
+
+def measured_in_turn(current: BatchedDecode | Unknown | None, probe: ProbeReport, verdict: Verdict, facts: Facts,
+                     plan: Plan) -> BatchedDecode | Unknown | None:
+    """A report whose model is known only through ExLlamaV2's probe (a recorded example, `probe --synthetic`): where
+    the facts show it cannot run paged here, its streams take turns, so the ladder is the measured speed shared out
+    (no shape is needed); where it would batch, the batched speed needs config.json, and the report says so."""
+    r = probe.result
+    if not (isinstance(current, Unknown) and current.reason == NO_MODEL) or r is None or not verdict.measured_tok_s:
+        return current
+    if not r.engine.startswith("exllamav2") or r.shape.format not in ("exl2", "gptq"):
+        return current  # another engine's measurement (Transformers + bitsandbytes): its serving is not estimated
+    spec = gpu_spec(r, facts, plan)
+    if spec is None:
+        return Unknown(f"{r.device_name} is not in the knowledge base (v100-doctor --list-gpus)")
+    fa, attention = _flash_attn(facts, plan, "exllamav2", (spec,))
+    if fa is not False:
+        return Unknown(f"ExLlamaV2 batches here ({attention}); the probe measured one stream, and the batched speed "
+                       "needs the model's config.json: give --model DIR")
+    mid, spread = verdict.measured_tok_s, verdict.spread_pct / 100
+    one = Range(round(mid * (1 - spread), 1), round(mid, 1), round(mid * (1 + spread), 1))
+    entries = tuple(StreamsEstimate(n, r.max_seq_len, one, Range(*(round(x / n, 1) for x in (one.low, one.mid, one.high))))
+                    for n in (1, 2, 4, 8) if n <= QUEUED_UP_TO)
+    shape = r.shape
+    bpw = shape.bpw if known(shape.bpw) else None
+    option = f"{shape.format.upper()} {bpw:g} bpw" if bpw else shape.format.upper()
+    return BatchedDecode(engine="exllamav2", option=option, cards=(spec.key,), cache=r.cache_mode, context=r.max_seq_len,
+                         batches=False, attention=attention, entries=entries, knee=1,
+                         source=f"{IN_TURN}; one stream's speed is the probe's, its range the runs' spread",
+                         basis=f"one stream as the probe measured it, {r.context_tokens} tokens in the cache",
+                         serve=_serve("exllamav2", entries, 1, True, (spec,)))
 
 
 def _specs(rooms: tuple, first: GpuSpec | None) -> tuple[GpuSpec, ...] | None:
@@ -193,9 +230,10 @@ def _flash_attn(facts: Facts, plan: Plan, engine: str, specs: tuple[GpuSpec, ...
     return True, f"flash-attn {version} is installed and runs on {sm}: paged, batched ({EXL2_README})"
 
 
-def _serve(engine: str, r: PlanRow, on_turns: bool, specs: tuple[GpuSpec, ...]) -> tuple[str, ...]:
+def _serve(engine: str, entries: tuple[StreamsEstimate, ...], knee: int, on_turns: bool,
+           specs: tuple[GpuSpec, ...]) -> tuple[str, ...]:
     """The engine's own settings for serving the knee's streams (words to read, not commands the doctor runs)."""
-    at = next((e for e in r.concurrency if e.streams == r.knee), r.concurrency[0])
+    at = next((e for e in entries if e.streams == knee), entries[0])
     n, per = at.streams, at.context_per_stream
     if arithmetic(engine) == "llama.cpp":
         slots = f"llama-server --parallel {n} -c {n * per} (each of the {n} slots gets -c / {n} = {per} tokens)"

@@ -45,10 +45,10 @@ def test_the_story_section_says_flat_and_why():
     text = render_text(story(), width=200)
     s = section(text)
     assert s[0] == ("Batched decode, estimated (EXL2 3.75 bpw on v100-pcie-16gb, exllamav2, q8 cache, 8192 tokens per "
-                    "stream):")
+                    "stream; speeds with half of each stream's context in the cache):")
     b = story().batched_decode
     one = b.single
-    assert s[1] == f"  1 stream x 8192 tokens: {one.mid:g} tok/s ({one.low:g}-{one.high:g})"
+    assert one.low < one.mid and s[1] == f"  1 stream x 8192 tokens: {one.mid:g} tok/s ({one.low:g}-{one.high:g})"
     assert s[2].startswith(f"  2 streams x 8192 tokens: {one.mid:g} tok/s in total")
     assert "  knee: one stream at a time: more streams wait their turn (flash-attn is not installed)" in s
     assert any("serve: TabbyAPI (ExLlamaV2's dynamic generator) batches only in paged mode" in line for line in s)
@@ -128,3 +128,21 @@ def test_the_saved_json_replays_to_the_same_section(tmp_path):
     again = run_cli("--replay", str(path), "--no-tui")
     assert section(live.stdout) == section(again.stdout)
     assert json.loads(saved.stdout)["batched_decode"]["knee"] == 1
+
+
+def test_the_demos_story_without_config_json_shares_the_measured_speed_out(validate):
+    """`v100-doctor demo`'s last stage: no --model facts, only ExLlamaV2's probe (64 tok/s, no spread recorded). On a
+    V100 without flash-attn the streams take turns: the total is the measured speed, each of N gets 1/N of it."""
+    report = run_cli("--replay", "doctor/examples/seed-4-exl2-3.75bpw.json", "--no-tui").stdout
+    s = section(report)
+    assert s[0].startswith("Batched decode, estimated (EXL2 3.75 bpw on v100-pcie-16gb, exllamav2, q8 cache, 8192 tokens")
+    assert "one stream as the probe measured it" in " ".join(s)
+    assert "  1 stream x 8192 tokens: 64 tok/s" in s and "  8 streams x 8192 tokens: 64 tok/s in total, 8 each" in s
+    assert "  knee: one stream at a time: more streams wait their turn (flash-attn is not installed)" in s
+    doc = validate(json.loads(run_cli("--replay", "doctor/examples/seed-4-exl2-3.75bpw.json", "--json").stdout))
+    assert doc["batched_decode"]["knee"] == 1 and not doc["batched_decode"]["batches"]
+
+
+def test_the_demos_transformers_stage_has_no_section():
+    """The story's first stage measured Transformers + bitsandbytes: its serving is not estimated, and nothing is said."""
+    assert "Batched decode" not in run_cli("--replay", "doctor/examples/seed-1-transformers-bnb.json", "--no-tui").stdout

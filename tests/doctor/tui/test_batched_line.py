@@ -29,9 +29,9 @@ def test_a_llama_cpp_host_shows_its_streams_and_knee_and_v_shows_them_whole():
         return shown, app.screen.text if isinstance(app.screen, FullTextScreen) else ""
 
     (text, displayed, height), full = run_app(DoctorApp(fixture_session(LLAMA, checks=None)), script, size=(120, 40))
-    assert expected.startswith("Batched decode, estimated, tok/s in total by streams (GGUF Q4_K_M, llama.cpp): 1: ")
-    assert "knee: " in expected and " · 2: " in expected
-    assert displayed and height >= 1 and text.replace("\n", " ").startswith(expected[:60])
+    assert expected.startswith("Streams (estimate), tok/s in total/each: 1: ") and " · 2: " in expected
+    assert "; knee: " in expected and expected.endswith("; GGUF Q4_K_M, llama.cpp")
+    assert displayed and height == 1 and text.startswith(expected[:60])  # one line, the ladder first
     assert expected in " ".join(full.split())  # `v`: the line whole, however it wraps
 
 
@@ -52,4 +52,4 @@ def test_a_small_terminals_one_pane_leaves_it_out():
         return app.main_screen.query_one("#batched").region.height, app.view.batched_text
 
     height, text = run_app(DoctorApp(fixture_session(LLAMA, checks=None)), script, size=(60, 20))
-    assert text.startswith("Batched decode, estimated") and height == 0
+    assert text.startswith("Streams (estimate)") and height == 0

@@ -163,3 +163,24 @@ def test_an_engine_whose_batching_is_not_modelled_is_unknown():
     plan = replace(loaded.plan, model_path=STORY_MODEL, max_seq_len=8192, cache_mode="q8", engine="vllm")
     b = diagnose(plan, loaded.facts).batched_decode
     assert isinstance(b, Unknown) and "not modelled here" in b.reason
+
+
+def test_a_probe_without_config_json_shares_its_measured_speed_only_where_the_streams_take_turns():
+    """The recorded H200 run (ExLlamaV2, no flash-attn): the measured speed, its spread as the range, shared out. With
+    flash-attn in the facts ExLlamaV2 would batch, and that needs the model's shape: Unknown, asking for --model."""
+    from doctor.run.probe_stage import with_probe
+    from doctor.verdict.batched import measured_in_turn
+
+    path = str(ROOT / "doctor/examples/h200-synthetic-gptq.json")
+    loaded = load_document(path)
+    report = with_probe(diagnose(loaded.plan, loaded.facts), loaded.report.probe)
+    b, v = report.batched_decode, report.verdict
+    assert isinstance(b, BatchedDecode) and not b.batches and b.knee == 1 and b.cards == ("h200",)
+    assert b.single.mid == round(v.measured_tok_s, 1) and b.single.low < b.single.mid < b.single.high
+    assert [e.per_stream_tok_s.mid for e in b.entries] == [round(b.single.mid / n, 1) for n in (1, 2, 4, 8)]
+    assert "the probe's" in b.source and "max supported batch size is 1" in b.source
+    python = replace(loaded.facts.python, packages={**loaded.facts.python.packages, "flash-attn": "2.6.3"})
+    facts = replace(loaded.facts, python=python)
+    again = measured_in_turn(Unknown(NO_MODEL), loaded.report.probe, v, facts, loaded.plan)
+    assert isinstance(again, Unknown) and "give --model DIR" in again.reason
+    assert measured_in_turn(b, loaded.report.probe, v, facts, loaded.plan) is b  # a model's estimate is kept
