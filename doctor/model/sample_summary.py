@@ -1,7 +1,7 @@
 """Reduce a GPU's time series to the few numbers the runtime checks and the text report use.
 
-"Busy" samples are those without the driver's gpu_idle reason: idle clocks are the card saving
-power, never throttling, so clock ratios and throttle fractions under load are taken over busy
+"Busy" samples are those with work on the GPU (util above 0%) and without the driver's gpu_idle reason:
+idle clocks are the card saving power, never throttling, so clock ratios and throttle fractions under load are taken over busy
 samples only. Where the driver's cumulative counters exist, they win over sampled estimates.
 """
 
@@ -54,9 +54,16 @@ class GpuSummary:
 
 
 def is_busy(s: GpuSample) -> bool:
+    """A sample with work on the GPU: a kernel ran in NVML's last utilisation period (util above 0%: "percent of time
+    over the past sample period during which one or more kernels was executing",
+    https://docs.nvidia.com/deploy/nvml-api/structnvmlUtilization__t.html), and the driver does not call it idle.
+    Both are needed: cards whose clocks stay at their maximum (the H200 recorded in benchmarks/results/issue38-streams)
+    report no gpu_idle reason while util reads 0%."""
+    if s.util_gpu_pct is not None and s.util_gpu_pct <= 0:
+        return False
     if s.reasons is not None:
         return "gpu_idle" not in s.reasons
-    return (s.util_gpu_pct or 0) > 0
+    return s.util_gpu_pct is not None
 
 
 N = TypeVar("N", int, float)

@@ -30,6 +30,16 @@ def test_busy_falls_back_to_utilisation_when_reasons_are_missing():
     assert not is_busy(GpuSample(t_s=0, reasons=("gpu_idle",), util_gpu_pct=5))
 
 
+def test_no_kernel_ran_is_idle_even_where_the_driver_names_no_idle_reason():
+    """The H200 recorded in benchmarks/results/issue38-streams keeps its clocks at maximum and reports no gpu_idle
+    while util reads 0%: those samples are idle, not "busy" at full clocks."""
+    assert not is_busy(GpuSample(t_s=0, reasons=(), util_gpu_pct=0, sm_clock_mhz=1980))
+    assert is_busy(GpuSample(t_s=0, reasons=(), util_gpu_pct=1)) and is_busy(GpuSample(t_s=0, reasons=()))
+    series = g([s(t, reasons=(), util=97) for t in range(6)] + [s(t, reasons=(), util=0) for t in range(6, 40)])
+    x = summarize_gpu(series)
+    assert (x.samples, x.busy_samples, x.util_busy_mean_pct) == (40, 6, 97.0)
+
+
 def test_counters_win_over_samples_for_power_and_pcie():
     c = WindowCounters(window_s=10.0, energy_j=1500.0, pcie_rx_bytes=20 * 10**9, pcie_tx_bytes=10**8, pcie_counted_s=10.0)
     x = summarize_gpu(g([s(0, rx=1.0), s(5, rx=1.0)], counters=c))
