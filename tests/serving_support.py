@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 from engine_server_support import LocalServer
 
@@ -108,3 +110,36 @@ class FakeEngine(LocalServer):
         line = json.dumps(doc).encode()
         h.wfile.write(b"data: " + line + b"\n\n" if doc.get("choices") is not None or "usage" in doc else line + b"\n")
         h.wfile.flush()
+
+
+def replayed_sampler(facts: Any, latest: int = -1) -> type:
+    """A stand-in for NVML's sampler (monkeypatched over doctor.facts.sampling.sampler.Sampler) that replays a recorded
+    series: its `latest` sample for the live line, as many samples as the seconds watched at 5 Hz when stopped."""
+    g = facts.samples.gpus[0]
+
+    class Sampler:
+        nvml_failure = ""
+
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            self.t0 = time.monotonic()
+
+        def start(self) -> Any:
+            return self
+
+        @property
+        def elapsed_s(self) -> float:
+            return time.monotonic() - self.t0
+
+        def latest(self, index: int) -> Any:
+            return g.samples[latest]
+
+        def watched_all_exited(self) -> bool:
+            return False
+
+        def stop(self, wait_s: float | None = None) -> Any:
+            n = max(2, int(self.elapsed_s * 5))
+            samples = tuple(replace(s, t_s=i / 5) for i, s in enumerate(g.samples[:n]))
+            return replace(facts.samples, duration_s=round(self.elapsed_s, 2), server=None,
+                           gpus=(replace(g, samples=samples),))
+
+    return Sampler

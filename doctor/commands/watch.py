@@ -13,6 +13,10 @@ examples:
                                                  also read the launch script's offload settings and
                                                  compare the process's VRAM with the model's size
   v100-doctor watch --json -o watch.json         the whole GPU (no --pid), JSON for a support ticket
+  v100-doctor watch --engine-url http://127.0.0.1:8080 --seconds 60
+                                                 also read the server's own counters (llama-server with
+                                                 --metrics, vLLM, Ollama): requests in flight and queued,
+                                                 slots busy, tokens served per second, beside the GPU's
 
 exit codes: below (and docs/reference/exit-codes.md).
 """
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from checks.manifest import RUNTIME_CHECKS, SERVING_CHECKS
-from doctor.cli.options import add_output_arguments, gpu_index, one_model, path_arg, positive_int, sample_hz, seconds_timeout, watch_seconds
+from doctor.cli.options import add_output_arguments, engine_server, gpu_index, one_model, path_arg, positive_int, sample_hz, seconds_timeout, watch_seconds
 from doctor.cli.output import emit
 from doctor.facts.children import interrupts_ignored
 from doctor.facts.engines import servers as engine_servers
@@ -38,6 +42,8 @@ from doctor.facts.hub.model_id import resolve
 from doctor.facts.modeldir.directory import gather_model
 from doctor.facts.sampling import sampler as sampling
 from doctor.facts.sampling.host_reader import owner_problem
+from doctor.model import server_summary
+from doctor.model.engines import EngineServer
 from doctor.model.errors import UsageError
 from doctor.model.exitcodes import ExitCode, interrupt_exit
 from doctor.model.plan import Plan
@@ -73,15 +79,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_output_arguments(p)
 
 
-def _progress_line(sampler: sampling.Sampler, index: int, seconds: float, label: str) -> str:
+def _progress_line(sampler: sampling.Sampler, index: int, seconds: float, label: str,
+                   server: ServerWatch | None = None) -> str:
     s = sampler.latest(index)
+    said = f" · {server.live()}" if server is not None else ""
     if s is None:
-        return f"watching {label}: {sampler.elapsed_s:.0f}/{seconds:.0f} s"
+        return f"watching {label}: {sampler.elapsed_s:.0f}/{seconds:.0f} s{said}"
     rx = f"{s.pcie_rx_mbs / 1000:.2f} GB/s" if s.pcie_rx_mbs is not None else "–"
-    reasons = ",".join(r for r in (s.reasons or ()) if r != "gpu_idle") or ("idle" if s.reasons else "–")
+    reasons = ",".join(r for r in (s.reasons or ()) if r != "gpu_idle") or ("idle" if s.reasons else "")
     return (f"watching {label}: {min(sampler.elapsed_s, seconds):.0f}/{seconds:.0f} s · SM {_or_dash(s.sm_clock_mhz, ' MHz')} · "
             f"mem {_or_dash(s.mem_clock_mhz, ' MHz')} · util {_or_dash(s.util_gpu_pct, '%')} · "
-            f"{_or_dash(s.temperature_c, ' °C')} · PCIe RX {rx} · {reasons}")
+            f"{_or_dash(s.temperature_c, ' °C')} · PCIe RX {rx}" + (f" · {reasons}" if reasons else "") + said)
 
 
 def _or_dash(value: object, unit: str) -> str:
@@ -128,8 +136,8 @@ def _needs_the_gpu(machine: Facts, index: int) -> None:
     raise UsageError(f"--gpu {index}: this machine has GPU {have} (NVML numbers, as nvidia-smi shows them)")
 
 
-def _engine_lines(url: str, when: str) -> None:
-    for line in engine_servers.describe(engine_servers.read_server(url)):
+def _engine_lines(reading: engine_servers.ServerReading, when: str) -> None:
+    for line in engine_servers.describe(reading):
         print(visible(f"v100-doctor: {when}: {line}"), file=sys.stderr)
 
 
@@ -137,21 +145,64 @@ SERVER_EVERY_S = 2.0  # how often the engine server's counters are read during t
 
 
 class ServerWatch:
-    """The engine server's counters read every SERVER_EVERY_S through the window (and once at its end)."""
+    """The engine server's counters read every SERVER_EVERY_S through the window (and once at its end), by the
+    endpoints of the flavour it answered as."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, flavour: str = "") -> None:
         self.url = url
+        self.flavour = flavour
         self.readings: list[tuple[float, engine_servers.ServerReading]] = []
         self.last = -SERVER_EVERY_S
+
+    def read(self) -> engine_servers.ServerReading:
+        return engine_servers.read_server(self.url, flavour=self.flavour)
 
     def tick(self, t_s: float, force: bool = False) -> None:
         if not force and t_s - self.last < SERVER_EVERY_S:
             return
         self.last = t_s
-        self.readings.append((round(t_s, 2), engine_servers.read_server(self.url)))
+        self.readings.append((round(t_s, 2), self.read()))
 
     def series(self) -> ServerSeries:
-        return engine_servers.series(self.url, self.readings)
+        return engine_servers.series(self.url, self.readings, self.flavour)
+
+    def live(self) -> str:
+        """The server's figures for the live line: requests in flight and queued, slots busy, and the tokens it served
+        per second between its last two readings."""
+        series = self.series()
+        name = server_summary.label(series.kind)
+        if not series.samples:
+            return f"{name}: not read yet"
+        last = series.samples[-1]
+        if series.kind in server_summary.NO_COUNTERS:
+            return f"{name}: no request counters"
+        if not server_summary.answered(last):
+            return f"{name}: not answering ({last.error or 'no counters'})"[:100]
+        now = server_summary.now_text(last)
+        earlier = [x for x in series.samples[:-1] if server_summary.answered(x)]
+        rate = server_summary.served_tok_s(earlier[-1], last) if earlier else None
+        served = f", {rate:.0f} tok/s served (last {last.t_s - earlier[-1].t_s:.0f} s)" if rate is not None else ""
+        return f"{name}: {now}{served}"
+
+
+def _identify(args: argparse.Namespace) -> EngineServer:
+    """Who answers at --engine-url, asked as `probe --engine-url` asks (doctor/probe/served/identify.py), so that the
+    checks judge that engine; a URL where nothing answers at all is the user's to fix (exit 3)."""
+    try:
+        engine_servers.loopback_url(args.engine_url)
+    except engine_servers.NotLoopback as exc:
+        raise UsageError(str(exc)) from None
+    server = engine_server(args)
+    assert server is not None  # --engine-url was given
+    if server.problem:
+        first = engine_servers.read_server(args.engine_url)
+        if not first.metrics and not first.slots and not first.models:
+            raise UsageError(f"--engine-url {server.problem}")
+        print(visible(f"v100-doctor: {server.problem}; reading its counters as {first.kind}"), file=sys.stderr)
+    else:
+        version = f" {server.version}" if server.version else ""
+        print(visible(f"v100-doctor: the server at {server.url} answers as {server.label}{version}"), file=sys.stderr)
+    return server
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,13 +222,13 @@ def run(args: argparse.Namespace) -> int:
         if found := resolve(" ".join(args.model)):
             args.model = [found[0]]
             print(f"v100-doctor: {found[1]}", file=sys.stderr)
-    if args.engine_url:
-        try:
-            engine_servers.loopback_url(args.engine_url)
-        except engine_servers.NotLoopback as exc:
-            raise UsageError(str(exc)) from None
-        _engine_lines(args.engine_url, "start")
-    plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None)
+    identified = _identify(args) if args.engine_url else None
+    server = ServerWatch(args.engine_url, "" if identified is None or identified.problem else identified.flavour) \
+        if args.engine_url else None
+    if server is not None:
+        _engine_lines(server.read(), "start")
+    plan = Plan(gpu_index=args.gpu_index, model_path=" ".join(args.model) if args.model else None,
+                engine_server=identified if identified is not None and not identified.problem else None)
     model = _model_facts(args.model)
     machine = _gather(plan, args.nvml_timeout)
     _needs_the_gpu(machine, args.gpu_index)
@@ -192,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     tty = sys.stderr.isatty()
     last_print = -10.0
-    server = ServerWatch(args.engine_url) if args.engine_url else None
+    width = 110  # the live line's longest so far: a shorter one overwrites it whole on a terminal
     try:
         sampler.start()
         while sampler.elapsed_s < args.seconds:
@@ -209,7 +260,9 @@ def run(args: argparse.Namespace) -> int:
                 break
             if tty or sampler.elapsed_s - last_print >= 5:
                 end = "\r" if tty else "\n"
-                sys.stderr.write(_progress_line(sampler, args.gpu_index, args.seconds, label).ljust(110 if tty else 0) + end)
+                line = _progress_line(sampler, args.gpu_index, args.seconds, label, server)
+                width = max(width, len(line))
+                sys.stderr.write(line.ljust(width if tty else 0) + end)
                 sys.stderr.flush()
                 last_print = sampler.elapsed_s
             time.sleep(0.25)
@@ -224,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
         if series.nvml_stopped and not any(series.nvml_stopped in e for e in errors):  # it failed at the window's end
             errors.append(f"{series.nvml_stopped}; the report keeps what was sampled until then")
         if tty:
-            sys.stderr.write(" " * 110 + "\r")
+            sys.stderr.write(" " * width + "\r")
         sys.stderr.write(f"v100-doctor: sampled {series.duration_s:.1f} s ({len(series.gpus[0].samples) if series.gpus else 0} "
                          f"samples at {series.hz:g} Hz)\n")
         note = f"watch {label} for {series.duration_s:.0f} s at {series.hz:g} Hz"
@@ -237,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
         report = replace(report, errors=tuple(errors))
         for e in errors:
             print(f"v100-doctor: {e}", file=sys.stderr)
-        if args.engine_url:
-            _engine_lines(args.engine_url, "end")
+        if server is not None:
+            _engine_lines(server.readings[-1][1] if server.readings else server.read(), "end")
         code = emit(report, args)
     return exit_override if exit_override is not None else code

@@ -1,4 +1,4 @@
-"""Which engine the doctor judges, and why: --engine, the server at --engine-url, the launch config, the model's
+"""Which engine the doctor judges, and why: --engine, the server at --engine-url (or the one watch read), the launch config, the model's
 format, what is installed.
 
 The report states the engine and the evidence. Where there is none (no --engine, no launch config, no model, no engine
@@ -8,7 +8,7 @@ an engine-specific component then speaks for the likely engines instead of for o
 
 from __future__ import annotations
 
-from doctor.model.engines import InForce
+from doctor.model.engines import SERVER_ENGINE, SERVER_LABEL, InForce
 from doctor.model.facts import Facts
 from doctor.model.ids import Engine
 from doctor.model.plan import Plan
@@ -28,6 +28,10 @@ def in_force(plan: Plan, facts: Facts) -> InForce:
     if server is not None and server.engine is not None:
         version = f" {server.version}" if server.version else ""
         return InForce(Engine(server.engine), f"the server at {server.url} (--engine-url) answers as {server.label}{version}")
+    watched = facts.samples.server if facts.samples is not None else None
+    if watched is not None and watched.kind in SERVER_ENGINE:  # watch --engine-url read it (and replays of that)
+        return InForce(SERVER_ENGINE[watched.kind], f"the server at {watched.url} (watch --engine-url) answered as "
+                       f"{SERVER_LABEL[watched.kind]}")
     if plan.engine_launch is not None:
         return InForce(Engine(plan.engine_launch.engine), f"the launch config ({plan.engine_launch.source})")
     method = facts.model.quant.method if facts.model is not None and facts.model.quant is not None else None

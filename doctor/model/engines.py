@@ -14,7 +14,11 @@ from doctor.model.unknown import Maybe, Unknown
 NOT_GATHERED = Unknown("not gathered")
 FA_WORDS = {"on": "on", "off": "off", "auto": "auto", "1": "on", "0": "off", "true": "on", "false": "off",
             "enabled": "on", "disabled": "off"}
-__all__ = ["FA_WORDS", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "EngineServer", "InForce", "LlamaCppFacts",
+SERVER_LABEL = {"ollama": "Ollama", "llama-server": "llama-server", "vllm": "vLLM", "tabbyapi": "TabbyAPI",
+                "lm-studio": "LM Studio", "openai-compatible": "an OpenAI-compatible server"}  # a server's flavour, named
+SERVER_ENGINE = {"ollama": Engine.OLLAMA, "llama-server": Engine.LLAMA_CPP, "lm-studio": Engine.LLAMA_CPP,
+                 "vllm": Engine.VLLM, "tabbyapi": Engine.EXLLAMAV2}  # the engine behind each (TabbyAPI's exl2 branch)
+__all__ = ["FA_WORDS", "SERVER_ENGINE", "SERVER_LABEL", "CudaLibrary", "Engine", "EngineFacts", "EngineLaunch", "EngineServer", "InForce", "LlamaCppFacts",
            "LmStudioFacts", "LmStudioRuntime", "OllamaFacts"]
 
 
@@ -45,8 +49,7 @@ class EngineServer:
 
     @property
     def label(self) -> str:
-        return {"ollama": "Ollama", "llama-server": "llama-server", "vllm": "vLLM", "tabbyapi": "TabbyAPI",
-                "lm-studio": "LM Studio"}.get(self.flavour, "an OpenAI-compatible server")
+        return SERVER_LABEL.get(self.flavour, SERVER_LABEL["openai-compatible"])
 
 
 @dataclass(frozen=True)

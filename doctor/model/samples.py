@@ -109,12 +109,15 @@ class ServerSample:
     t_s: float  # seconds since the window started
     in_flight: float | None = None  # requests being decoded (llama-server requests_processing, vLLM num_requests_running)
     queued: float | None = None  # requests waiting for a slot (llama-server requests_deferred, vLLM num_requests_waiting)
-    tokens_total: float | None = None  # decoded tokens since the server started (a counter)
-    decode_s_total: float | None = None  # llama-server: slot-seconds spent decoding them (a counter)
+    tokens_total: float | None = None  # generated tokens since the server started (a counter; llama-server adds a
+    #                                    request's tokens when it ends, vLLM at each step)
+    decode_s_total: float | None = None  # llama-server: slot-seconds spent generating them (a counter)
     slots_busy: int | None = None  # llama-server /slots: is_processing
     slots: int | None = None
     kv_usage: float | None = None  # share of the KV cache in use
     error: str = ""  # what could not be read at this tick
+    tokens_in_progress: float | None = None  # llama-server /slots: tokens the busy slots' requests generated so far
+    #                                          (not yet in tokens_total; absent in reports before issue 38's fix)
 
 
 @dataclass(frozen=True)

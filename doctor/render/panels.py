@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from doctor.model import server_summary
 from doctor.model.engine_verdict import EngineVerdict
 from doctor.model.events import (
     GpuReading,
@@ -284,6 +285,12 @@ def no_probe_hint(report: Any) -> str:
     gpu = report.finding(CheckId.GPU_PRESENT)
     if gpu is None or gpu.status is not Status.PASS:
         return ""  # no GPU to time: no_gpu_hint says what the doctor can still do
+    samples = report.facts.samples
+    server = samples.server if samples is not None else None
+    if server is not None:  # watch --engine-url: the server's own figures are the speed; `probe` times it
+        where = " on that machine" if report.source.recorded else ""
+        return (f"No timed probe of our own: {server_summary.label(server.kind)}'s served speed is in server-load; `v100-doctor probe "
+                f"--engine-url {server.url} --streams 1,2,4`{where} times it with concurrent streams and judges its speed.")
     if report.source.recorded:
         return ("Recorded without a model, so no timed probe and no verdict on speed: add --model DIR to judge a model "
                 "on the recorded card; the probe times a model only on the machine itself (`v100-doctor --model DIR` "

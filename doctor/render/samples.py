@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from doctor.model import server_summary
 from doctor.model.sample_summary import GpuSummary, summarize_gpu
-from doctor.model.samples import GpuSeries, SampleSeries
+from doctor.model.samples import GpuSeries, SampleSeries, ServerSeries
 
+MAX_SERVER_ROWS = 40  # the server's timeline without -v (evenly thinned; idle stretches are one row already)
 MAX_ROWS = 120  # -v prints at most this many sample rows per GPU (evenly thinned); the JSON keeps all
 
 
@@ -74,6 +76,65 @@ def sample_rows(g: GpuSeries) -> list[str]:
     return rows
 
 
+def _change(a: float | None, b: float | None) -> str:
+    """A gauge at an interval's two ends: "4", or "1→2" where it moved."""
+    if a is None and b is None:
+        return "–"
+    if a == b or a is None or b is None:
+        return f"{b if b is not None else a:g}"
+    return f"{a:g}→{b:g}"
+
+
+def server_lines(server: ServerSeries, gpu: GpuSeries | None, verbose: bool = False) -> list[str]:
+    """The engine server's own counters over the window (watch --engine-url), interval by interval beside the GPU's
+    utilisation and clocks over the same seconds."""
+    name = server_summary.label(server.kind)
+    if server.error or not server.samples:
+        return [f"  {name} at {server.url}: {server.error or 'not read'}"]
+    ev = server_summary.summary(server)
+    head = f"  {name} at {server.url}, read {ev['readings']} times"
+    if server.kind in server_summary.NO_COUNTERS:
+        return [f"{head}: {server_summary.NO_COUNTERS[server.kind]}"]
+    most = [f"{ev[k]:g} {what}" for k, what in (("most_in_flight", "in flight"), ("most_queued", "queued"))
+            if k in ev]
+    if "most_slots_busy" in ev:
+        most.append(f"{ev['most_slots_busy']:g} of {ev.get('slots', '?')} slots busy")
+    lines = [head + (f" (every {ev['interval_s']:g} s)" if "interval_s" in ev else "")
+             + (": at most " + ", ".join(most) if most else ": no counters read")]
+    served = []
+    if "tokens_served" in ev:
+        served.append(f"{ev['tokens_served']:,} tokens generated in the window")
+    if "served_tok_s_working" in ev:
+        peak = f", peak {server_summary.tok_s(ev['served_tok_s_peak'])}" if ev["working_intervals"] > 1 else ""
+        served.append(f"{server_summary.tok_s(ev['served_tok_s_working'])} over the {ev['working_s']:.0f} s with work"
+                      f"{peak}; {server_summary.tok_s(ev['served_tok_s'])} over the whole window")
+    if "per_request_tok_s" in ev:
+        served.append(f"{server_summary.tok_s(ev['per_request_tok_s'])} per request while generating (the server's own "
+                      "timing)")
+    if served:
+        lines.append("    served: " + "; ".join(served))
+    if "stopped_answering_at_s" in ev:
+        lines.append(f"    stopped answering at {ev['stopped_answering_at_s']:g} s")
+    rows = server_summary.intervals(server, gpu, merge_idle=True)
+    step = 1 if verbose else max(1, -(-len(rows) // MAX_SERVER_ROWS))
+    if rows:
+        lines.append("       t_s (from–to)   in flight  queued   slots busy  served tok/s  GPU util  SM MHz  mem MHz")
+    for i in rows[::step]:
+        slots = f"{_change(i.start.slots_busy, i.end.slots_busy)} of {i.end.slots}" if i.end.slots else "–"
+        what = "" if i.working else "  idle"
+        lines.append(f"    {i.t0_s:7.1f}–{i.t1_s:<7.1f}  {_change(i.start.in_flight, i.end.in_flight):>10} "
+                     f"{_change(i.start.queued, i.end.queued):>7} {slots:>12} {_n(i.served_tok_s, '', 1):>13} "
+                     f"{_n(i.gpu_util_pct, '%'):>9} {_n(i.sm_clock_mhz):>7} {_n(i.mem_clock_mhz):>8}{what}")
+    if step > 1:
+        lines.append(f"    (every {step}th of {len(rows)} intervals; -v shows all, the JSON keeps every reading)")
+    if any(s.tokens_in_progress is not None for s in server.samples) or server.kind == "vllm":
+        lines.append("    served tok/s: tokens generated between two readings, over the seconds between them")
+    elif server.kind == "llama-server":
+        lines.append("    served tok/s: tokens of the requests that ended between two readings (llama-server counts a "
+                     "request's tokens when it ends), over the seconds between them")
+    return lines
+
+
 def render_series(series: SampleSeries, verbose: bool = False) -> list[str]:
     lines = [f"Sampled {series.duration_s:.1f} s at {series.hz:g} Hz from {series.started_at}"
              + (f" ({series.note})" if series.note else "")]
@@ -85,4 +146,6 @@ def render_series(series: SampleSeries, verbose: bool = False) -> list[str]:
         lines += gpu_lines(g, summarize_gpu(g))
         if verbose:
             lines += sample_rows(g)
+    if series.server is not None:
+        lines += server_lines(series.server, series.gpus[0] if series.gpus else None, verbose)
     return lines + process_lines(series)

@@ -9,15 +9,13 @@ import socket
 import urllib.parse
 from typing import Any
 
-from doctor.model.engines import EngineServer
+from doctor.model.engines import SERVER_ENGINE, EngineServer
 from doctor.model.ids import Engine
 from doctor.probe.served.http import ServerError, request_json
 
 ASK_S = 5.0  # each metadata request, whole answer included
 PORTS = "Ollama http://HOST:11434, llama-server http://HOST:8080, vLLM http://HOST:8000, TabbyAPI http://HOST:5000, " \
         "LM Studio http://HOST:1234"
-FLAVOUR_ENGINE = {"ollama": Engine.OLLAMA, "llama-server": Engine.LLAMA_CPP, "lm-studio": Engine.LLAMA_CPP,
-                  "vllm": Engine.VLLM, "tabbyapi": Engine.EXLLAMAV2}  # TabbyAPI's exl2 branch runs ExLlamaV2
 OWNED_BY = {"llamacpp": "llama-server", "vllm": "vllm", "tabbyapi": "tabbyapi"}  # /v1/models' owned_by, lower-cased
 
 
@@ -120,7 +118,7 @@ def _openai(base: str, local: bool, timeout_s: float) -> EngineServer | None:
     elif flavour == "vllm" and isinstance(v := _optional(f"{base}/version", timeout_s), dict):
         version = str(v.get("version", ""))[:40]
     flavour = flavour or "openai-compatible"
-    return EngineServer(url=base, api="openai", flavour=flavour, engine=FLAVOUR_ENGINE.get(flavour), version=version,
+    return EngineServer(url=base, api="openai", flavour=flavour, engine=SERVER_ENGINE.get(flavour), version=version,
                         models=names, loaded=names, local=local)
 
 

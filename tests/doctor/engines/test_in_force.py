@@ -51,3 +51,23 @@ def test_no_evidence_is_said_to_be_assumed():
     assert chosen.assumed and chosen.engine == Engine.EXLLAMAV2 and "--engine" in chosen.why
     doc_x = in_force(doc.plan, replace(bare, python=replace(bare.python, packages={**packages, "exllamav2": "0.3.2"})))
     assert not doc_x.assumed and doc_x.engine == Engine.EXLLAMAV2
+
+
+def test_the_server_watch_read_names_the_engine_for_each_kind():
+    """watch --engine-url keeps the server's counters in facts.samples.server; a replay of that report (and the watch
+    itself, before its plan says more) judges the engine behind it, not ExLlamaV2 assumed."""
+    from doctor.model.samples import SampleSeries, ServerSeries
+
+    doc = load_document(str(MACHINES / "v100-pcie-16gb-healthy.json"))
+    bare = replace(doc.facts, model=None, python=replace(doc.facts.python, packages={}))
+    assert in_force(doc.plan, bare).assumed
+    for kind, engine, label in (("llama-server", Engine.LLAMA_CPP, "llama-server"), ("vllm", Engine.VLLM, "vLLM"),
+                                ("ollama", Engine.OLLAMA, "Ollama"), ("tabbyapi", Engine.EXLLAMAV2, "TabbyAPI"),
+                                ("lm-studio", Engine.LLAMA_CPP, "LM Studio")):
+        watched = replace(bare, samples=SampleSeries("t", 10.0, 5.0, server=ServerSeries("http://127.0.0.1:1", kind)))
+        chosen = in_force(doc.plan, watched)
+        assert (chosen.engine, chosen.assumed) == (engine, False), kind
+        assert chosen.why == f"the server at http://127.0.0.1:1 (watch --engine-url) answered as {label}"
+        assert in_force(replace(doc.plan, engine=Engine.EXLLAMAV2), watched).why == "--engine"  # named wins
+    unknown = replace(bare, samples=SampleSeries("t", 1.0, 5.0, server=ServerSeries("u", "openai-compatible")))
+    assert in_force(doc.plan, unknown).assumed  # an OpenAI-compatible API names no engine
