@@ -30,7 +30,8 @@ def shown(report: Any) -> BatchedDecode | Unknown | None:
 def heading(b: BatchedDecode | Unknown) -> str:
     if isinstance(b, Unknown):
         return f"{HEADING}: unknown ({b.reason})"
-    where = " + ".join(b.cards) + (" (split)" if len(b.cards) > 1 else "")
+    where = b.cards[0] if len(b.cards) == 1 else (f"{len(b.cards)} x {b.cards[0]}" if len(set(b.cards)) == 1 else
+                                                  " + ".join(b.cards)) + " (split)"
     basis = f"; {b.basis}" if b.basis else ""
     return f"{HEADING} ({b.option} on {where}, {b.engine}, {b.cache} cache, {b.context} tokens per stream{basis}):"
 

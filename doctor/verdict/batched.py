@@ -50,7 +50,15 @@ IDLE_MEMORY = ("the cache's room: the idle card's memory as NVML reports it on t
 
 
 def batched_decode(facts: Facts, plan: Plan, engine: InForce) -> BatchedDecode | Unknown:
-    """The report's model at 1, 2, 4, 8 ... streams, or why it cannot be estimated."""
+    """The report's model at 1, 2, 4, 8 ... streams, or why it cannot be estimated; a bug here is said, not raised
+    (the report's checks and verdict stand without it)."""
+    try:
+        return _estimate(facts, plan, engine)
+    except Exception as exc:  # noqa: BLE001 - an estimate that fails must not cost the user the report
+        return Unknown(f"the estimate failed: {type(exc).__name__}: {exc} (a bug; please report it)")
+
+
+def _estimate(facts: Facts, plan: Plan, engine: InForce) -> BatchedDecode | Unknown:
     m = facts.model
     if m is None:
         return Unknown(NO_MODEL)

@@ -146,3 +146,14 @@ def test_the_demos_story_without_config_json_shares_the_measured_speed_out(valid
 def test_the_demos_transformers_stage_has_no_section():
     """The story's first stage measured Transformers + bitsandbytes: its serving is not estimated, and nothing is said."""
     assert "Batched decode" not in run_cli("--replay", "doctor/examples/seed-1-transformers-bnb.json", "--no-tui").stdout
+
+
+def test_a_split_names_its_cards_once_each_kind():
+    loaded = load_document(str(MACHINES / "v100-sxm2-4x-nvlink.json"))
+    report = diagnose(replace(loaded.plan, model_path=STORY_MODEL, max_seq_len=8192, cache_mode="q8"), loaded.facts)
+    assert report.batched_decode.cards == ("v100-sxm2-16gb",) * 4
+    assert section(render_text(report, width=300))[0].startswith(
+        "Batched decode, estimated (EXL2 3.75 bpw on 4 x v100-sxm2-16gb (split), exllamav2, q8 cache")
+    loaded = load_document(str(MACHINES / "mixed-2080ti-v100.json"))
+    report = diagnose(replace(loaded.plan, model_path=STORY_MODEL, max_seq_len=8192, cache_mode="q8"), loaded.facts)
+    assert "on rtx-2080-ti + v100-pcie-16gb (split), " in section(render_text(report, width=300))[0]

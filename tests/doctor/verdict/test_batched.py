@@ -184,3 +184,16 @@ def test_a_probe_without_config_json_shares_its_measured_speed_only_where_the_st
     again = measured_in_turn(Unknown(NO_MODEL), loaded.report.probe, v, facts, loaded.plan)
     assert isinstance(again, Unknown) and "give --model DIR" in again.reason
     assert measured_in_turn(b, loaded.report.probe, v, facts, loaded.plan) is b  # a model's estimate is kept
+
+
+def test_a_bug_in_the_estimate_is_said_and_the_report_stands(monkeypatch):
+    import doctor.verdict.batched as batched
+
+    def broken(*args, **kw):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(batched, "row", broken)
+    report = story()
+    assert report.batched_decode == Unknown("the estimate failed: ZeroDivisionError: division by zero (a bug; please "
+                                            "report it)")
+    assert report.findings and report.finding(report.findings[0].id) is not None  # the checks' findings are all there
