@@ -53,3 +53,17 @@ def test_a_small_terminals_one_pane_leaves_it_out():
 
     height, text = run_app(DoctorApp(fixture_session(LLAMA, checks=None)), script, size=(60, 20))
     assert text.startswith("Streams (estimate)") and height == 0
+
+
+def test_the_demos_story_stage_shows_its_streams_taking_turns():
+    """`v100-doctor demo seed-4-exl2-3.75bpw`: the stage's report (its recorded probe, 64 tok/s) with its line."""
+    from doctor.run.session import story_session
+
+    async def script(app, pilot):
+        await pilot.pause()
+        await until(pilot, lambda: bool(app.view.batched_text))
+        return app.view.batched_text, app.main_screen.query_one("#batched").region.height
+
+    text, height = run_app(DoctorApp(story_session("seed-4-exl2-3.75bpw")), script, size=(120, 40))
+    assert text.startswith("Streams (estimate), tok/s in total/each: 1: 64 · 2: 64/32 · 4: 64/16 · 8: 64/8; knee: one "
+                           "stream at a time") and height == 1
