@@ -17,10 +17,11 @@
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
 #     .whl/*.whl && export PYTHONPATH=/tmp/site || exit; bash benchmarks/device_issue38_exl2_streams.sh
 # Returns in $OUT: run.log (timestamps per phase, the replays' probe lines), side-by-side.txt, probe-streams-C.json
-# (the reports, one per cache mode C), exl2-streams.tgz (every log and text). CACHES="q8 fp16" (default; q4, q6 too).
+# (the reports, one per cache mode C), exl2-streams.tgz (every log and text). CACHES="q8 fp16" (default; q4, q6 too);
+# LAYERS (16: 3.4 GB, host-bound on an H200; 64: the whole 27B-like, 13.6 GB) and TOKENS per request (128).
 set -u
 OUT=${OUT:-/tmp/out}; R=/tmp/exl2streams38; M=/tmp/m38; mkdir -p "$R" "$OUT"; T0=$(date +%s)
-CACHES=${CACHES:-q8 fp16}; CTX=${CTX:-2048}
+CACHES=${CACHES:-q8 fp16}; CTX=${CTX:-2048}; LAYERS=${LAYERS:-16}; TOKENS=${TOKENS:-128}
 log() { echo "[$(date -u +%T) +$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/run.log"; }
 finish() { cp "$R/run.log" "$OUT/"; tar czf "$OUT/exl2-streams.tgz" -C /tmp exl2streams38 2>/dev/null; }
 trap finish EXIT
@@ -33,7 +34,7 @@ python3 -c "import importlib.util as u; print({n: bool(u.find_spec(n)) for n in 
 ( s=$(date +%s); timeout 330 python3 -c "import exllamav2, exllamav2.ext" > "$R/jit.log" 2>&1
   echo "jit rc=$? in $(( $(date +%s) - s ))s" >> "$R/jit.log" ) &
 JPID=$!
-( s=$(date +%s); timeout 200 python3 -m doctor.probe.synthetic --out "$M" --format gptq --shape qwen-27b --layers 16 \
+( s=$(date +%s); timeout 200 python3 -m doctor.probe.synthetic --out "$M" --format gptq --shape qwen-27b --layers "$LAYERS" \
   > "$R/synthetic.log" 2>&1; echo "synthetic rc=$? in $(( $(date +%s) - s ))s" >> "$R/synthetic.log" ) &
 SPID=$!
 wait $SPID; log "$(tail -1 "$R/synthetic.log"): $(grep -o '"summary": "[^"]*"' "$R/synthetic.log" | tail -1)"
@@ -46,7 +47,7 @@ du -sh "$M" >> "$R/run.log"
 for C in $CACHES; do
   [ $(( $(date +%s) - T0 )) -gt 430 ] && { log "no time left for the $C cache"; break; }
   timeout 240 python3 -m doctor probe --streams 1,2,4 --model "$M" --max-seq-len "$CTX" --cache-mode "$C" \
-    --tokens 128 -o "$R/probe-streams-$C.json" > "$R/probe-$C.txt" 2>&1
+    --tokens "$TOKENS" -o "$R/probe-streams-$C.json" > "$R/probe-$C.txt" 2>&1
   log "probe rc=$? ($C cache, max_seq_len $CTX)"
   cp "$R/probe-streams-$C.json" "$OUT/" 2>/dev/null
   python3 -m doctor --no-tui --replay "$R/probe-streams-$C.json" > "$R/replay-$C.txt" 2>&1; log "replay rc=$?"
