@@ -142,6 +142,7 @@ def _engine_lines(reading: engine_servers.ServerReading, when: str) -> None:
 
 
 SERVER_EVERY_S = 2.0  # how often the engine server's counters are read during the window
+LIVE_READINGS = 8  # the live line's figures come from the last readings only (one that answered, and the one before)
 
 
 class ServerWatch:
@@ -168,8 +169,9 @@ class ServerWatch:
 
     def live(self) -> str:
         """The server's figures for the live line: requests in flight and queued, slots busy, and the tokens it served
-        per second between its last two readings."""
-        series = self.series()
+        per second between its last two readings (only the last few are read again: the line is drawn 4 times a
+        second through a window of any length)."""
+        series = engine_servers.series(self.url, self.readings[-LIVE_READINGS:], self.flavour)
         name = server_summary.label(series.kind)
         if not series.samples:
             return f"{name}: not read yet"
