@@ -16,6 +16,16 @@ from doctor.model.report import Report
 from doctor.model.streams import StreamsProbe
 from doctor.model.unknown import known
 from doctor.probe.streams import StreamsOptions, probe_streams
+from doctor.run.probe_setup import (
+    budgeted_seq_len,
+    card_of,
+    engine_in_force,
+    install_commands,
+    skip_reason,
+    spec_for,
+    synthetic_size_gb,
+    typed_relay,
+)
 from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.verdict.streams import judge
 
@@ -33,10 +43,8 @@ def with_streams(report: Report, probe: ProbeReport) -> Report:
     new = [judge(probe.streams)]
     if (probe.engine == "exllamav2" and probe.streams.driven and not probe.streams.rounds and probe.error_kind
             and probe.status not in ("ok", "skipped")):  # the timed probe's findings speak ExLlamaV2's settings
-        from doctor.run.probe_stage import _card, _install_commands  # lazy: the probe stage imports this one lazily
-
-        cause = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, _install_commands(report),
-                                _card(report))
+        cause = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, install_commands(report),
+                                card_of(report))
         if cause.id != CheckId.PROBE:  # a generic failure says no more than the concurrency finding does
             new.append(cause)
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
@@ -63,8 +71,6 @@ def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[Probe
     """`probe --streams` without --engine-url: the engine in force, started by the doctor on the plan's model (or a
     synthetic one), N streams at once per round: ExLlamaV2's dynamic generator, or the user's llama-server with
     --parallel; an engine it cannot drive is said, with --engine-url as the way."""
-    from doctor.run.probe_stage import engine_in_force, skip_reason  # lazy: the probe stage imports this one lazily
-
     engine, chosen = engine_in_force(report)
     model = report.plan.model_path or ""
     tokens = int(spec_overrides.get("tokens", 128))
@@ -121,12 +127,6 @@ def _exl2(report: Report, counts: tuple[int, ...], emit: Callable[[ProbeEvent], 
     """ExLlamaV2's dynamic generator in the probe's child, on the plan's model or a synthetic one."""
     from doctor.probe.engine_streams import run_exl2_streams  # lazy: as the probe stage
     from doctor.probe.runner import run_synthetic_probe  # lazy: as the probe stage
-    from doctor.run.probe_stage import (  # lazy: the probe stage imports this module lazily
-        budgeted_seq_len,
-        spec_for,
-        synthetic_size_gb,
-        typed_relay,
-    )
 
     spec = replace(spec_for(report.plan, budgeted_seq_len(report), **spec_overrides), streams=counts,
                    measure_bandwidth=False)
