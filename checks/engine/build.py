@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from checks.base import Check, CheckContext
 from doctor.knowledge.engines import runs_on
-from doctor.model.engines import CudaLibrary
+from doctor.model.engines import SERVER_ENGINE, CudaLibrary
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.unknown import known
@@ -22,6 +22,18 @@ def archs(lib: CudaLibrary) -> str:
     cub = ", ".join(f"sm_{a}" for a in lib.cubins) if known(lib.cubins) else "?"
     ptx = ", ".join(f"compute_{a}" for a in lib.ptx) if known(lib.ptx) and lib.ptx else ""
     return cub + (f" + PTX {ptx}" if ptx else "")
+
+
+def serving_url(ctx: CheckContext) -> str:
+    """The URL of the running server of the engine judged, where --engine-url or watch --engine-url read one."""
+    engine = ctx.engine.engine
+    server = ctx.plan.engine_server
+    if server is not None and server.engine == engine and server.local:
+        return server.url
+    watched = ctx.facts.samples.server if ctx.facts.samples is not None else None
+    if watched is not None and SERVER_ENGINE.get(watched.kind) == engine:
+        return watched.url
+    return ""
 
 
 def run(ctx: CheckContext) -> Finding:
@@ -40,6 +52,10 @@ def run(ctx: CheckContext) -> Finding:
                "these facts hold no engine readings (recorded before issue 27)")
         return CHECK.finding(Status.SKIP, f"skipped: no {a.label} CUDA libraries to read ({why})")
     if not build.installed:
+        if served := serving_url(ctx):  # it runs here, from a build the doctor was not shown
+            return CHECK.finding(Status.SKIP, f"skipped: {a.label} serves at {served} from a build not found on PATH, so "
+                                 "its CUDA libraries were not read: run the doctor with the folder of its binary on PATH "
+                                 "to have them checked")
         return CHECK.finding(Status.SKIP, f"skipped: {a.label} is not installed here (nothing on PATH, no llama-cpp-python)")
     fix, commands = a.rebuild_for_card(cc, ctx.facts)
     owner = build.owner or a.label
