@@ -55,6 +55,7 @@ class StreamsProbe:
     context_per_stream: int = 0  # tokens of context each stream had room for (the cache sized N x this when paged)
     cache_mode: str = ""  # the KV cache the engine ran with (fp16, q8, q6, q4)
     bad_input: bool = False  # the error is the user's input to fix (a cache mode the engine refuses): exit 3
+    compute_capability: str = ""  # the card the driven engine ran on ("9.0"): whether flash-attn could page there
 
     @property
     def driven(self) -> bool:

@@ -36,8 +36,8 @@ class _Seen:
 
     def take(self, event: dict) -> None:
         if event.get("event") == "mode":
-            self.mode = {k: event[k] for k in ("engine", "mode", "mode_why", "context_per_stream", "cache_mode")
-                         if k in event}
+            self.mode = {k: event[k] for k in ("engine", "mode", "mode_why", "context_per_stream", "cache_mode",
+                                               "compute_capability") if k in event}
         elif event.get("event") == "sample" and event.get("phase") == "streams" and isinstance(event.get("round"), dict):
             try:
                 self.rounds.append(from_jsonable(StreamsRound, event["round"], "$.round"))
@@ -92,7 +92,8 @@ def _partial(spec: ProbeSpec, seen: _Seen, error: str, bad_input: bool = False) 
                         rounds=tuple(seen.rounds), error=error, engine=str(m.get("engine") or ENGINE),
                         mode=str(m.get("mode") or ""), mode_why=str(m.get("mode_why") or ""),
                         context_per_stream=int(m.get("context_per_stream") or 0),
-                        cache_mode=str(m.get("cache_mode") or spec.cache_mode), bad_input=bad_input)
+                        cache_mode=str(m.get("cache_mode") or spec.cache_mode), bad_input=bad_input,
+                        compute_capability=str(m.get("compute_capability") or ""))
 
 
 def summary(streams: StreamsProbe) -> str:

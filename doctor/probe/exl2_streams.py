@@ -99,7 +99,7 @@ class StreamsWorker(Worker):
                                 importlib.util.find_spec("flash_attn") is not None)
         engine = f"exllamav2 {getattr(exl, '__version__', '?')}"
         self.em.emit("mode", engine=engine, mode="paged" if paged else "unpaged", mode_why=why,
-                     context_per_stream=ctx, cache_mode=spec.cache_mode)
+                     context_per_stream=ctx, cache_mode=spec.cache_mode, compute_capability=f"{props.major}.{props.minor}")
         model, cache, _ = self.load(torch, exl, config, cache_len=ctx)
         tokenizer = exl.ExLlamaV2Tokenizer(config)
         ids = self.prompt(torch, exl, config)
@@ -148,7 +148,8 @@ class StreamsWorker(Worker):
         return StreamsProbe(url="", api="", model=spec.label or spec.model_path, tokens=spec.tokens,
                             rounds=tuple(rounds), error=error, seconds=round(time.perf_counter() - started, 2),
                             engine=engine, mode="paged" if paged else "unpaged", mode_why=why,
-                            context_per_stream=ctx, cache_mode=spec.cache_mode)
+                            context_per_stream=ctx, cache_mode=spec.cache_mode,
+                            compute_capability=f"{props.major}.{props.minor}")
 
     def _round(self, gen: Any, job_cls: Any, settings: Any, ids: Any, vocab: int, n: int, tokens: int,
                offset: int) -> tuple[StreamTiming, ...]:

@@ -21,6 +21,10 @@ BATCHED = 1.3  # total at N streams over one stream's: at or above, the server b
 QUEUED = 1.15  # at or below, it takes the streams in turn
 EXL2_UNPAGED_FIX = ("ExLlamaV2 batches only in paged mode: flash-attn 2.5.7 or newer, on sm_80 and newer cards; on "
                     "older cards llama.cpp's server batches its parallel slots")
+EXL2_INSTALL_FIX = ("ExLlamaV2 batches only in paged mode: install flash-attn 2.5.7 or newer (a build for this torch) and "
+                    "its dynamic generator runs paged, the cache holding N x the context per stream")
+EXL2_OLD_CARD_FIX = ("flash-attn 2 needs sm_80 or newer, so on this card ExLlamaV2's jobs queue; llama.cpp's server "
+                     "batches its parallel slots")
 PARALLEL_FIXES = ("llama-server: --parallel N -c <N x the context each user needs>",
                   "Ollama: OLLAMA_NUM_PARALLEL=N in the server's environment (its memory holds num_ctx x N)")
 
@@ -71,9 +75,23 @@ def judge(probe: StreamsProbe) -> Finding:
                        f"{top.ttft_max_s:g} s for their first token (one alone: {one.ttft_max_s:g} s); "
                        + (f"{who}: {probe.mode_why}" if unpaged else "the server runs one request at a time")
                        + f" ({said})", evidence,
-                       fix=EXL2_UNPAGED_FIX if unpaged else
+                       fix=_unpaged_fix(probe) if unpaged else
                        "give the server parallel slots (each holds its own context in memory); ExLlamaV2 (TabbyAPI) "
                        "batches only with flash-attn, on sm_80 and newer",
-                       commands=PARALLEL_FIXES[:1] if unpaged else PARALLEL_FIXES)
+                       commands=(() if _can_page(probe) else PARALLEL_FIXES[:1]) if unpaged else PARALLEL_FIXES)
     return Finding(CheckId.CONCURRENCY, TITLE, Status.INFO,
                    f"partly batched: {top.streams} streams give {gain:.2f}x one stream's total ({said})", evidence)
+
+
+def _can_page(probe: StreamsProbe) -> bool:
+    """The card the jobs ran on could run flash-attn 2 (sm_80+): installing it is the fix there."""
+    major = probe.compute_capability.split(".")[0]
+    return major.isdigit() and int(major) >= 8
+
+
+def _unpaged_fix(probe: StreamsProbe) -> str:
+    """ExLlamaV2 ran unpaged: flash-attn where the card can run it, llama.cpp's slots where it cannot, both when the
+    card is not known (a report from before compute_capability was kept)."""
+    if not probe.compute_capability:
+        return EXL2_UNPAGED_FIX
+    return EXL2_INSTALL_FIX if _can_page(probe) else EXL2_OLD_CARD_FIX

@@ -9,6 +9,7 @@ import json
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -87,7 +88,11 @@ def test_unpaged_the_jobs_take_turns_and_the_report_says_why(tmp_path):
     assert four.ttft_max_s > 3 * 24 * 0.01  # the last job waits for the three before it
     f = judge(st)
     assert f.status is Status.WARN and "queued, not slow" in f.summary and "sm_70" in f.summary
-    assert "paged mode" in f.fix and f.evidence["mode_why"] == st.mode_why
+    assert f.fix.startswith("flash-attn 2 needs sm_80") and f.evidence["mode_why"] == st.mode_why
+    assert st.compute_capability == "7.0" and any("--parallel" in c for c in f.commands)
+    hopper = judge(replace(st, compute_capability="9.0", mode_why="flash-attn is not installed"))
+    assert "install flash-attn 2.5.7" in hopper.fix and not hopper.commands  # the card can page: that is the fix
+    assert "on sm_80 and newer" in judge(replace(st, compute_capability="")).fix  # an older report: both ways
 
 
 def test_out_of_memory_at_four_streams_is_that_rounds_error_and_the_earlier_rounds_stand(tmp_path):
