@@ -24,6 +24,7 @@ exit codes: below (and docs/reference/exit-codes.md).
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
 import time
@@ -68,9 +69,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "reading for S seconds (default 15)")
     g.add_argument("--gpu", type=gpu_index, default=0, metavar="INDEX", dest="gpu_index", help="which GPU (default 0)")
     g.add_argument("--engine-url", metavar="URL", default=None,
-                   help="also read the engine server's own counters on loopback through the window: llama-server "
-                        "(/metrics with --metrics, /slots), vLLM (/metrics), Ollama (/api/ps): requests in flight and "
-                        "queued, tokens served per second, slots busy")
+                   help="the engine server on loopback: judged as the engine it answers as (llama-server, vLLM, "
+                        "Ollama, TabbyAPI, LM Studio), and its own counters read through the window beside the GPU's: "
+                        "llama-server (/metrics with --metrics, /slots), vLLM (/metrics), Ollama (/api/ps): requests "
+                        "in flight and queued, slots busy, tokens served per second")
     g.add_argument("--config", metavar="FILE", type=path_arg,
                    help="the server's launch script or config (Python, shell, JSON, YAML): scanned for device_map, "
                         "max_memory and offload settings; a TabbyAPI config.yml also names the model it loads")
@@ -80,16 +82,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _progress_line(sampler: sampling.Sampler, index: int, seconds: float, label: str,
-                   server: ServerWatch | None = None) -> str:
+                   server: ServerWatch | None = None, width: int | None = None) -> str:
+    """The live line: the GPU's clocks, utilisation, temperature and PCIe traffic, then the server's figures. Within
+    `width` (a terminal's columns: a wrapped line cannot be redrawn in place) PCIe and temperature give way first."""
     s = sampler.latest(index)
-    said = f" · {server.live()}" if server is not None else ""
+    head = f"watching {label}: {min(sampler.elapsed_s, seconds):.0f}/{seconds:.0f} s"
+    said = [server.live()] if server is not None else []
     if s is None:
-        return f"watching {label}: {sampler.elapsed_s:.0f}/{seconds:.0f} s{said}"
+        return _fit([head, *said], (), width)
     rx = f"{s.pcie_rx_mbs / 1000:.2f} GB/s" if s.pcie_rx_mbs is not None else "–"
     reasons = ",".join(r for r in (s.reasons or ()) if r != "gpu_idle") or ("idle" if s.reasons else "")
-    return (f"watching {label}: {min(sampler.elapsed_s, seconds):.0f}/{seconds:.0f} s · SM {_or_dash(s.sm_clock_mhz, ' MHz')} · "
-            f"mem {_or_dash(s.mem_clock_mhz, ' MHz')} · util {_or_dash(s.util_gpu_pct, '%')} · "
-            f"{_or_dash(s.temperature_c, ' °C')} · PCIe RX {rx}" + (f" · {reasons}" if reasons else "") + said)
+    temp, pcie = _or_dash(s.temperature_c, " °C"), f"PCIe RX {rx}"
+    parts = [head, f"SM {_or_dash(s.sm_clock_mhz, ' MHz')}", f"mem {_or_dash(s.mem_clock_mhz, ' MHz')}",
+             f"util {_or_dash(s.util_gpu_pct, '%')}", temp, pcie, *([reasons] if reasons else []), *said]
+    return _fit(parts, (pcie, temp), width)
+
+
+def _fit(parts: list[str], spare: tuple[str, ...], width: int | None) -> str:
+    """The parts joined with " · ", dropping the spare ones (in order) and then cutting to fit `width`."""
+    line = " · ".join(parts)
+    for part in spare:
+        if width is None or len(line) < width:
+            break
+        parts = [p for p in parts if p is not part]
+        line = " · ".join(parts)
+    return line if width is None or len(line) < width else line[: width - 2] + "…"
 
 
 def _or_dash(value: object, unit: str) -> str:
@@ -245,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     tty = sys.stderr.isatty()
     last_print = -10.0
-    width = 110  # the live line's longest so far: a shorter one overwrites it whole on a terminal
+    pad = 0  # the live line's longest so far, within the terminal: a shorter one overwrites it whole
     try:
         sampler.start()
         while sampler.elapsed_s < args.seconds:
@@ -262,9 +279,10 @@ def run(args: argparse.Namespace) -> int:
                 break
             if tty or sampler.elapsed_s - last_print >= 5:
                 end = "\r" if tty else "\n"
-                line = _progress_line(sampler, args.gpu_index, args.seconds, label, server)
-                width = max(width, len(line))
-                sys.stderr.write(line.ljust(width if tty else 0) + end)
+                cols = shutil.get_terminal_size((200, 24)).columns if tty else None
+                line = _progress_line(sampler, args.gpu_index, args.seconds, label, server, cols)
+                pad = min(max(pad, len(line)), cols - 1) if cols else 0
+                sys.stderr.write(line.ljust(pad) + end)
                 sys.stderr.flush()
                 last_print = sampler.elapsed_s
             time.sleep(0.25)
@@ -279,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
         if series.nvml_stopped and not any(series.nvml_stopped in e for e in errors):  # it failed at the window's end
             errors.append(f"{series.nvml_stopped}; the report keeps what was sampled until then")
         if tty:
-            sys.stderr.write(" " * width + "\r")
+            sys.stderr.write(" " * pad + "\r")
         sys.stderr.write(f"v100-doctor: sampled {series.duration_s:.1f} s ({len(series.gpus[0].samples) if series.gpus else 0} "
                          f"samples at {series.hz:g} Hz)\n")
         note = f"watch {label} for {series.duration_s:.0f} s at {series.hz:g} Hz"

@@ -154,3 +154,28 @@ def test_a_url_where_nothing_answers_is_a_one_line_error(fake_gpu, capsys):
     code = main(["watch", "--seconds", "1", "--engine-url", closed_port_url()])
     err = capsys.readouterr().err
     assert code == 3 and "--engine-url" in err and "start the server" in err and "Traceback" not in err
+
+
+def test_on_a_narrow_terminal_pcie_and_temperature_give_way_to_the_servers_figures():
+    from doctor.commands.watch import ServerWatch, _progress_line
+    from doctor.facts.engines.servers import ServerReading
+
+    class One:
+        elapsed_s = 3.0
+
+        def latest(self, index):
+            return GpuSample(t_s=3.0, sm_clock_mhz=1380, mem_clock_mhz=877, util_gpu_pct=97, temperature_c=70,
+                             pcie_rx_mbs=20.0, reasons=())
+
+    w = ServerWatch("http://127.0.0.1:8000", "vllm")
+    w.readings = [(0.0, ServerReading(w.url, "vllm", metrics={"num_requests_running": 2.0, "num_requests_waiting": 0.0,
+                                                             "generation_tokens_total": 100.0})),
+                  (2.0, ServerReading(w.url, "vllm", metrics={"num_requests_running": 2.0, "num_requests_waiting": 0.0,
+                                                             "generation_tokens_total": 700.0}))]
+    full = _progress_line(One(), 0, 30, "GPU 0", w)
+    assert full.endswith("PCIe RX 0.02 GB/s · vLLM: 2 in flight, 0 queued, 300 tok/s served (last 2 s)")
+    narrow = _progress_line(One(), 0, 30, "GPU 0", w, width=125)
+    assert narrow == ("watching GPU 0: 3/30 s · SM 1380 MHz · mem 877 MHz · util 97% · vLLM: 2 in flight, 0 queued, "
+                      "300 tok/s served (last 2 s)") and len(narrow) < 125
+    tiny = _progress_line(One(), 0, 30, "GPU 0", w, width=60)
+    assert len(tiny) == 59 and tiny.endswith("…") and "°C" not in tiny
