@@ -4,7 +4,8 @@ alone, so a replay judges a saved probe the same way.
 
 - batched: the total at the most streams is BATCHED x one stream's or more: each user pays a little speed for it.
 - queued: the total stays within QUEUED of one stream's while the first token waits longer with each stream: the
-  server runs one request at a time, the others wait ("slow" for a user is "queued" here). The fixes: the engine's
+  server runs one request at a time, the others wait (ExLlamaV2 driven unpaged: queued by construction, one cache
+  page, whatever the totals' spread) ("slow" for a user is "queued" here). The fixes: the engine's
   own setting for parallel slots (llama-server --parallel N with -c N x the context per user, OLLAMA_NUM_PARALLEL=N),
   and ExLlamaV2's dynamic generator, which batches only with flash-attn (sm_80+; unpaged it takes one job at a time:
   https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/generator/dynamic.py).
@@ -64,17 +65,20 @@ def judge(probe: StreamsProbe) -> Finding:
     evidence["total_gain"] = round(gain, 2)
     said = "; ".join(_line(r) for r in good)
     who = f"{probe.engine} ({probe.mode})" if probe.driven else "the server"
-    if gain >= BATCHED:
+    # ExLlamaV2 unpaged holds one job's cache page: it runs the jobs one at a time by construction, so whatever the
+    # totals' run-to-run spread says (a first round still warming, a host-bound model), the jobs queued
+    unpaged = probe.driven and probe.mode == "unpaged"
+    if gain >= BATCHED and not unpaged:
         return Finding(CheckId.CONCURRENCY, TITLE, Status.PASS,
                        f"{who} batches: {top.streams} streams give {gain:.2f}x one stream's total ({said})",
                        evidence)
-    if gain <= QUEUED:
-        unpaged = probe.driven and probe.mode == "unpaged"  # ExLlamaV2 said why before it ran
+    if gain <= QUEUED or unpaged:
+        wait = (f"wait up to {top.ttft_max_s:g} s for their first token (one alone: {one.ttft_max_s:g} s)")
         return Finding(CheckId.CONCURRENCY, TITLE, Status.WARN,
-                       f"queued, not slow: {top.streams} streams give {gain:.2f}x one stream's total and wait up to "
-                       f"{top.ttft_max_s:g} s for their first token (one alone: {one.ttft_max_s:g} s); "
-                       + (f"{who}: {probe.mode_why}" if unpaged else "the server runs one request at a time")
-                       + f" ({said})", evidence,
+                       (f"queued, not slow: {who} ran the {top.streams} jobs one at a time ({gain:.2f}x one stream's "
+                        f"total); they {wait}: {probe.mode_why} ({said})") if unpaged else
+                       (f"queued, not slow: {top.streams} streams give {gain:.2f}x one stream's total and {wait}; the "
+                        f"server runs one request at a time ({said})"), evidence,
                        fix=_unpaged_fix(probe) if unpaged else
                        "give the server parallel slots (each holds its own context in memory); ExLlamaV2 (TabbyAPI) "
                        "batches only with flash-attn, on sm_80 and newer",

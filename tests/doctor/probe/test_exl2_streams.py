@@ -93,6 +93,10 @@ def test_unpaged_the_jobs_take_turns_and_the_report_says_why(tmp_path):
     hopper = judge(replace(st, compute_capability="9.0", mode_why="flash-attn is not installed"))
     assert "install flash-attn 2.5.7" in hopper.fix and not hopper.commands  # the card can page: that is the fix
     assert "on sm_80 and newer" in judge(replace(st, compute_capability="")).fix  # an older report: both ways
+    slow_first = replace(st, rounds=(replace(one, total_tok_s=round(one.total_tok_s * 0.6, 2)), two, four))
+    noisy = judge(slow_first)  # a first round still warming: totals rise ~1.6x; unpaged, they queued all the same
+    assert noisy.status is Status.WARN and "ran the 4 jobs one at a time" in noisy.summary
+    assert judge(replace(slow_first, mode="paged")).status is Status.PASS  # paged, the same totals are batching
 
 
 def test_out_of_memory_at_four_streams_is_that_rounds_error_and_the_earlier_rounds_stand(tmp_path):
