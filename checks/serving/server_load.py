@@ -50,8 +50,8 @@ def run(ctx: CheckContext) -> Finding:
     if series.error or not series.samples:
         return CHECK.finding(Status.SKIP, f"{series.url}: {series.error or 'no reading'}", ev)
     if series.kind in NO_COUNTERS:
-        return CHECK.finding(Status.INFO, f"{label(series.kind)} at {series.url}: {NO_COUNTERS[series.kind]}, so requests "
-                             "in flight and queued cannot be read; the GPU's own figures above still apply", ev)
+        return CHECK.finding(Status.INFO, f"{NO_COUNTERS[series.kind]}: requests in flight and queued at {series.url} "
+                             "cannot be read; the GPU's own figures in the sampled section still apply", ev)
     if "served_tok_s" not in ev and "most_in_flight" not in ev:
         why = "; ".join(ev.get("errors", ())) or "no counters"
         return CHECK.finding(Status.SKIP, f"{series.url}: its counters could not be read ({why})", ev,

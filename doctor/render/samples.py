@@ -94,7 +94,7 @@ def server_lines(server: ServerSeries, gpu: GpuSeries | None, verbose: bool = Fa
     ev = server_summary.summary(server)
     head = f"  {name} at {server.url}, read {ev['readings']} times"
     if server.kind in server_summary.NO_COUNTERS:
-        return [f"{head}: {server_summary.NO_COUNTERS[server.kind]}"]
+        return [f"  {server_summary.NO_COUNTERS[server.kind]} (at {server.url}, read {ev['readings']} times)"]
     most = [f"{ev[k]:g} {what}" for k, what in (("most_in_flight", "in flight"), ("most_queued", "queued"))
             if k in ev]
     if "most_slots_busy" in ev:

@@ -198,7 +198,9 @@ def describe(r: ServerReading) -> list[str]:
                 f"{m.get('num_requests_waiting', 0):g} waiting; {m.get('generation_tokens_total', 0):,.0f} tokens "
                 "generated since it started (generation_tokens_total)"]
     if r.kind != "llama-server":
-        return [f"{name} at {r.url}: {r.error or NO_COUNTERS.get(r.kind, 'no request counters')}"]
+        if r.kind in NO_COUNTERS and (not r.error or r.error == NO_COUNTERS[r.kind]):
+            return [f"{NO_COUNTERS[r.kind]} (at {r.url})"]
+        return [f"{name} at {r.url}: {r.error or 'no request counters'}"]
     parts = []
     if "requests_processing" in m:
         parts.append(f"{m['requests_processing']:g} requests processing, {m.get('requests_deferred', 0):g} deferred")
