@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import MACHINES
+from conftest import MACHINES, ROOT
 
 from doctor.facts.replay import load_document
 from doctor.model.engines import EngineFacts, LlamaCppFacts
@@ -126,3 +130,49 @@ def test_no_llama_server_or_no_gguf_is_said_and_a_folder_is_the_users_input(tmp_
     f = next(f for f in drive_streams(folder, (1,), lambda e: None).findings if f.id == "concurrency")
     assert "give --model FILE.gguf" in f.evidence["input_error"]
     assert os.access(FAKE, os.X_OK)
+
+
+SITECUSTOMIZE = '''
+"""Test-only (tests/doctor/probe/test_llama_server_streams.py): no GPU here, so the probe's gate is opened."""
+import os
+
+if os.environ.pop("V100_DOCTOR_TEST_NO_GPU_GATE", None):  # the doctor only, not llama-server
+    import doctor.run.probe_setup as setup
+
+    setup.skip_reason = lambda report, synthetic=False, engine="exllamav2": None
+'''
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP])
+def test_the_cli_stops_its_llama_server_on_an_interrupt_and_reports_the_rounds_before_it(tmp_path, signum):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    model, out, argv_file = tmp_path / "m.gguf", tmp_path / "r.json", tmp_path / "argv.json"
+    model.write_bytes(b"GGUF")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(site)]), "V100_DOCTOR_TEST_NO_GPU_GATE": "1",
+           "PATH": f"{FAKE.parent}{os.pathsep}{os.environ['PATH']}", "FAKE_LLAMA_ARGS": str(argv_file),
+           "FAKE_LLAMA_STEP_S": "0.03"}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    doctor = subprocess.Popen([sys.executable, "-m", "doctor", "probe", "--streams", "1,2,4", "--tokens", "40",
+                               "--model", str(model), "--engine", "llama.cpp", "-o", str(out)], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = ""
+    try:
+        end = time.monotonic() + 90
+        while time.monotonic() < end and "2 concurrent streams" not in seen:  # the first round is done
+            ready, _, _ = select.select([doctor.stderr], [], [], 0.5)
+            if ready:
+                seen += os.read(doctor.stderr.fileno(), 65536).decode(errors="replace")
+            if doctor.poll() is not None:
+                break
+        assert "2 concurrent streams" in seen, seen
+        doctor.send_signal(signum)
+        doctor.wait(timeout=20)
+    finally:
+        if doctor.poll() is None:
+            doctor.kill()
+    assert doctor.returncode == 128 + signum, seen
+    assert gone(json.loads(argv_file.read_text())["pid"]), "llama-server left running"
+    probe = json.loads(out.read_text())["probe"]
+    assert probe["status"] == "cancelled" and [r["streams"] for r in probe["streams"]["rounds"]] == [1]
