@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from doctor.probe.runner import SyntheticRequest
 
 DRIVEN = ("exllamav2", "llama.cpp")  # the engines `probe --streams` starts itself; others through --engine-url
+# llama-server's -fa and LLAMA_ARG_FLASH_ATTN words (https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md)
+FA_WORDS = {"1": "on", "enabled": "on", "true": "on", "0": "off", "disabled": "off", "false": "off", "-1": "auto"}
 DEFAULT_CONTEXT = 4096  # tokens per stream for llama-server when neither --max-seq-len nor the launch config's -c says
 
 
@@ -114,11 +116,18 @@ def llama_server_launch(report: Report, counts: tuple[int, ...]) -> tuple[Any, s
     if not path.lower().endswith(".gguf"):
         return None, f"--streams with llama.cpp serves a GGUF file: give --model FILE.gguf (not {path or 'nothing'})", True
     launch = plan.engine_launch
+    env = engines.env if engines is not None else {}  # llama-server reads LLAMA_ARG_* when no flag says otherwise
+
+    def setting(of_launch: str | None, name: str, default: str) -> str:
+        return of_launch or env.get(name, "").strip() or default
+
+    fa = setting(launch.flash_attn if launch is not None else None, "LLAMA_ARG_FLASH_ATTN", "on")
     context = plan.max_seq_len or (launch.n_ctx if launch is not None and launch.n_ctx else None) or DEFAULT_CONTEXT
-    return ServerLaunch(binary, path, max(counts), context,
-                        flash_attn=(launch.flash_attn if launch is not None and launch.flash_attn else "on"),
-                        cache_type_k=(launch.cache_type_k if launch is not None and launch.cache_type_k else "f16"),
-                        cache_type_v=(launch.cache_type_v if launch is not None and launch.cache_type_v else "f16"),
+    return ServerLaunch(binary, path, max(counts), context, flash_attn=FA_WORDS.get(fa.lower(), fa),
+                        cache_type_k=setting(launch.cache_type_k if launch is not None else None,
+                                             "LLAMA_ARG_CACHE_TYPE_K", "f16"),
+                        cache_type_v=setting(launch.cache_type_v if launch is not None else None,
+                                             "LLAMA_ARG_CACHE_TYPE_V", "f16"),
                         gpu_index=plan.gpu_index), None, False
 
 

@@ -105,9 +105,25 @@ def test_an_interrupt_keeps_the_rounds_finished_and_stops_the_server(tmp_path, a
     assert gone(json.loads(args_file.read_text())["pid"])
 
 
-def facts(binary: str | None):
+def facts(binary: str | None, env: dict[str, str] | None = None):
     return replace(V100, model=None, engines=EngineFacts(llama_cpp=LlamaCppFacts(
-        binaries={"llama-server": binary} if binary else {})))
+        binaries={"llama-server": binary} if binary else {}), env=env or {}))
+
+
+def test_the_launch_keeps_the_users_flash_attn_and_cache_settings(tmp_path):
+    from doctor.facts.engines.launch import parse_llama_args
+    from doctor.run.streams_stage import llama_server_launch
+
+    gguf = str(tmp_path / "m.gguf")
+    plain = llama_server_launch(build_report(facts(str(FAKE)), Plan(model_path=gguf, engine="llama.cpp"), []), (1, 4))[0]
+    assert (plain.flash_attn, plain.cache_type_k, plain.context, plain.slots) == ("on", "f16", 4096, 4)
+    env = facts(str(FAKE), {"LLAMA_ARG_FLASH_ATTN": "0", "LLAMA_ARG_CACHE_TYPE_K": "q8_0"})
+    by_env = llama_server_launch(build_report(env, Plan(model_path=gguf, engine="llama.cpp"), []), (1, 2))[0]
+    assert (by_env.flash_attn, by_env.cache_type_k, by_env.cache_type_v) == ("off", "q8_0", "f16")
+    line = parse_llama_args(f"llama-server -m {gguf} -c 8192 -fa auto -ctk q4_0 -ctv q4_0")
+    own = llama_server_launch(build_report(env, Plan(model_path=gguf, engine="llama.cpp", engine_launch=line), []),
+                              (1, 2))[0]
+    assert (own.flash_attn, own.cache_type_k, own.cache_type_v, own.context) == ("auto", "q4_0", "q4_0", 8192)
 
 
 def test_the_run_drives_the_llama_server_the_engine_facts_found(tmp_path, args_file):
