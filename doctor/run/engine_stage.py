@@ -144,19 +144,29 @@ def _wrap(engine: str, measured: LlamaCppProbe | TransformersProbe, synthetic: s
                        model_path=measured.model_path, synthetic=synthetic, engine=engine, **kw)
 
 
+def write_synthetic_gguf(folder: str, synthetic_gb: float | None, synthetic_layers: int | None,
+                         say: Callable[[str], None] = lambda text: None) -> tuple[str, str]:
+    """A random-weight Q4_K_M GGUF of the 27B layer shape in `folder`, as many layers as asked or as the size allows:
+    (its path, its label). llama.cpp's probe and `probe --streams` with llama-server write it the same way."""
+    from doctor.probe import synthetic_gguf  # lazy: the probe loads when it runs
+
+    layers = synthetic_layers or max(2, min(64, int((synthetic_gb or DEFAULT_CAP_GB) / GGUF_LAYER_GB)))
+    say(f"writing a random-weight Q4_K_M GGUF of the 27B layer shape ({layers} layers) ...")
+    g = synthetic_gguf.write(os.path.join(folder, "synthetic-q4_k_m.gguf"), replace(synthetic_shape(), layers=layers,
+                                                                                     vocab=8192))
+    return g.path, g.label
+
+
 def _llamacpp(report: Report, request: EngineRequest, folder: str | None, factory: Callable,
               on_event: Sink | None) -> ProbeReport:
     from doctor.facts.modeldir.gguf_header import read_gguf  # lazy: the header is read when the probe runs
-    from doctor.probe import engine_gap, llamacpp, synthetic_gguf  # lazy: the probe loads when it runs
+    from doctor.probe import engine_gap, llamacpp  # lazy: the probe loads when it runs
     plan = report.plan
     launch = plan.engine_launch
     label = ""
     if folder is not None:
-        layers = request.synthetic_layers or max(2, min(64, int((request.synthetic_gb or DEFAULT_CAP_GB) / GGUF_LAYER_GB)))
-        shape = replace(synthetic_shape(), layers=layers, vocab=8192)
-        _say(on_event, "build", f"writing a random-weight Q4_K_M GGUF of the 27B layer shape ({layers} layers) ...")
-        g = synthetic_gguf.write(os.path.join(folder, "synthetic-q4_k_m.gguf"), shape)
-        path, label = g.path, g.label
+        path, label = write_synthetic_gguf(folder, request.synthetic_gb, request.synthetic_layers,
+                                           lambda text: _say(on_event, "build", text))
     else:
         model = report.facts.model
         path = str(model.resolved) if model is not None and known(model.resolved) else (plan.model_path or "")

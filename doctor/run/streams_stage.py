@@ -6,6 +6,8 @@ llama-server started with --parallel (doctor/probe/llama_server_streams.py)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -80,21 +82,16 @@ def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[Probe
     if engine not in DRIVEN:
         why = (f"--streams drives ExLlamaV2 and llama-server itself; the engine in force here is {engine} ({chosen}): "
                "start its server with parallel slots and give --engine-url URL (OLLAMA_NUM_PARALLEL=N, vLLM, TabbyAPI)")
-    elif engine == "llama.cpp" and synthetic is not None:
-        why, bad_input = ("--streams --synthetic drives ExLlamaV2; with llama.cpp give --model FILE.gguf (the doctor "
-                          "starts your llama-server on it)"), True
     else:
         why = skip_reason(report, synthetic=synthetic is not None, engine=engine)
     if why is None and engine == "llama.cpp":
-        launch, why, bad_input = llama_server_launch(report, counts)
+        launch, why, bad_input = llama_server_launch(report, counts, synthetic=synthetic is not None)
     if why:
         streams = StreamsProbe("", "", model, tokens, error=why, engine=engine, bad_input=bad_input)
         return with_streams(report, ProbeReport(status="skipped", summary=why, streams=streams, asked=True,
                                                 engine=engine, model_path=model))
     if engine == "llama.cpp":
-        from doctor.probe.llama_server_streams import drive  # lazy: as the probe stage
-
-        probe = drive(launch, StreamsOptions(counts, tokens), say=lambda text: emit(ProbePhase("streams", text)))
+        probe = _llama_server(report, launch, StreamsOptions(counts, tokens), emit, synthetic)
     else:
         probe = _exl2(report, counts, emit, synthetic, spec_overrides)
     out = with_streams(report, probe)
@@ -102,8 +99,33 @@ def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[Probe
     return out
 
 
-def llama_server_launch(report: Report, counts: tuple[int, ...]) -> tuple[Any, str | None, bool]:
-    """(how to start the user's llama-server, or None; why not; whether that is the user's input to fix)."""
+def _llama_server(report: Report, launch: Any, options: StreamsOptions, emit: Callable[[ProbeEvent], None],
+                  synthetic: SyntheticRequest | None) -> ProbeReport:
+    """The user's llama-server on their GGUF, or on a synthetic Q4_K_M GGUF of the 27B layer shape written first
+    (removed after, unless --keep-synthetic)."""
+    from doctor.probe.llama_server_streams import drive  # lazy: as the probe stage
+    from doctor.run.engine_stage import write_synthetic_gguf  # lazy: as the probe stage
+
+    say = lambda text: emit(ProbePhase("streams", text))  # noqa: E731 - the stage's one progress line
+    if synthetic is None:
+        return drive(launch, options, say=say)
+    folder = synthetic.keep_dir or tempfile.mkdtemp(prefix="v100-doctor-streams-")
+    try:
+        path, label = write_synthetic_gguf(folder, synthetic.target_gb or synthetic_size_gb(report), None, say)
+        probe = drive(replace(launch, model=path), options, say=say)
+        return replace(probe, synthetic=label, streams=replace(probe.streams, model=label) if probe.streams else None)
+    except (OSError, ImportError) as exc:
+        why = f"cannot write the synthetic GGUF to {folder}: {exc}"
+        return ProbeReport(status="failed", summary=why, asked=True, engine="llama.cpp",
+                           streams=StreamsProbe("", "", "", options.tokens, error=why, engine="llama-server"))
+    finally:
+        if not synthetic.keep_dir:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def llama_server_launch(report: Report, counts: tuple[int, ...], synthetic: bool = False) -> tuple[Any, str | None, bool]:
+    """(how to start the user's llama-server, or None; why not; whether that is the user's input to fix); with
+    `synthetic` its model is written later."""
     from doctor.probe.llama_server_streams import ServerLaunch  # lazy: as the probe stage
 
     plan, engines, model = report.plan, report.facts.engines, report.facts.model
@@ -112,7 +134,8 @@ def llama_server_launch(report: Report, counts: tuple[int, ...]) -> tuple[Any, s
         return None, ("--streams with llama.cpp starts your llama-server, and none is on PATH (the engine facts found "
                       "no llama-server binary): build or install llama.cpp's server, or start one and give --engine-url "
                       "URL"), False
-    path = str(model.resolved) if model is not None and known(model.resolved) else (plan.model_path or "")
+    path = "synthetic.gguf" if synthetic else (
+        str(model.resolved) if model is not None and known(model.resolved) else (plan.model_path or ""))
     if not path.lower().endswith(".gguf"):
         return None, f"--streams with llama.cpp serves a GGUF file: give --model FILE.gguf (not {path or 'nothing'})", True
     launch = plan.engine_launch

@@ -192,3 +192,24 @@ def test_the_cli_stops_its_llama_server_on_an_interrupt_and_reports_the_rounds_b
     assert gone(json.loads(argv_file.read_text())["pid"]), "llama-server left running"
     probe = json.loads(out.read_text())["probe"]
     assert probe["status"] == "cancelled" and [r["streams"] for r in probe["streams"]["rounds"]] == [1]
+
+
+def test_synthetic_writes_a_gguf_serves_it_and_removes_it(tmp_path, args_file, monkeypatch):
+    import doctor.run.engine_stage as engine_stage
+    from doctor.probe.runner import SyntheticRequest
+
+    written: list[str] = []
+
+    def write(folder, gb, layers, say=lambda text: None):  # the 27B-shape writer's stand-in: a name, no gigabytes
+        path = os.path.join(folder, "synthetic-q4_k_m.gguf")
+        Path(path).write_bytes(b"GGUF")
+        written.append(path)
+        return path, f"synthetic Q4_K_M ({gb:g} GB)"
+
+    monkeypatch.setattr(engine_stage, "write_synthetic_gguf", write)
+    base = build_report(facts(str(FAKE)), Plan(engine="llama.cpp"), [])
+    report = drive_streams(base, (1, 2), lambda e: None, synthetic=SyntheticRequest(target_gb=1.5), tokens=12)
+    argv = json.loads(args_file.read_text())["argv"]
+    assert argv[argv.index("-m") + 1] == written[0] and not Path(written[0]).exists()  # served, then removed
+    assert report.probe.synthetic == "synthetic Q4_K_M (1.5 GB)" == report.probe.streams.model
+    assert [r.streams for r in report.probe.streams.rounds] == [1, 2]
