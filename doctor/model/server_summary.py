@@ -20,7 +20,7 @@ from doctor.model.samples import GpuSeries, ServerSample, ServerSeries
 NO_COUNTERS = {  # what each server without request counters offers instead (the check and the live line say it)
     "ollama": "Ollama keeps no request counters (its /api/ps lists the loaded models and their share in VRAM)",
     "tabbyapi": "TabbyAPI keeps no request counters (a /metrics endpoint is proposed in "
-                "https://github.com/theroyallab/tabbyAPI/pull/443, not merged)",
+                "https://github.com/theroyallab/tabbyAPI/pull/443, open as of 2026-08)",
     "lm-studio": "LM Studio's server keeps no request counters",
     "openai-compatible": "an OpenAI-compatible API has no request counters of its own",
 }
