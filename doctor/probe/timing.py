@@ -2,8 +2,8 @@
 
 Decode is ExLlamaV2's raw path, `model.forward(last_token, cache)` then a greedy argmax copied
 to the CPU, exactly what its `test_inference.py -s` speed test does. It works on every card and
-every cache mode (the dynamic generator needs flash-attn for paging and refuses 8-bit caches),
-and it never stops at EOS. The per-step `.cpu()` synchronises, so wall time is real time.
+every cache mode (the dynamic generator needs flash-attn for paging and refuses the FP8 cache,
+ExLlamaV2Cache_8bit; its Q4/Q6/Q8 caches it takes), and it never stops at EOS. The per-step `.cpu()` synchronises, so wall time is real time.
 """
 
 from __future__ import annotations
