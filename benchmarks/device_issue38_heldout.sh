@@ -23,15 +23,7 @@ for name, shape in (("8b", Shape(hidden=4096, intermediate=14336, heads=32, kv_h
 PY
 ) &
 GPID=$!
-BIN="$P/bin"
-if [ ! -x "$BIN/llama-server" ]; then
-  mkdir -p /tmp/src && tar xzf "$P"/llama.cpp-src.tar.gz -C /tmp/src && SRC=$(ls -d /tmp/src/*/ | head -1)
-  export CUDACXX=/usr/local/cuda/bin/nvcc PATH=/usr/local/cuda/bin:$PATH
-  cmake -S "$SRC" -B /tmp/b -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DLLAMA_CURL=OFF \
-    -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF > "$R/cfg.log" 2>&1; log "cmake rc=$?"
-  cmake --build /tmp/b --target llama-server llama-batched-bench -j 16 > "$R/build.log" 2>&1; log "build rc=$?"
-  BIN=/tmp/b/bin
-fi
+. benchmarks/llama_server_build.sh
 export PATH="$BIN:$PATH"
 wait $GPID; log "gguf: $(tr '\n' ';' < "$R/gguf.log")"
 for s in 8b 70b-24; do
@@ -51,7 +43,7 @@ python3 -m doctor --no-tui --replay "$R/watch.json" > "$R/watch-replay.txt" 2>&1
 kill $SPID; wait $SPID 2>/dev/null; SPID=
 timeout 200 python3 -m doctor probe --streams 1,2,4 --tokens 256 --model /tmp/gg/8b.gguf --engine llama.cpp \
   -o "$R/probe-streams-8b-launched.json" > "$R/probe-streams-8b-launched.txt" 2>&1; log "probe (doctor's own llama-server) rc=$?"
-ps aux | grep -c "[l]lama-server" | sed 's/^/llama-server processes left: /' | tee -a "$R/run.log"
+echo "llama-server processes left: $(pgrep -xc llama-server)" | tee -a "$R/run.log"  # pgrep: a pipeline naming it would count itself
 for s in 8b 70b-24; do
   P2=(); [ "$s" = 8b ] && P2=(-p "$R/probe-streams-8b.json")
   [ "$s" = 8b ] && [ -s "$R/probe-streams-8b-launched.json" ] && P2+=(-p "$R/probe-streams-8b-launched.json")

@@ -26,15 +26,7 @@ G=/tmp/gg/synth27b-64L-q4km.gguf
 import sys; from dataclasses import replace; from doctor.probe import synthetic_gguf; from doctor.probe.synthetic import QWEN_27B_LIKE
 g = synthetic_gguf.write(sys.argv[1], replace(QWEN_27B_LIKE, layers=64, vocab=8192)); print(g.label)" $G ) > "$R/gguf.log" 2>&1 &
 GPID=$!
-BIN="$P/bin"
-if [ ! -x "$BIN/llama-server" ]; then
-  mkdir -p /tmp/src && tar xzf "$P"/llama.cpp-src.tar.gz -C /tmp/src && SRC=$(ls -d /tmp/src/*/ | head -1)
-  export CUDACXX=/usr/local/cuda/bin/nvcc PATH=/usr/local/cuda/bin:$PATH
-  cmake -S "$SRC" -B /tmp/b -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DLLAMA_CURL=OFF \
-    -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF > "$R/cfg.log" 2>&1; log "cmake rc=$?" 
-  cmake --build /tmp/b --target llama-server llama-batched-bench -j 16 > "$R/build.log" 2>&1; log "build rc=$?"
-  BIN=/tmp/b/bin
-fi
+. benchmarks/llama_server_build.sh
 export LD_LIBRARY_PATH="$BIN:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 wait $GPID; log "gguf: $(cat "$R/gguf.log")"
 "$BIN/llama-batched-bench" -m $G -ngl 999 -fa on -c 8192 -b 2048 -ub 512 -npp 128 -ntg 128 -npl 1,2,4,8 \
