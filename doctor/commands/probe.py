@@ -25,6 +25,7 @@ examples:
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from checks.env.gpu_present import CHECK as GPU_PRESENT
 from doctor.cli.model_first import refuse_non_model
@@ -66,7 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--keep-synthetic", metavar="DIR", type=path_arg, help="write the synthetic model to DIR and keep it (default: a temp dir, removed)")
     g.add_argument("--tokens", type=positive_int, default=128, metavar="N", help="decode tokens per timed run (default 128)")
     g.add_argument("--runs", type=positive_int, default=3, metavar="N",
-                   help="timed runs that must agree within --settle-pct (default 3); more are run until they do")
+                   help="timed runs that must agree within --settle-pct (default 3); more are run until they do (with "
+                        "--streams: repeats of each round, their totals' medians reported)")
     g.add_argument("--settle-pct", type=float, default=3.0, metavar="PCT", help="spread that counts as settled (default 3)")
     g.add_argument("--settle-budget", type=float, default=45.0, metavar="S",
                    help="seconds of extra runs to wait for the spread to settle (default 45); then the spread and its cause are reported")
@@ -115,7 +117,7 @@ def run_streams(args: argparse.Namespace) -> int:
     here = is_local(args.engine_url)  # a server on another host: its card is not this one's, so no GPU check here
     run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=(GPU_PRESENT,) if here else (),
               probe=ProbeRequest(asked=True, sampling=False, streams=args.streams, engine_url=args.engine_url,
-                                 stream_tokens=args.tokens))
+                                 stream_tokens=args.tokens, settings=repeats(args)))
     outputs = ReportOutputs(args)
     run.execute(outputs)
     return outputs.code if outputs.code is not None else ExitCode.INTERNAL
@@ -133,13 +135,20 @@ def run_driven_streams(args: argparse.Namespace) -> int:
     plan = model_plan(args)
     synthetic = SyntheticRequest(format=args.synthetic_format, target_gb=args.synthetic_gb,
                                  keep_dir=args.keep_synthetic) if args.synthetic else None
-    settings = (("prompt_tokens", args.prompt_tokens), ("warmup_tokens", args.warmup), ("tokens", args.tokens))
+    settings = (("prompt_tokens", args.prompt_tokens), ("warmup_tokens", args.warmup), ("tokens", args.tokens),
+                *repeats(args))
     run = Run(ThisMachine(), plan_overrides=lambda _base: plan, checks=probe_checks,
               probe=ProbeRequest(asked=True, synthetic=synthetic, sampling=False, settings=settings,
                                  streams=args.streams, stream_tokens=args.tokens))
     outputs = ReportOutputs(args)
     run.execute(outputs)
     return outputs.code if outputs.code is not None else ExitCode.INTERNAL
+
+
+def repeats(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:
+    """--streams: each round repeated until its totals settle, by the timing probe's flags (--runs, --settle-pct,
+    --settle-budget)."""
+    return (("runs", args.runs), ("settle_pct", args.settle_pct), ("settle_budget_s", args.settle_budget))
 
 
 def model_plan(args: argparse.Namespace) -> Plan:

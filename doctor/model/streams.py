@@ -38,6 +38,40 @@ class StreamsRound:
     ttft_median_s: float
     ttft_max_s: float
     failed: int = 0
+    # repeated until the totals settled (the timing probe's rule, doctor/probe/more_runs.py): the figures above are
+    # the medians over the last `window` repeats; a report from before repeats ran each round once (these defaults)
+    repeats: int = 1  # how many times the round ran
+    totals_tok_s: tuple[float, ...] = ()  # each repeat's total, in the order run
+    window: int = 0  # the last this many repeats are the ones the medians are over
+    spread_pct: float = 0.0  # (max - min) / median of those repeats' totals
+    unsettled: str = ""  # the totals never settled within the time budget: how far apart, and that the medians are uncertain
+
+    @property
+    def kept_totals(self) -> tuple[float, ...]:
+        """The totals the medians are over (the round's one total in a report from before repeats)."""
+        return self.totals_tok_s[-self.window:] if self.window and self.totals_tok_s else (self.total_tok_s,)
+
+    @property
+    def total_low(self) -> float:
+        return min(self.kept_totals)
+
+    @property
+    def total_high(self) -> float:
+        return max(self.kept_totals)
+
+    def spread_said(self) -> str:
+        """The repeats in a few words ("" for a round run once): its totals' range and how many repeats ran."""
+        if self.repeats <= 1:
+            return ""
+        kept = f"{self.window} of {self.repeats}" if self.window != self.repeats else f"{self.repeats}"
+        return (f" (median of {kept} repeats, totals {self.total_low:g}-{self.total_high:g}"
+                + (", unsettled)" if self.unsettled else ")"))
+
+
+def rounds_said(rounds: tuple[StreamsRound, ...], measured_only: bool = True) -> str:
+    """The rounds in one line, for the probe's summary: each total and per-stream speed, and the repeats' spread."""
+    return "; ".join(f"{r.streams} streams: {r.total_tok_s:g} tok/s in total, {r.per_stream_tok_s:g} each{r.spread_said()}"
+                     for r in rounds if r.total_tok_s > 0 or not measured_only)
 
 
 @dataclass(frozen=True)

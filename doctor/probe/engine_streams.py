@@ -18,7 +18,7 @@ from typing import Any
 from doctor.model.ids import FailureKind
 from doctor.model.probe_results import ProbeReport
 from doctor.model.serialize import LoadError, from_jsonable
-from doctor.model.streams import StreamsProbe, StreamsRound
+from doctor.model.streams import StreamsProbe, StreamsRound, rounds_said
 from doctor.probe.child import ChildOutcome, EventSink, run_child
 from doctor.probe.protocol import ProbeSpec, spec_to_json
 from doctor.probe.runner import worker_env
@@ -97,6 +97,5 @@ def _partial(spec: ProbeSpec, seen: _Seen, error: str, bad_input: bool = False) 
 
 
 def summary(streams: StreamsProbe) -> str:
-    said = "; ".join(f"{r.streams} streams: {r.total_tok_s:g} tok/s in total, {r.per_stream_tok_s:g} each"
-                     for r in streams.rounds if r.total_tok_s > 0)
+    said = rounds_said(streams.rounds)
     return f"{streams.engine} {streams.mode}: {said}" if said else f"the concurrency probe could not run: {streams.error}"

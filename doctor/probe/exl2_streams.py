@@ -3,7 +3,8 @@ serves with) with N jobs enqueued together per round, and times each job's first
 
 Run as `python -m doctor.probe.exl2_streams` with a ProbeSpec (its `streams` set) as JSON on stdin; it speaks the
 probe worker's protocol (doctor/probe/worker.py: the same import and JIT-build, load and error kinds), phases
-import (build) -> load -> then per round warmup -> streams, each round's figures a `sample` event (so a probe
+import (build) -> load -> then per round warmup -> streams (repeated until its totals settle, as the timing probe's
+runs: spec.runs, settle_pct, settle_budget_s), each round's figures a `sample` event (so a probe
 stopped half-way keeps the rounds it finished) and the whole StreamsProbe the `result`.
 
 Paged or not is ExLlamaV2 0.3.2's own rule (https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/
@@ -31,7 +32,7 @@ from doctor.knowledge.signatures import probe_failure_kind
 from doctor.model.ids import FailureKind
 from doctor.model.serialize import to_jsonable
 from doctor.model.streams import StreamsProbe, StreamsRound, StreamTiming
-from doctor.probe.streams import summarize_round
+from doctor.probe.streams import repeated_round, summarize_round
 from doctor.probe.worker import Worker, main
 
 DYNAMIC_PY = "https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/generator/dynamic.py"
@@ -108,6 +109,7 @@ class StreamsWorker(Worker):
         warm_tokens = max(spec.warmup_tokens, spec.tokens + 8)  # the timed lengths are lengths the warm-up met
         rounds: list[StreamsRound] = []
         error, held = "", ctx
+        seen = 0  # jobs started so far: each job's prompt starts with its own token (no cached pages reused)
         started = time.perf_counter()
         for index, n in enumerate(spec.streams):
             want = pages(n * ctx) if paged else ctx
@@ -124,10 +126,21 @@ class StreamsWorker(Worker):
                 self.phase("warmup", f"warm-up: {warm_jobs} job{'s' if warm_jobs > 1 else ''} of {warm_tokens} tokens "
                            f"(ExLlamaV2 autotunes its kernels over the first ~200 calls of each batch shape)",
                            warm_tokens)
-                self._round(gen, ExLlamaV2DynamicJob, greedy, ids, vocab, warm_jobs, warm_tokens, 1000 * index + 500)
-                self.phase("streams", f"{n} concurrent job{'s' if n > 1 else ''} of {spec.tokens} tokens "
-                           f"({'paged' if paged else 'unpaged: one at a time'}, cache {want} tokens)", n * spec.tokens)
-                done = self._round(gen, ExLlamaV2DynamicJob, greedy, ids, vocab, n, spec.tokens, 1000 * index)
+                self._round(gen, ExLlamaV2DynamicJob, greedy, ids, vocab, warm_jobs, warm_tokens, seen)
+                seen += warm_jobs
+                repeat = 0
+
+                def once(n: int = n, want: int = want, gen: Any = gen) -> StreamsRound:
+                    nonlocal seen, repeat
+                    repeat += 1
+                    self.phase("streams", f"{n} concurrent job{'s' if n > 1 else ''} of {spec.tokens} tokens "
+                               f"({'paged' if paged else 'unpaged: one at a time'}, cache {want} tokens), repeat "
+                               f"{repeat}", n * spec.tokens)
+                    done = self._round(gen, ExLlamaV2DynamicJob, greedy, ids, vocab, n, spec.tokens, seen)
+                    seen += n
+                    return summarize_round(n, done)
+
+                result = repeated_round(once, spec.runs, spec.settle_pct, spec.settle_budget_s, time.perf_counter)
                 del gen
             except Exception as exc:  # noqa: BLE001 - a round that fails is that round's error; earlier ones stand
                 text = f"{type(exc).__name__}: {exc}"
@@ -142,7 +155,7 @@ class StreamsWorker(Worker):
                 rest = spec.streams[index + 1:]
                 error = what + (f"; not run: {', '.join(map(str, rest))} streams" if rest else "")
                 break
-            rounds.append(summarize_round(n, done))
+            rounds.append(result)
             self._round_event(rounds[-1])
         self.phase("done", "probe finished")
         return StreamsProbe(url="", api="", model=spec.label or spec.model_path, tokens=spec.tokens,

@@ -22,7 +22,7 @@ from typing import IO, Callable
 from doctor.facts.children import interrupts_held, reap, spawn
 from doctor.model.ids import FailureKind
 from doctor.model.probe_results import ProbeReport
-from doctor.model.streams import StreamsProbe, StreamsRound
+from doctor.model.streams import StreamsProbe, StreamsRound, rounds_said
 from doctor.probe.child import child_env, kill_group
 from doctor.probe.errors import tail
 from doctor.probe.served.http import ServerError, request_json
@@ -145,8 +145,7 @@ def _whole(log: IO[str]) -> str:
 
 def _report(probe: StreamsProbe, status: str, kind: str, started: float, detail: str, signum: int = 0) -> ProbeReport:
     seconds = round(time.monotonic() - started, 2)
-    said = "; ".join(f"{r.streams} streams: {r.total_tok_s:g} tok/s in total, {r.per_stream_tok_s:g} each"
-                     for r in probe.rounds if r.total_tok_s > 0)
+    said = rounds_said(probe.rounds)
     summary = (f"llama-server --parallel: {said}" if said and status == "ok" else
                f"{said}; then {probe.error}" if said else f"the concurrency probe could not run: {probe.error}")
     return ProbeReport(status=status, summary=summary, model_path=probe.model, streams=replace(probe, seconds=seconds),

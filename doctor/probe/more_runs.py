@@ -65,16 +65,36 @@ def timed_runs(window: Callable[[int], dict], runs: int, tokens: int, say: Calla
                clock: Callable[[], float] = time.monotonic) -> list[float]:
     """Run `window(tokens)` `runs` times, then more while the last `runs` spread over `settle_pct`; each run is said
     as a `sample` event (its window on the monotonic clock, for the parent's NVML samples). Returns the speeds."""
-    speeds: list[float] = []
-    deadline = None
-    while True:
+
+    def once(index: int) -> float:
         t0 = clock()
         w = window(tokens)
-        say(event="sample", run=len(speeds), t0_mono=t0, t1_mono=clock(), **w)
-        speeds.append(float(w["tok_s_wall"]))
-        if len(speeds) < runs:
+        say(event="sample", run=index, t0_mono=t0, t1_mono=clock(), **w)
+        return float(w["tok_s_wall"])
+
+    return until_settled(once, runs, settle_pct, budget_s, clock)
+
+
+def until_settled(once: Callable[[int], float], runs: int, settle_pct: float = SETTLE_PCT,
+                  budget_s: float = SETTLE_BUDGET_S, clock: Callable[[], float] = time.monotonic,
+                  stop: Callable[[float], bool] = lambda value: False) -> list[float]:
+    """`once(i)` `runs` times, then more while the last `runs` values spread over `settle_pct`, for at most
+    `budget_s` more seconds and MAX_FACTOR x `runs` in all; a value `stop` refuses (a run that failed) ends it.
+    The one settle rule of the timed probes and the concurrency probe's rounds (doctor/probe/streams.py)."""
+    values: list[float] = []
+    deadline = None
+    while True:
+        values.append(float(once(len(values))))
+        if stop(values[-1]):
+            return values
+        if len(values) < runs:
             continue
         if deadline is None:
             deadline = clock() + budget_s
-        if spread_pct(speeds[-runs:]) <= settle_pct or len(speeds) >= MAX_FACTOR * runs or clock() >= deadline:
-            return speeds
+        if settled(values, runs, settle_pct) or len(values) >= MAX_FACTOR * runs or clock() >= deadline:
+            return values
+
+
+def settled(values: list[float], runs: int, settle_pct: float) -> bool:
+    """The last `runs` values agree within `settle_pct` (fewer than `runs` never do)."""
+    return len(values) >= runs and spread_pct(values[-runs:]) <= settle_pct

@@ -18,10 +18,11 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from doctor.model.streams import StreamsProbe, StreamsRound, StreamTiming
+from doctor.probe.more_runs import SETTLE_BUDGET_S, SETTLE_PCT, settled, spread_pct, until_settled
 from doctor.probe.served.http import ServerError, stream_json
 from doctor.probe.served.identify import base_url, identify, url_problem
 
@@ -40,6 +41,9 @@ class StreamsOptions:
     tokens: int = 128
     request_s: float = 300.0  # one request, whole answer (the first one may load the model)
     model: str = ""  # "": the one the server has loaded (or its only one)
+    runs: int = 3  # each round repeated until the last `runs` totals agree within settle_pct (`probe --runs`)
+    settle_pct: float = SETTLE_PCT
+    settle_budget_s: float = SETTLE_BUDGET_S  # seconds of extra repeats per round, as the timing probe's
 
 
 def which_api(base: str) -> tuple[str, str]:
@@ -121,10 +125,52 @@ def summarize_round(streams: int, done: tuple[StreamTiming, ...]) -> StreamsRoun
                         round(statistics.median(ttft), 3), round(max(ttft), 3), failed=len(done) - len(good))
 
 
+def repeated_round(once: Callable[[], StreamsRound], runs: int, settle_pct: float = SETTLE_PCT,
+                   budget_s: float = SETTLE_BUDGET_S, clock: Callable[[], float] = time.monotonic) -> StreamsRound:
+    """`once()` repeated as the timing probe repeats its runs (doctor/probe/more_runs.py until_settled): `runs`
+    times, then more while their totals spread over `settle_pct`, within `budget_s`; a repeat that failed ends it."""
+    done: list[StreamsRound] = []
+
+    def total(_index: int) -> float:
+        done.append(once())
+        return done[-1].total_tok_s
+
+    until_settled(total, runs, settle_pct, budget_s, clock, stop=lambda value: value <= 0 or done[-1].failed > 0)
+    return combine_repeats(done, runs, settle_pct, budget_s)
+
+
+def combine_repeats(done: list[StreamsRound], runs: int, settle_pct: float = SETTLE_PCT,
+                    budget_s: float = SETTLE_BUDGET_S) -> StreamsRound:
+    """One round from its repeats: each figure the median over the last `runs` of them (the settled window, or
+    the last ones when they never settled, which `unsettled` then says), the requests those of the median repeat.
+    A repeat that failed is the round's result, as one run's was."""
+    totals = tuple(r.total_tok_s for r in done)
+    last = done[-1]
+    if last.failed or last.total_tok_s <= 0:
+        return replace(last, repeats=len(done), totals_tok_s=totals)
+    kept = done[-runs:]
+    window = [r.total_tok_s for r in kept]
+    spread = spread_pct(window)
+    mid = sorted(kept, key=lambda r: r.total_tok_s)[(len(kept) - 1) // 2]
+
+    def median(figure: Callable[[StreamsRound], float], places: int) -> float:
+        return round(statistics.median(figure(r) for r in kept), places)
+
+    unsettled = "" if settled(list(totals), runs, settle_pct) else (
+        f"the {last.streams}-stream totals did not settle: the last {len(kept)} of {len(done)} repeats spread "
+        f"{spread:.1f}% ({min(window):g}-{max(window):g} tok/s; target {settle_pct:g}% within {budget_s:g} s of "
+        "extra repeats), so its medians are uncertain")
+    return StreamsRound(last.streams, mid.requests, median(lambda r: r.total_tok_s, 2),
+                        median(lambda r: r.per_stream_tok_s, 2), median(lambda r: r.slowest_stream_tok_s, 2),
+                        median(lambda r: r.ttft_median_s, 3), median(lambda r: r.ttft_max_s, 3), failed=0,
+                        repeats=len(done), totals_tok_s=totals, window=len(kept), spread_pct=round(spread, 1),
+                        unsettled=unsettled)
+
+
 def probe_streams(url: str, o: StreamsOptions, say: Say = lambda text: None,
                   on_round: Callable[[StreamsRound], None] = lambda r: None) -> StreamsProbe:
-    """Warm the server up with one request, then one round per stream count (each also to `on_round`, so a caller
-    stopped half-way keeps the rounds finished)."""
+    """Warm the server up with one request, then one round per stream count, repeated until its totals settle
+    (each round also to `on_round`, so a caller stopped half-way keeps the rounds finished)."""
     started = time.monotonic()
     if problem := url_problem(url):
         return StreamsProbe(url, "", "", o.tokens, error=problem)
@@ -143,6 +189,7 @@ def probe_streams(url: str, o: StreamsOptions, say: Say = lambda text: None,
     rounds = []
     for n in o.counts:
         say(f"{n} concurrent stream{'s' if n > 1 else ''} of {o.tokens} tokens ...")
-        rounds.append(one_round(base, api, model, n, o))
+        rounds.append(repeated_round(lambda: one_round(base, api, model, n, o), o.runs, o.settle_pct,
+                                     o.settle_budget_s))
         on_round(rounds[-1])
     return StreamsProbe(probe.url, api, model, o.tokens, tuple(rounds), seconds=round(time.monotonic() - started, 2))

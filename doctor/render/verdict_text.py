@@ -96,8 +96,10 @@ def streams_lines(probe: ProbeReport, width: int = WIDTH) -> list[str]:
     for r in st.rounds:
         lines += _wrap(f"{r.streams} stream{'s' if r.streams > 1 else ''}: {r.total_tok_s:g} tok/s in total, "
                        f"{r.per_stream_tok_s:g} each (slowest {r.slowest_stream_tok_s:g}), first token "
-                       f"{r.ttft_median_s:g} s median, {r.ttft_max_s:g} s max" + (f", {r.failed} failed" if r.failed else ""),
-                       "  ", "    ", width)
+                       f"{r.ttft_median_s:g} s median, {r.ttft_max_s:g} s max" + (f", {r.failed} failed" if r.failed else "")
+                       + r.spread_said(), "  ", "    ", width)
+        if r.unsettled:
+            lines += _wrap(r.unsettled, "    unsettled: ", "      ", width)
     if st.error:
         lines += _wrap(st.error, "  not measured: ", "    ", width)
     return lines

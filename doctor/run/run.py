@@ -38,7 +38,8 @@ class ProbeRequest:
     settings: tuple[tuple[str, Any], ...] = ()  # ProbeSpec fields the user set (tokens, runs, warm-up, ...)
     engine_options: tuple[tuple[str, object], ...] = ()  # EngineRequest fields for an engine's own probe (doctor/run/engine_stage.py)
     streams: tuple[int, ...] = ()  # `probe --streams`: concurrent streams against the server at engine_url, or in
-    # the engine in force, driven by the doctor (no engine_url; `settings` then sets its tokens, warm-up, prompt)
+    # the engine in force, driven by the doctor (no engine_url; `settings` then sets its tokens, warm-up, prompt); both
+    # take `settings`' runs, settle_pct and settle_budget_s: each round repeated until its totals settle
     engine_url: str = ""
     stream_tokens: int = 128
 
@@ -101,8 +102,9 @@ class Run:
             from doctor.probe.streams import StreamsOptions  # lazy: the HTTP client only for --streams
             from doctor.run.streams_stage import run_streams  # lazy: as the probe stage
 
-            report = run_streams(report, self.probe.engine_url, StreamsOptions(self.probe.streams,
-                                                                               self.probe.stream_tokens), emit)
+            report = run_streams(report, self.probe.engine_url,
+                                 StreamsOptions(self.probe.streams, self.probe.stream_tokens, **dict(self.probe.settings)),
+                                 emit)
         elif self.probe is not None and self.live and self.probe.streams:  # the engine in force, driven by the doctor
             from doctor.run.streams_stage import drive_streams  # lazy: as the probe stage
 

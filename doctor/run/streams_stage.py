@@ -15,7 +15,7 @@ from doctor.model.events import ProbeEvent, ProbeFailed, ProbeFinished, ProbePha
 from doctor.model.ids import CheckId
 from doctor.model.probe_results import ProbeReport
 from doctor.model.report import Report
-from doctor.model.streams import StreamsProbe
+from doctor.model.streams import StreamsProbe, rounds_said
 from doctor.model.unknown import known
 from doctor.probe.streams import StreamsOptions, probe_streams
 from doctor.run.probe_setup import (
@@ -61,8 +61,7 @@ def run_streams(report: Report, url: str, options: StreamsOptions, emit: Callabl
     emit(ProbePhase("streams", f"{len(options.counts)} rounds of concurrent streams against {url}"))
     streams = probe_streams(url, options, say=lambda text: emit(ProbePhase("streams", text)))
     ok = bool(streams.rounds) and not streams.error
-    summary = ("; ".join(f"{r.streams} streams: {r.total_tok_s:g} tok/s in total, {r.per_stream_tok_s:g} each"
-                         for r in streams.rounds) if ok else f"the concurrency probe could not run: {streams.error}")
+    summary = rounds_said(streams.rounds, measured_only=False) if ok else f"the concurrency probe could not run: {streams.error}"
     probe = ProbeReport(status="ok" if ok else "failed", summary=summary, streams=streams, seconds=streams.seconds,
                         asked=True)
     out = with_streams(report, probe)
@@ -91,7 +90,8 @@ def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[Probe
         return with_streams(report, ProbeReport(status="skipped", summary=why, streams=streams, asked=True,
                                                 engine=engine, model_path=model))
     if engine == "llama.cpp":
-        probe = _llama_server(report, launch, StreamsOptions(counts, tokens), emit, synthetic)
+        repeat = {k: spec_overrides[k] for k in ("runs", "settle_pct", "settle_budget_s") if k in spec_overrides}
+        probe = _llama_server(report, launch, StreamsOptions(counts, tokens, **repeat), emit, synthetic)
     else:
         probe = _exl2(report, counts, emit, synthetic, spec_overrides)
     out = with_streams(report, probe)

@@ -75,7 +75,9 @@ def test_paged_the_jobs_batch_and_the_verdict_says_so(tmp_path):
     assert f.status is Status.PASS and f.summary.startswith("exllamav2 ") and "(paged) batches" in f.summary
     assert f.evidence["mode"] == "paged" and "input_error" not in f.evidence
     phases = [e["phase"] for e in events if e["event"] == "phase"]
-    assert phases.count("warmup") == 3 and phases.count("streams") == 3  # warmed up before each timed round
+    assert all(r.repeats >= 3 and len(r.totals_tok_s) == r.repeats and r.window == 3 for r in st.rounds)  # --runs 3
+    assert phases.count("warmup") == 3 and phases.count("streams") == sum(r.repeats for r in st.rounds)  # warmed up
+    # once before each round, its repeats timed after it
     assert phases.index("load") < phases.index("warmup") < phases.index("streams")
 
 
@@ -93,7 +95,8 @@ def test_unpaged_the_jobs_take_turns_and_the_report_says_why(tmp_path):
     hopper = judge(replace(st, compute_capability="9.0", mode_why="flash-attn is not installed"))
     assert "install flash-attn 2.5.7" in hopper.fix and not hopper.commands  # the card can page: that is the fix
     assert "on sm_80 and newer" in judge(replace(st, compute_capability="")).fix  # an older report: both ways
-    slow_first = replace(st, rounds=(replace(one, total_tok_s=round(one.total_tok_s * 0.6, 2)), two, four))
+    slow_first = replace(st, rounds=(replace(one, total_tok_s=round(one.total_tok_s * 0.6, 2),
+                                             totals_tok_s=tuple(t * 0.6 for t in one.totals_tok_s)), two, four))
     noisy = judge(slow_first)  # a first round still warming: totals rise ~1.6x; unpaged, they queued all the same
     assert noisy.status is Status.WARN and "ran the 4 jobs one at a time" in noisy.summary
     assert judge(replace(slow_first, mode="paged")).status is Status.PASS  # paged, the same totals are batching

@@ -73,8 +73,10 @@ def test_it_starts_llama_server_with_a_slot_per_stream_times_the_rounds_and_stop
     assert "--parallel 4 -c 4096" in st.mode_why and st.context_per_stream == 1024
     one, _, four = st.rounds
     assert four.total_tok_s > 1.8 * one.total_tok_s and all(t.tokens == 30 for t in four.requests)
+    assert all(r.repeats >= 3 and len(r.totals_tok_s) == r.repeats for r in st.rounds)  # each round repeated (runs 3)
     f = judge(st)
     assert f.status is Status.PASS and f.summary.startswith("llama-server (parallel) batches")
+    assert "repeats, totals" in probe.summary  # the spread, briefly
     assert any("ready at http://127.0.0.1:" in s for s in said)
 
 

@@ -67,10 +67,11 @@ def test_the_cli_report_its_json_and_its_replay(tmp_path, report_schema):
     out = tmp_path / "streams.json"
     with FakeEngine(batched=False, step_s=0.012) as server:  # steps that load on 2 cores does not blur
         done = run_cli("probe", "--streams", "1,2", "--tokens", "40", "--engine-url", server.url, "--json",
-                       "-o", str(out), timeout=120)
+                       "--runs", "2", "--settle-pct", "50", "-o", str(out), timeout=120)
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, report_schema)
     rounds = doc["probe"]["streams"]["rounds"]
+    assert all(r["repeats"] >= 2 and len(r["totals_tok_s"]) == r["repeats"] and r["window"] == 2 for r in rounds)
     assert [r["streams"] for r in rounds] == [1, 2] and rounds[1]["ttft_max_s"] > rounds[0]["ttft_max_s"]
     live = next(f for f in doc["findings"] if f["id"] == "concurrency")
     assert live["status"] == "warn" and "queued" in live["summary"], done.stderr
@@ -78,7 +79,7 @@ def test_the_cli_report_its_json_and_its_replay(tmp_path, report_schema):
     replayed = next(f for f in json.loads(again.stdout)["findings"] if f["id"] == "concurrency")
     assert replayed["summary"] == live["summary"] and replayed["status"] == "warn"
     text = run_cli("--replay", str(out), "--no-tui")
-    assert "Probe (concurrent streams)" in text.stdout and "2 streams:" in text.stdout
+    assert "Probe (concurrent streams)" in text.stdout and "2 streams:" in text.stdout and "repeats, totals" in text.stdout
 
 
 def test_bad_input_is_one_line_and_exit_3():
