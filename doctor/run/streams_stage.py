@@ -18,16 +18,7 @@ from doctor.model.report import Report
 from doctor.model.streams import StreamsProbe, rounds_said
 from doctor.model.unknown import known
 from doctor.probe.streams import StreamsOptions, probe_streams
-from doctor.run.probe_setup import (
-    budgeted_seq_len,
-    card_of,
-    engine_in_force,
-    install_commands,
-    skip_reason,
-    spec_for,
-    synthetic_size_gb,
-    typed_relay,
-)
+from doctor.run import probe_setup as setup
 from doctor.verdict.failures import failure_finding, merge_findings
 from doctor.verdict.streams import judge
 
@@ -47,8 +38,8 @@ def with_streams(report: Report, probe: ProbeReport) -> Report:
     new = [judge(probe.streams)]
     if (probe.engine == "exllamav2" and probe.streams.driven and not probe.streams.rounds and probe.error_kind
             and probe.status not in ("ok", "skipped")):  # the timed probe's findings speak ExLlamaV2's settings
-        cause = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, install_commands(report),
-                                card_of(report))
+        cause = failure_finding(probe, report.plan.max_seq_len, report.plan.cache_mode, setup.install_commands(report),
+                                setup.card_of(report))
         if cause.id != CheckId.PROBE:  # a generic failure says no more than the concurrency finding does
             new.append(cause)
     timings = {**report.timings_ms, "probe_ms": round(probe.seconds * 1000, 1)}
@@ -74,7 +65,7 @@ def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[Probe
     """`probe --streams` without --engine-url: the engine in force, started by the doctor on the plan's model (or a
     synthetic one), N streams at once per round: ExLlamaV2's dynamic generator, or the user's llama-server with
     --parallel; an engine it cannot drive is said, with --engine-url as the way."""
-    engine, chosen = engine_in_force(report)
+    engine, chosen = setup.engine_in_force(report)
     model = report.plan.model_path or ""
     tokens = int(spec_overrides.get("tokens", 128))
     why, bad_input = None, engine not in DRIVEN
@@ -82,7 +73,7 @@ def drive_streams(report: Report, counts: tuple[int, ...], emit: Callable[[Probe
         why = (f"--streams drives ExLlamaV2 and llama-server itself; the engine in force here is {engine} ({chosen}): "
                "start its server with parallel slots and give --engine-url URL (OLLAMA_NUM_PARALLEL=N, vLLM, TabbyAPI)")
     else:
-        why = skip_reason(report, synthetic=synthetic is not None, engine=engine)
+        why = setup.skip_reason(report, synthetic=synthetic is not None, engine=engine)
     if why is None and engine == "llama.cpp":
         launch, why, bad_input = llama_server_launch(report, counts, synthetic=synthetic is not None)
     if why:
@@ -111,7 +102,7 @@ def _llama_server(report: Report, launch: Any, options: StreamsOptions, emit: Ca
         return drive(launch, options, say=say)
     folder = synthetic.keep_dir or tempfile.mkdtemp(prefix="v100-doctor-streams-")
     try:
-        path, label = write_synthetic_gguf(folder, synthetic.target_gb or synthetic_size_gb(report), None, say)
+        path, label = write_synthetic_gguf(folder, synthetic.target_gb or setup.synthetic_size_gb(report), None, say)
         probe = drive(replace(launch, model=path), options, say=say)
         return replace(probe, synthetic=label, streams=replace(probe.streams, model=label) if probe.streams else None)
     except (OSError, ImportError) as exc:
@@ -160,14 +151,14 @@ def _exl2(report: Report, counts: tuple[int, ...], emit: Callable[[ProbeEvent], 
     from doctor.probe.engine_streams import run_exl2_streams  # lazy: as the probe stage
     from doctor.probe.runner import run_synthetic_probe  # lazy: as the probe stage
 
-    spec = replace(spec_for(report.plan, budgeted_seq_len(report), **spec_overrides), streams=counts,
+    spec = replace(setup.spec_for(report.plan, setup.budgeted_seq_len(report), **spec_overrides), streams=counts,
                    measure_bandwidth=False)
-    relay = typed_relay(emit)
+    relay = setup.typed_relay(emit)
     emit(ProbePhase("streams", f"{len(counts)} rounds of concurrent jobs in ExLlamaV2's dynamic generator"))
     if synthetic is None:
         return run_exl2_streams(spec, on_event=relay)
     if synthetic.target_gb is None:
-        synthetic = replace(synthetic, target_gb=synthetic_size_gb(report))
+        synthetic = replace(synthetic, target_gb=setup.synthetic_size_gb(report))
     probe = run_synthetic_probe(spec, synthetic, on_event=relay, measure=lambda s: run_exl2_streams(s, on_event=relay))
     if probe.streams is None:  # the synthetic model could not be written: nothing was driven
         probe = replace(probe, asked=True, engine="exllamav2",
