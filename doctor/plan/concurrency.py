@@ -26,6 +26,7 @@ from doctor.knowledge.arithmetic.vram_budget import SEQ_STEP
 from doctor.knowledge.batch_scaling import batch_ratio, ratio_at
 from doctor.knowledge.decode_context import time_model_efficiency
 from doctor.knowledge.engine_efficiency import family
+from doctor.knowledge.exl2_batching import DYNAMIC_PY, TAKE_TURNS
 from doctor.knowledge.gpus import GpuSpec
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.model.quant_plan import PlanRow, StreamsEstimate, TokS, knee
@@ -33,11 +34,9 @@ from doctor.model.range import Range
 from doctor.plan import gguf_memory as gm
 from doctor.plan.rows import Setting, arithmetic
 
-DYNAMIC_PY = "https://github.com/turboderp-org/exllamav2/blob/master/exllamav2/generator/dynamic.py"
 OLLAMA_FAQ = "https://github.com/ollama/ollama/blob/main/docs/faq.md"
 LLAMA_SERVER = "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md"
-IN_TURN = ("ExLlamaV2's dynamic generator (TabbyAPI) without flash-attn runs unpaged, where 'the max supported batch "
-           f"size is 1' ({DYNAMIC_PY}, S): streams take turns, the total stays one stream's speed")
+IN_TURN = f"{TAKE_TURNS}, the total staying one stream's speed"
 
 
 STREAMS_NOTE = ("streams: how many full-context sequences the memory left after one holds (TabbyAPI's cache_size, "

@@ -27,6 +27,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from doctor.knowledge.arithmetic.decode_time import exl2_flash_attn
+from doctor.knowledge.exl2_batching import DYNAMIC_PY, PAGED_SINCE, TAKE_TURNS
 from doctor.knowledge.kv_cache import KV_CACHE_MODES
 from doctor.knowledge.signatures import probe_failure_kind
 from doctor.model.ids import FailureKind
@@ -35,11 +37,8 @@ from doctor.model.streams import StreamsProbe, StreamsRound, StreamTiming
 from doctor.probe.streams import repeated_round, summarize_round
 from doctor.probe.worker import Worker, main
 
-DYNAMIC_PY = "https://github.com/turboderp-org/exllamav2/blob/v0.3.2/exllamav2/generator/dynamic.py"
 PAGE = 256  # PAGED_PAGE_SIZE: the cache's length must be a multiple of it, paged or not (dynamic.py)
 REFUSED_CACHES = {"fp8": "ExLlamaV2Cache_8bit"}  # dynamic.py: "does not currently work with 8-bit cache"
-TAKE_TURNS = ("ExLlamaV2's dynamic generator then runs unpaged, where 'the max supported batch size is 1' "
-              f"({DYNAMIC_PY}): the jobs take turns")
 
 
 def pages(tokens: int) -> int:
@@ -51,12 +50,12 @@ def paged_mode(cc: tuple[int, int], has_paged_attn: bool, no_flash_attn: bool, f
                env: dict[str, str] | os._Environ = os.environ) -> tuple[bool, str]:
     """(paged, why): ExLlamaV2's own conditions for paged mode, the card's first (flash-attn needs sm_80+)."""
     sm = f"sm_{cc[0]}{cc[1]}"
-    if cc[0] < 8:
+    if not exl2_flash_attn(f"{cc[0]}.{cc[1]}"):
         return False, f"this card is {sm} and flash-attn (paged attention) needs sm_80 or newer; {TAKE_TURNS}"
     if "EXLLAMA_NO_FLASH_ATTN" in env:
         return False, f"EXLLAMA_NO_FLASH_ATTN is set, so ExLlamaV2 does not use flash-attn; {TAKE_TURNS}"
     if not has_paged_attn:
-        what = ("flash-attn is installed but older than 2.5.7, the first with paged attention" if flash_attn_installed
+        what = (f"flash-attn is installed but older than {PAGED_SINCE}, the first with paged attention" if flash_attn_installed
                 else "flash-attn is not installed")
         return False, f"{what} ({sm} could page with it); {TAKE_TURNS}"
     if no_flash_attn:

@@ -24,6 +24,7 @@ from doctor.engines import adapter
 from doctor.knowledge.arithmetic.decode_time import exl2_flash_attn
 from doctor.knowledge.arithmetic.model_bytes import ArithmeticUnavailable, dims
 from doctor.knowledge.attention import flash_attn_generation, flash_attn_supports
+from doctor.knowledge.exl2_batching import EXL2_README, PAGED_SINCE, paging_fix
 from doctor.knowledge.gpus import GpuSpec, spec_for_name
 from doctor.model.batched import NO_MODEL, BatchedDecode
 from doctor.model.engines import InForce
@@ -37,12 +38,10 @@ from doctor.model.quant_plan import QuantCandidate, StreamsEstimate
 from doctor.model.range import Range
 from doctor.model.unknown import Unknown, known
 from doctor.model.verdict import Verdict
-from doctor.plan.concurrency import DYNAMIC_PY, IN_TURN, QUEUED_UP_TO, batches, with_concurrency
+from doctor.plan.concurrency import IN_TURN, QUEUED_UP_TO, batches, with_concurrency
 from doctor.plan.rows import Setting, arithmetic, caches, row
 from doctor.verdict.build import gpu_spec
 
-PAGED_SINCE = "2.5.7"  # ExLlamaV2's paged attention (and so its batching) needs flash-attn 2.5.7+
-EXL2_README = "https://github.com/turboderp-org/exllamav2/blob/master/README.md (New in v0.1.0)"
 TABBY_CONFIG = "https://github.com/theroyallab/tabbyAPI/blob/main/common/config_models.py"
 MID_CONVERSATION = "speeds with half of each stream's context in the cache"
 IDLE_MEMORY = ("the cache's room: the idle card's memory as NVML reports it on that model (the plan's budget), "
@@ -249,8 +248,5 @@ def _serve(engine: str, entries: tuple[StreamsEstimate, ...], knee: int, on_turn
                   f"num_ctx x {n})")
         return (ollama,) if engine == "ollama" else (slots,)
     if on_turns:
-        need = ("flash-attn 2 needs sm_80 or newer: on this card they queue" if not all(exl2_flash_attn(g.cc) for g in specs)
-                else f"install flash-attn {PAGED_SINCE}+ for the paged mode")
-        return (f"TabbyAPI (ExLlamaV2's dynamic generator) batches only in paged mode, with flash-attn {PAGED_SINCE}+ "
-                f"({need}; {DYNAMIC_PY})",)
+        return (paging_fix(all(exl2_flash_attn(g.cc) for g in specs)),)
     return (f"TabbyAPI: cache_size: {n * per} (max_seq_len: {per}) holds {n} streams of {per} tokens ({TABBY_CONFIG})",)

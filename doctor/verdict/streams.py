@@ -17,6 +17,8 @@ alone, so a replay judges a saved probe the same way.
 
 from __future__ import annotations
 
+from doctor.knowledge.arithmetic.decode_time import exl2_flash_attn
+from doctor.knowledge.exl2_batching import paging_fix
 from doctor.model.findings import Finding, Status
 from doctor.model.ids import CheckId
 from doctor.model.streams import StreamsProbe, StreamsRound
@@ -24,12 +26,6 @@ from doctor.model.streams import StreamsProbe, StreamsRound
 TITLE = "Concurrent streams"
 BATCHED = 1.3  # total at N streams over one stream's: at or above, the server batches
 QUEUED = 1.15  # at or below, it takes the streams in turn
-EXL2_UNPAGED_FIX = ("ExLlamaV2 batches only in paged mode: flash-attn 2.5.7 or newer, on sm_80 and newer cards; on "
-                    "older cards llama.cpp's server batches its parallel slots")
-EXL2_INSTALL_FIX = ("ExLlamaV2 batches only in paged mode: install flash-attn 2.5.7 or newer (a build for this torch) and "
-                    "its dynamic generator runs paged, the cache holding N x the context per stream")
-EXL2_OLD_CARD_FIX = ("flash-attn 2 needs sm_80 or newer, so on this card ExLlamaV2's jobs queue; llama.cpp's server "
-                     "batches its parallel slots")
 PARALLEL_FIXES = ("llama-server: --parallel N -c <N x the context each user needs>",
                   "Ollama: OLLAMA_NUM_PARALLEL=N in the server's environment (its memory holds num_ctx x N)")
 
@@ -110,12 +106,10 @@ def judge(probe: StreamsProbe) -> Finding:
 def _can_page(probe: StreamsProbe) -> bool:
     """The card the jobs ran on could run flash-attn 2 (sm_80+): installing it is the fix there."""
     major = probe.compute_capability.split(".")[0]
-    return major.isdigit() and int(major) >= 8
+    return major.isdigit() and exl2_flash_attn(probe.compute_capability)
 
 
 def _unpaged_fix(probe: StreamsProbe) -> str:
     """ExLlamaV2 ran unpaged: flash-attn where the card can run it, llama.cpp's slots where it cannot, both when the
     card is not known (a report from before compute_capability was kept)."""
-    if not probe.compute_capability:
-        return EXL2_UNPAGED_FIX
-    return EXL2_INSTALL_FIX if _can_page(probe) else EXL2_OLD_CARD_FIX
+    return paging_fix(_can_page(probe) if probe.compute_capability else None)

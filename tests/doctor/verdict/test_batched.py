@@ -12,6 +12,7 @@ from conftest import MACHINES, ROOT
 from doctor.engines import in_force
 from doctor.facts.modeldir.config import parse_config
 from doctor.facts.replay import load_document
+from doctor.knowledge.exl2_batching import INSTALL_FIX
 from doctor.knowledge.gpus import spec_for_key
 from doctor.model.batched import NO_MODEL, BatchedDecode
 from doctor.model.quant_plan import QuantCandidate
@@ -76,7 +77,7 @@ def test_on_an_h200_the_facts_decide_not_the_cards_sm():
     the facts the same card batches: the total rises and each stream slows."""
     bare = story("h200-live.json").batched_decode
     assert isinstance(bare, BatchedDecode) and not bare.batches and len(set(totals(bare))) == 1
-    assert any("install flash-attn 2.5.7+" in s for s in bare.serve)
+    assert bare.serve == (INSTALL_FIX,)  # sm_90 runs it: installing flash-attn 2.5.7+ is the fix
     loaded = load_document(str(MACHINES / "h200-live.json"))
     python = replace(loaded.facts.python, packages={**loaded.facts.python.packages, "flash-attn": "2.6.3"})
     facts = replace(loaded.facts, python=python)
